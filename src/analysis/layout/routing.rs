@@ -1,0 +1,130 @@
+//! Edge polylines. A routed edge leaves the bottom of its source, crosses each intermediate
+//! layer band vertically at its trunk dummy (two points per band, so it never cuts through a
+//! node's row diagonally) and enters the top of its target.
+
+use super::coords::Placed;
+use super::dummies::{Layered, Route};
+use super::edges::{CleanEdges, Dag, EdgeRef};
+use super::{Cancelled, EdgeKind, check};
+use std::sync::atomic::AtomicBool;
+
+pub(crate) struct Routes {
+    pub paths: Vec<Vec<[f32; 2]>>,
+    pub kinds: Vec<EdgeKind>,
+    /// Input edges drawn reversed, ascending.
+    pub reversed: Vec<u32>,
+}
+
+pub(crate) fn route(
+    graph: &Layered,
+    placed: &Placed,
+    clean: &CleanEdges,
+    dag: &Dag,
+    reversed: &[bool],
+    loop_gap: f32,
+    cancel: &AtomicBool,
+) -> Result<Routes, Cancelled> {
+    let mut routes = Routes {
+        paths: Vec::with_capacity(clean.map.len()),
+        kinds: Vec::with_capacity(clean.map.len()),
+        reversed: Vec::new(),
+    };
+    for (i, r) in clean.map.iter().enumerate() {
+        if i % 4096 == 4095 {
+            check(cancel)?;
+        }
+        let (path, kind) = match *r {
+            EdgeRef::Invalid => (Vec::new(), EdgeKind::Invalid),
+            EdgeRef::SelfLoop(v) => (self_loop(graph, placed, v, loop_gap), EdgeKind::SelfLoop),
+            EdgeRef::Unique(u) => {
+                let d = dag.of_unique[u as usize] as usize;
+                let (a, b) = dag.edges[d];
+                let routed = graph.route[d] == Route::Routed;
+                let mut path = if routed {
+                    through_trunk(graph, placed, a, b)
+                } else {
+                    vec![bottom(graph, placed, a), top(graph, placed, b)]
+                };
+                if reversed[u as usize] {
+                    path.reverse();
+                    routes.reversed.push(i as u32);
+                }
+                let kind = if routed {
+                    EdgeKind::Routed
+                } else {
+                    EdgeKind::Direct
+                };
+                (path, kind)
+            }
+        };
+        routes.paths.push(path);
+        routes.kinds.push(kind);
+    }
+    Ok(routes)
+}
+
+fn bottom(graph: &Layered, placed: &Placed, v: u32) -> [f32; 2] {
+    let [x, y] = placed.centre[v as usize];
+    [x, y + graph.size[v as usize].1 / 2.0]
+}
+
+fn top(graph: &Layered, placed: &Placed, v: u32) -> [f32; 2] {
+    let [x, y] = placed.centre[v as usize];
+    [x, y - graph.size[v as usize].1 / 2.0]
+}
+
+fn through_trunk(graph: &Layered, placed: &Placed, a: u32, b: u32) -> Vec<[f32; 2]> {
+    let (la, lb) = (graph.layer[a as usize], graph.layer[b as usize]);
+    let mut path = Vec::with_capacity(2 + 2 * (lb - la - 1) as usize);
+    path.push(bottom(graph, placed, a));
+    for l in la + 1..lb {
+        let x = placed.centre[graph.trunk_dummy(a, l) as usize][0];
+        let band_top = placed.layer_top[l as usize];
+        path.push([x, band_top]);
+        path.push([x, band_top + placed.layer_height[l as usize]]);
+    }
+    path.push(top(graph, placed, b));
+    path
+}
+
+/// Out of the bottom, around the right side, into the top.
+fn self_loop(graph: &Layered, placed: &Placed, v: u32, gap: f32) -> Vec<[f32; 2]> {
+    let [x, y] = placed.centre[v as usize];
+    let (w, h) = graph.size[v as usize];
+    let (below, above, right) = (y + h / 2.0 + gap, y - h / 2.0 - gap, x + w / 2.0 + gap);
+    vec![
+        [x, y + h / 2.0],
+        [x, below],
+        [right, below],
+        [right, above],
+        [x, above],
+        [x, y - h / 2.0],
+    ]
+}
+
+/// Bounding box of the first `n` (real) nodes and of every path point.
+pub(crate) fn bounds(
+    graph: &Layered,
+    placed: &Placed,
+    n: usize,
+    paths: &[Vec<[f32; 2]>],
+) -> [f32; 4] {
+    let mut b = [
+        f32::INFINITY,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NEG_INFINITY,
+    ];
+    let mut grow = |x0: f32, y0: f32, x1: f32, y1: f32| {
+        b = [b[0].min(x0), b[1].min(y0), b[2].max(x1), b[3].max(y1)];
+    };
+    for v in 0..n {
+        let [x, y] = placed.centre[v];
+        let (w, h) = graph.size[v];
+        grow(x - w / 2.0, y - h / 2.0, x + w / 2.0, y + h / 2.0);
+    }
+    for p in paths.iter().flatten() {
+        grow(p[0], p[1], p[0], p[1]);
+    }
+    if b[0].is_finite() { b } else { [0.0; 4] }
+}

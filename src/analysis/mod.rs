@@ -1,0 +1,8 @@
+//! Pure computations over `model` types: layout, summaries, exports. No I/O, no egui.
+
+pub mod export;
+pub mod export_svg;
+pub mod layout;
+pub mod op_family;
+pub mod phase_layout;
+pub mod summary;

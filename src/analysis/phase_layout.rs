@@ -1,0 +1,140 @@
+//! One layout for all passes of a model/phase, so a node keeps its place while the user scrubs
+//! from pass to pass (a pass shows the union's positions of its own nodes).
+//!
+//! Nodes are keyed by name; nodes of nested sub-graphs (the branches of `cond`, …) by
+//! `<subgraph>/<name>`, grouped so the view can draw a box around each branch.
+
+use crate::analysis::layout::{self, Cancelled, GraphLayout, LayoutParams, UnionGraph};
+use crate::model::fx::{FxFile, FxNode};
+use crate::model::fx_fmt::{meta_text, short_target};
+use std::collections::HashMap;
+use std::sync::atomic::AtomicBool;
+
+/// Node box height: two text lines (name, target) and a subtitle (dtype/shape).
+pub const NODE_HEIGHT: f32 = 46.0;
+const MIN_WIDTH: f32 = 96.0;
+const MAX_WIDTH: f32 = 280.0;
+/// Average advance of the 12–13 px proportional font the view draws labels with.
+const CHAR_WIDTH: f32 = 6.6;
+
+/// Where every node of every pass of one phase goes.
+#[derive(Debug, Clone)]
+pub struct PhaseLayout {
+    pub union: UnionGraph,
+    pub layout: GraphLayout,
+    /// Box size of each union node.
+    pub sizes: Vec<(f32, f32)>,
+    /// Sub-graph of each union node: `None` for the top-level graph, else the class name.
+    pub groups: Vec<Option<String>>,
+}
+
+/// A pass's node list as the union sees it: qualified name and qualified input names.
+pub fn pass_entries(file: &FxFile) -> Vec<(String, Vec<String>)> {
+    let mut out = Vec::new();
+    for (gi, g) in file.graphs.iter().enumerate() {
+        let prefix = qualifier(file, gi);
+        // A sub-graph's inputs come from the call node that runs it (`cond`, …).
+        let caller = g.parent.zip(g.used_by).and_then(|(p, u)| {
+            let call = file.graphs.get(p)?.nodes.get(u)?;
+            Some(format!("{}{}", qualifier(file, p), call.name))
+        });
+        for n in &g.nodes {
+            let mut inputs: Vec<String> = n
+                .inputs
+                .iter()
+                .filter_map(|&i| g.nodes.get(i))
+                .map(|m| format!("{prefix}{}", m.name))
+                .collect();
+            if n.op == crate::model::fx::OpKind::Placeholder {
+                inputs.extend(caller.clone());
+            }
+            out.push((format!("{prefix}{}", n.name), inputs));
+        }
+    }
+    out
+}
+
+/// `""` for the top-level graph, `"<class>/"` for a nested one.
+fn qualifier(file: &FxFile, graph: usize) -> String {
+    match (graph, file.graphs.get(graph)) {
+        (0, _) | (_, None) => String::new(),
+        (_, Some(g)) => format!("{}/", g.name),
+    }
+}
+
+/// The box a node needs for its label, target and subtitle.
+pub fn node_size(node: &FxNode) -> (f32, f32) {
+    let chars = [
+        node.name.chars().count(),
+        short_target(node).chars().count(),
+        meta_text(node).map_or(0, |m| m.chars().count()),
+    ]
+    .into_iter()
+    .max()
+    .unwrap_or(0);
+    let w = (chars as f32 * CHAR_WIDTH + 18.0).clamp(MIN_WIDTH, MAX_WIDTH);
+    (w, NODE_HEIGHT)
+}
+
+/// Lays out the union of `passes` (in execution order).
+pub fn build(passes: &[&FxFile], cancel: &AtomicBool) -> Result<PhaseLayout, Cancelled> {
+    let mut union = UnionGraph::new();
+    let mut sizes: HashMap<String, (f32, f32)> = HashMap::new();
+    let mut group_of: HashMap<String, String> = HashMap::new();
+    for file in passes {
+        let entries = pass_entries(file);
+        let refs: Vec<(&str, Vec<&str>)> = entries
+            .iter()
+            .map(|(n, ins)| (n.as_str(), ins.iter().map(String::as_str).collect()))
+            .collect();
+        let slices: Vec<(&str, &[&str])> = refs.iter().map(|(n, ins)| (*n, ins.as_slice())).collect();
+        union.add_pass(&slices);
+        for (gi, g) in file.graphs.iter().enumerate() {
+            for n in &g.nodes {
+                let key = format!("{}{}", qualifier(file, gi), n.name);
+                let s = node_size(n);
+                let e = sizes.entry(key.clone()).or_insert(s);
+                e.0 = e.0.max(s.0);
+                if gi > 0 {
+                    group_of.insert(key, g.name.clone());
+                }
+            }
+        }
+    }
+    let mut input = union.to_input(|name| sizes.get(name).copied().unwrap_or((MIN_WIDTH, NODE_HEIGHT)));
+    let groups: Vec<Option<String>> = union.names().iter().map(|n| group_of.get(n).cloned()).collect();
+    let mut group_ids: HashMap<&str, u32> = HashMap::new();
+    input.groups = groups
+        .iter()
+        .map(|g| {
+            g.as_deref().map(|name| {
+                let next = group_ids.len() as u32;
+                *group_ids.entry(name).or_insert(next)
+            })
+        })
+        .collect();
+    let layout = layout::layout(&input, &LayoutParams::default(), cancel)?;
+    Ok(PhaseLayout {
+        sizes: input.sizes,
+        union,
+        layout,
+        groups,
+    })
+}
+
+impl PhaseLayout {
+    /// Union ids of the nodes of `file` (a pass of this phase), in its graphs' node order;
+    /// `None` for a node the union does not know.
+    pub fn ids_of(&self, file: &FxFile) -> Vec<Vec<Option<u32>>> {
+        file.graphs
+            .iter()
+            .enumerate()
+            .map(|(gi, g)| {
+                g.nodes
+                    .iter()
+                    .map(|n| self.union.id(&format!("{}{}", qualifier(file, gi), n.name)))
+                    .collect()
+            })
+            .collect()
+    }
+}

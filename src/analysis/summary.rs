@@ -1,0 +1,213 @@
+//! The summary of an index with per-graph facts: what `fxray summary` prints and what the run
+//! tree shows next to each entry.
+
+use crate::model::fx::FxFile;
+use crate::model::index::*;
+use serde::Serialize;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// What is known of one graph file once parsed.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct GraphFacts {
+    /// Nodes of the top-level graph, placeholders and output included.
+    pub nodes: usize,
+    /// Nodes of nested sub-graphs (HOP branches).
+    pub subgraph_nodes: usize,
+    pub unparsed: usize,
+    /// File-level problems, and the reason the file could not be read.
+    pub problems: Vec<String>,
+}
+
+impl GraphFacts {
+    pub fn of(file: &FxFile) -> Self {
+        GraphFacts {
+            nodes: file.node_count(),
+            subgraph_nodes: file.graphs.iter().skip(1).map(|g| g.nodes.len()).sum(),
+            unparsed: file.unparsed.len(),
+            problems: file.problems.clone(),
+        }
+    }
+
+    pub fn unreadable(reason: String) -> Self {
+        GraphFacts {
+            problems: vec![reason],
+            ..Default::default()
+        }
+    }
+
+    /// ok / warning / error, as the tree badges show it.
+    pub fn status(&self) -> &'static str {
+        if self.nodes == 0 && !self.problems.is_empty() {
+            "error"
+        } else if self.unparsed > 0 || !self.problems.is_empty() {
+            "warning"
+        } else {
+            "ok"
+        }
+    }
+}
+
+#[derive(Debug, Serialize)]
+pub struct Summary {
+    pub root: PathBuf,
+    pub opened: OpenedKind,
+    pub files_seen: usize,
+    pub runs: Vec<RunSummary>,
+    /// Graph files outside any run.
+    pub graphs: Vec<GraphSummary>,
+    pub captures: Vec<CaptureFile>,
+    pub data_dumps: Vec<DataDump>,
+    pub msprobe: Vec<MsprobeDump>,
+    pub autotune: Vec<KernelDir>,
+    pub traces: Vec<PathBuf>,
+    pub warnings: Vec<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct RunSummary {
+    pub name: String,
+    pub path: PathBuf,
+    pub time: Option<String>,
+    pub pid: Option<u32>,
+    pub rank: Option<u32>,
+    pub siblings: Vec<String>,
+    pub models: Vec<ModelSummary>,
+    pub logs: Vec<LogFile>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ModelSummary {
+    pub name: String,
+    pub backend: Backend,
+    pub path: PathBuf,
+    pub orphan: bool,
+    pub graph_name: Option<String>,
+    pub dynamo_graph: Option<GraphSummary>,
+    pub phases: Vec<PhaseSummary>,
+    pub captures: Vec<CaptureFile>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct PhaseSummary {
+    pub name: String,
+    pub path: PathBuf,
+    pub output_code: Option<PathBuf>,
+    pub passes: Vec<GraphSummary>,
+    pub artifacts: Vec<PathBuf>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct GraphSummary {
+    pub index: u32,
+    pub name: String,
+    pub path: PathBuf,
+    pub size: u64,
+    pub nodes: usize,
+    pub subgraph_nodes: usize,
+    pub unparsed: usize,
+    pub status: &'static str,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub problems: Vec<String>,
+}
+
+impl Summary {
+    /// `facts` has an entry for every graph file of the index (see `DebugIndex::graph_files`).
+    pub fn build(index: &DebugIndex, facts: &HashMap<PathBuf, GraphFacts>) -> Summary {
+        let graph = |p: &PassFile| graph_summary(p, facts.get(&p.path));
+        let warnings = index.warnings.iter().cloned().chain(problem_lines(facts)).collect();
+        Summary {
+            root: index.root.clone(),
+            opened: index.opened,
+            files_seen: index.files_seen,
+            runs: index
+                .runs
+                .iter()
+                .map(|r| RunSummary {
+                    name: r.name.clone(),
+                    path: r.path.clone(),
+                    time: r.time.clone(),
+                    pid: r.pid,
+                    rank: r.rank,
+                    siblings: r.siblings.clone(),
+                    logs: r.logs.clone(),
+                    models: r
+                        .models
+                        .iter()
+                        .map(|m| ModelSummary {
+                            name: m.name.clone(),
+                            backend: m.backend,
+                            path: m.path.clone(),
+                            orphan: m.is_orphan(),
+                            graph_name: m.graph_name.clone(),
+                            dynamo_graph: m.dynamo_graph.as_ref().map(|p| {
+                                graph(&PassFile {
+                                    index: 0,
+                                    name: "dynamo_out_graph".into(),
+                                    path: p.clone(),
+                                    size: 0,
+                                })
+                            }),
+                            phases: m
+                                .phases
+                                .iter()
+                                .map(|ph| PhaseSummary {
+                                    name: ph.name.clone(),
+                                    path: ph.path.clone(),
+                                    output_code: ph.output_code.clone(),
+                                    passes: ph.passes.iter().map(graph).collect(),
+                                    artifacts: ph.artifacts.clone(),
+                                })
+                                .collect(),
+                            captures: m.captures.clone(),
+                        })
+                        .collect(),
+                })
+                .collect(),
+            graphs: index.loose_graphs.iter().map(graph).collect(),
+            captures: index.loose_captures.clone(),
+            data_dumps: index.data_dumps.clone(),
+            msprobe: index.msprobe.clone(),
+            autotune: index.autotune.clone(),
+            traces: index.traces.clone(),
+            warnings,
+        }
+    }
+}
+
+fn graph_summary(p: &PassFile, facts: Option<&GraphFacts>) -> GraphSummary {
+    let missing = GraphFacts::unreadable("not parsed".into());
+    let f = facts.unwrap_or(&missing);
+    GraphSummary {
+        index: p.index,
+        name: p.name.clone(),
+        path: p.path.clone(),
+        size: p.size,
+        nodes: f.nodes,
+        subgraph_nodes: f.subgraph_nodes,
+        unparsed: f.unparsed,
+        status: f.status(),
+        problems: f.problems.clone(),
+    }
+}
+
+/// One warning line per graph file with problems, in path order.
+fn problem_lines(facts: &HashMap<PathBuf, GraphFacts>) -> Vec<String> {
+    let mut paths: Vec<&Path> = facts
+        .iter()
+        .filter(|(_, f)| f.unparsed > 0 || !f.problems.is_empty())
+        .map(|(p, _)| p.as_path())
+        .collect();
+    paths.sort();
+    paths
+        .into_iter()
+        .map(|p| {
+            let f = &facts[p];
+            let mut parts: Vec<String> = f.problems.clone();
+            if f.unparsed > 0 {
+                parts.push(format!("{} line(s) not understood", f.unparsed));
+            }
+            format!("{}: {}", p.display(), parts.join("; "))
+        })
+        .collect()
+}

@@ -1,0 +1,106 @@
+//! Background work: each job runs on its own thread (or rayon's pool) and reports through one
+//! channel. The UI drains the channel once per frame.
+
+use crate::analysis::summary::GraphFacts;
+use crate::error::Error;
+use crate::analysis::phase_layout::PhaseLayout;
+use crate::model::fx::FxFile;
+use crate::model::index::DebugIndex;
+use crate::model::log::ParsedLog;
+use crate::sources::output_code::OutputCodeIndex;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::mpsc::{Receiver, Sender, channel};
+
+/// Something a background job finished.
+pub enum Msg {
+    /// The index of an opened path. `generation` tells stale results (an older open) apart.
+    Indexed {
+        generation: u64,
+        result: Result<DebugIndex, Error>,
+    },
+    /// One graph file parsed for its facts (node counts, problems).
+    Facts {
+        generation: u64,
+        path: PathBuf,
+        facts: GraphFacts,
+    },
+    /// Every graph file of an index has been parsed.
+    FactsDone { generation: u64 },
+    /// One pass of the open phase, parsed.
+    PassLoaded {
+        key: PathBuf,
+        pass: usize,
+        result: Result<Arc<FxFile>, String>,
+    },
+    /// The union layout of the open phase.
+    Layout {
+        key: PathBuf,
+        result: Result<Arc<PhaseLayout>, String>,
+    },
+    /// The phase's `output_code.py`, indexed.
+    OutputCode {
+        key: PathBuf,
+        index: Arc<OutputCodeIndex>,
+    },
+    /// A log file, parsed.
+    Log {
+        path: PathBuf,
+        result: Result<Arc<ParsedLog>, String>,
+    },
+}
+
+/// Wakes the UI when a message arrives (egui's `request_repaint`); a no-op headless.
+pub type Waker = Arc<dyn Fn() + Send + Sync>;
+
+pub struct Jobs {
+    tx: Sender<Msg>,
+    rx: Receiver<Msg>,
+    waker: Waker,
+    running: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl Default for Jobs {
+    fn default() -> Self {
+        let (tx, rx) = channel();
+        Jobs {
+            tx,
+            rx,
+            waker: Arc::new(|| {}),
+            running: Arc::default(),
+        }
+    }
+}
+
+impl Jobs {
+    pub fn set_waker(&mut self, waker: Waker) {
+        self.waker = waker;
+    }
+
+    /// Runs `work` on a new thread; every message it sends wakes the UI.
+    pub fn spawn(&self, work: impl FnOnce(&(dyn Fn(Msg) + Sync)) + Send + 'static) {
+        use std::sync::atomic::Ordering;
+        let tx = self.tx.clone();
+        let waker = self.waker.clone();
+        let running = self.running.clone();
+        running.fetch_add(1, Ordering::SeqCst);
+        std::thread::spawn(move || {
+            let send = |m: Msg| {
+                let _ = tx.send(m);
+                waker();
+            };
+            work(&send);
+            running.fetch_sub(1, Ordering::SeqCst);
+            waker();
+        });
+    }
+
+    pub fn try_recv(&self) -> Option<Msg> {
+        self.rx.try_recv().ok()
+    }
+
+    /// Jobs still running (for a busy indicator, and for tests waiting on the app).
+    pub fn running(&self) -> usize {
+        self.running.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}

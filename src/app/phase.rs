@@ -1,0 +1,157 @@
+//! The phase being looked at: its passes (loaded in the background), the union layout that
+//! keeps nodes in place across passes, the current pass and the selected node.
+
+use crate::analysis::phase_layout::PhaseLayout;
+use crate::model::fx::{FxFile, FxGraph, FxNode};
+use crate::model::index::{DebugIndex, PassFile};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// One graph file of the phase, in execution order.
+#[derive(Debug, Clone)]
+pub struct PassRef {
+    pub index: u32,
+    pub name: String,
+    pub path: PathBuf,
+}
+
+pub struct PhaseState {
+    /// The phase folder, or the graph file itself for a graph outside any phase.
+    pub key: PathBuf,
+    /// `run · model__0 · forward`.
+    pub title: String,
+    pub passes: Vec<PassRef>,
+    /// Parsed passes, filled as they load.
+    pub files: Vec<Option<Arc<FxFile>>>,
+    /// Why a pass could not be loaded.
+    pub load_errors: Vec<Option<String>>,
+    pub current: usize,
+    pub layout: Option<Arc<PhaseLayout>>,
+    pub layout_error: Option<String>,
+    /// Set to abandon the layout job when the user moves on.
+    pub cancel: Arc<AtomicBool>,
+    /// Qualified name (`true_graph_0/sin` inside a sub-graph) of the selected node.
+    pub selected: Option<String>,
+    /// Set by a command that wants the view to bring the selected node on screen.
+    pub reveal_selected: bool,
+    /// Line of `output_code.py` the code viewer should show, when asked to.
+    pub code_line: Option<usize>,
+    /// `output_code.py` of the phase, once read.
+    pub output_code: Option<Arc<crate::sources::output_code::OutputCodeIndex>>,
+    pub output_code_path: Option<PathBuf>,
+}
+
+impl Drop for PhaseState {
+    fn drop(&mut self) {
+        self.cancel.store(true, Ordering::Relaxed);
+    }
+}
+
+impl PhaseState {
+    pub fn new(key: PathBuf, title: String, passes: Vec<PassRef>, output_code_path: Option<PathBuf>) -> Self {
+        let n = passes.len();
+        PhaseState {
+            key,
+            title,
+            passes,
+            files: vec![None; n],
+            load_errors: vec![None; n],
+            current: 0,
+            layout: None,
+            layout_error: None,
+            cancel: Arc::new(AtomicBool::new(false)),
+            selected: None,
+            reveal_selected: false,
+            code_line: None,
+            output_code: None,
+            output_code_path,
+        }
+    }
+
+    pub fn current_file(&self) -> Option<&Arc<FxFile>> {
+        self.files.get(self.current).and_then(Option::as_ref)
+    }
+
+    pub fn current_path(&self) -> Option<&Path> {
+        self.passes.get(self.current).map(|p| p.path.as_path())
+    }
+
+    pub fn all_loaded(&self) -> bool {
+        self.files
+            .iter()
+            .zip(&self.load_errors)
+            .all(|(f, e)| f.is_some() || e.is_some())
+    }
+
+    pub fn pass_of(&self, path: &Path) -> Option<usize> {
+        self.passes.iter().position(|p| p.path == path)
+    }
+
+    /// The selected node in the current pass, with its graph.
+    pub fn selected_node(&self) -> Option<(&FxGraph, &FxNode)> {
+        let file = self.current_file()?;
+        find_node(file, self.selected.as_deref()?)
+    }
+}
+
+/// Finds a node by qualified name (`name` or `<subgraph class>/name`).
+pub fn find_node<'a>(file: &'a FxFile, qualified: &str) -> Option<(&'a FxGraph, &'a FxNode)> {
+    let (graph, name) = match qualified.split_once('/') {
+        Some((g, n)) => (file.graphs.iter().skip(1).find(|x| x.name == g)?, n),
+        None => (file.graphs.first()?, qualified),
+    };
+    let &i = graph.by_name.get(name)?;
+    Some((graph, graph.nodes.get(i)?))
+}
+
+/// The phase that holds `path` (a pass file or a Dynamo graph) as the index knows it.
+pub fn phase_for(index: &DebugIndex, path: &Path) -> Option<PhaseState> {
+    for run in &index.runs {
+        for model in &run.models {
+            if model.dynamo_graph.as_deref() == Some(path) {
+                let title = format!("{} · {} · dynamo graph", run.name, model.name);
+                return Some(single(path, title));
+            }
+            for phase in &model.phases {
+                if phase.passes.iter().any(|p| p.path == path) {
+                    let title = format!("{} · {} · {}", run.name, model.name, phase.name);
+                    let passes = phase.passes.iter().map(pass_ref).collect();
+                    let mut st = PhaseState::new(phase.path.clone(), title, passes, phase.output_code.clone());
+                    st.current = st.pass_of(path).unwrap_or(0);
+                    return Some(st);
+                }
+            }
+        }
+    }
+    index
+        .loose_graphs
+        .iter()
+        .find(|p| p.path == path)
+        .map(|p| single(&p.path, p.name.clone()))
+}
+
+fn single(path: &Path, title: String) -> PhaseState {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    PhaseState::new(
+        path.to_path_buf(),
+        title,
+        vec![PassRef {
+            index: 0,
+            name,
+            path: path.to_path_buf(),
+        }],
+        None,
+    )
+}
+
+fn pass_ref(p: &PassFile) -> PassRef {
+    PassRef {
+        index: p.index,
+        name: p.name.clone(),
+        path: p.path.clone(),
+    }
+}

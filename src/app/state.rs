@@ -1,0 +1,305 @@
+//! The app's state and the commands that change it.
+
+use super::jobs::{Jobs, Msg, Waker};
+use super::phase::{self, PhaseState};
+use crate::analysis::phase_layout::{self, PhaseLayout};
+use crate::analysis::summary::GraphFacts;
+use crate::model::fx::FxFile;
+use crate::model::index::DebugIndex;
+use crate::model::log::ParsedLog;
+use crate::sources::{debug_log, load, output_code, read};
+use rayon::prelude::*;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// An opened folder: its index and what is known so far of its graph files.
+pub struct Workspace {
+    pub index: DebugIndex,
+    pub facts: HashMap<PathBuf, GraphFacts>,
+    /// All graph files have been parsed once.
+    pub facts_done: bool,
+}
+
+/// A log file shown in the logs panel.
+pub struct LogView {
+    pub path: PathBuf,
+    pub log: Option<Arc<ParsedLog>>,
+    pub error: Option<String>,
+}
+
+#[derive(Default)]
+pub struct App {
+    pub workspace: Option<Workspace>,
+    /// The path being opened, while its index is built.
+    pub opening: Option<PathBuf>,
+    /// The last error worth showing, in one line.
+    pub error: Option<String>,
+    /// Recently opened paths, newest first.
+    pub recent: Vec<PathBuf>,
+    /// The phase (or single graph) on screen.
+    pub phase: Option<PhaseState>,
+    pub log: Option<LogView>,
+    /// Layouts already computed, by phase key: coming back to a phase is instant.
+    layouts: HashMap<PathBuf, Arc<PhaseLayout>>,
+    jobs: Jobs,
+    generation: u64,
+}
+
+const MAX_RECENT: usize = 10;
+
+impl App {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn set_waker(&mut self, waker: Waker) {
+        self.jobs.set_waker(waker);
+    }
+
+    /// True while background work is pending.
+    pub fn busy(&self) -> bool {
+        self.jobs.running() > 0 || self.opening.is_some()
+    }
+
+    /// Starts opening `path` in the background; the current workspace stays until it is ready.
+    pub fn open(&mut self, path: &Path) {
+        self.generation += 1;
+        let generation = self.generation;
+        self.opening = Some(path.to_path_buf());
+        self.error = None;
+        let path = path.to_path_buf();
+        self.jobs.spawn(move |send| {
+            let result = load::index(&path);
+            let files: Vec<PathBuf> = match &result {
+                Ok(idx) => idx.graph_files().map(Path::to_path_buf).collect(),
+                Err(_) => Vec::new(),
+            };
+            send(Msg::Indexed { generation, result });
+            // Prefetch: parse every graph for its facts, so the tree fills in its counts.
+            files.par_iter().for_each(|p| {
+                let facts = match load::graph(p) {
+                    Ok(f) => GraphFacts::of(&f),
+                    Err(e) => GraphFacts::unreadable(e.to_string()),
+                };
+                send(Msg::Facts {
+                    generation,
+                    path: p.clone(),
+                    facts,
+                });
+            });
+            send(Msg::FactsDone { generation });
+        });
+    }
+
+    /// Shows the graph file `path`: switches pass if it is in the open phase, else opens its
+    /// phase (all its passes load and lay out in the background).
+    pub fn select_graph(&mut self, path: &Path) {
+        if let Some(ph) = &mut self.phase
+            && let Some(i) = ph.pass_of(path)
+        {
+            ph.current = i;
+            return;
+        }
+        let Some(ws) = &self.workspace else { return };
+        let Some(mut st) = phase::phase_for(&ws.index, path) else {
+            return;
+        };
+        if let Some(l) = self.layouts.get(&st.key) {
+            st.layout = Some(l.clone());
+        }
+        self.start_phase_jobs(&st);
+        self.phase = Some(st);
+    }
+
+    fn start_phase_jobs(&self, st: &PhaseState) {
+        let key = st.key.clone();
+        let paths: Vec<PathBuf> = st.passes.iter().map(|p| p.path.clone()).collect();
+        let current = st.current;
+        let need_layout = st.layout.is_none();
+        let cancel = st.cancel.clone();
+        let code_path = st.output_code_path.clone();
+        self.jobs.spawn(move |send| {
+            // The pass on screen first, so the inspector has something while the rest loads.
+            let mut order: Vec<usize> = (0..paths.len()).collect();
+            order.sort_by_key(|&i| i != current);
+            let files: Vec<(usize, Option<Arc<FxFile>>)> = order
+                .par_iter()
+                .map(|&i| {
+                    let result = load::graph(&paths[i]).map(Arc::new).map_err(|e| e.to_string());
+                    let file = result.as_ref().ok().cloned();
+                    send(Msg::PassLoaded {
+                        key: key.clone(),
+                        pass: i,
+                        result,
+                    });
+                    (i, file)
+                })
+                .collect();
+            if let Some(p) = code_path
+                && let Ok(t) = read::read_text(&p)
+            {
+                send(Msg::OutputCode {
+                    key: key.clone(),
+                    index: Arc::new(output_code::OutputCodeIndex::new(&t.text)),
+                });
+            }
+            if need_layout {
+                let mut files = files;
+                files.sort_by_key(|(i, _)| *i);
+                let loaded: Vec<&FxFile> = files.iter().filter_map(|(_, f)| f.as_deref()).collect();
+                let result = match phase_layout::build(&loaded, &cancel) {
+                    Ok(l) => Ok(Arc::new(l)),
+                    Err(_cancelled) => return,
+                };
+                send(Msg::Layout { key, result });
+            }
+        });
+    }
+
+    /// Moves to the pass `delta` steps away (`[` / `]`), keeping the selection.
+    pub fn step_pass(&mut self, delta: isize) {
+        if let Some(ph) = &mut self.phase {
+            let last = ph.passes.len().saturating_sub(1) as isize;
+            ph.current = (ph.current as isize + delta).clamp(0, last) as usize;
+        }
+    }
+
+    pub fn select_node(&mut self, qualified: Option<String>) {
+        if let Some(ph) = &mut self.phase {
+            ph.selected = qualified;
+        }
+    }
+
+    /// Selects a node and asks the view to bring it on screen (inspector links, search).
+    pub fn reveal_node(&mut self, qualified: String) {
+        if let Some(ph) = &mut self.phase {
+            ph.selected = Some(qualified);
+            ph.reveal_selected = true;
+        }
+    }
+
+    /// Opens a log file in the logs panel (parsed in the background).
+    pub fn open_log(&mut self, path: &Path) {
+        if self.log.as_ref().is_some_and(|l| l.path == path) {
+            return;
+        }
+        self.log = Some(LogView {
+            path: path.to_path_buf(),
+            log: None,
+            error: None,
+        });
+        let path = path.to_path_buf();
+        self.jobs.spawn(move |send| {
+            let result = read::read_text(&path)
+                .map(|t| Arc::new(debug_log::parse_log(&t.text)))
+                .map_err(|e| e.to_string());
+            send(Msg::Log { path, result });
+        });
+    }
+
+    /// Applies finished background work. Call once per frame.
+    pub fn poll(&mut self) {
+        while let Some(msg) = self.jobs.try_recv() {
+            self.apply(msg);
+        }
+    }
+
+    /// Waits (headless, for tests and the CLI) until no background job is running.
+    pub fn wait_idle(&mut self, timeout: std::time::Duration) -> bool {
+        let start = std::time::Instant::now();
+        loop {
+            self.poll();
+            if !self.busy() {
+                return true;
+            }
+            if start.elapsed() > timeout {
+                return false;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+    }
+
+    fn apply(&mut self, msg: Msg) {
+        match msg {
+            Msg::Indexed { generation, .. } | Msg::Facts { generation, .. } | Msg::FactsDone { generation }
+                if generation != self.generation => {}
+            Msg::Indexed { result, .. } => self.indexed(result),
+            Msg::Facts { path, facts, .. } => {
+                if let Some(ws) = &mut self.workspace {
+                    ws.facts.insert(path, facts);
+                }
+            }
+            Msg::FactsDone { .. } => {
+                if let Some(ws) = &mut self.workspace {
+                    ws.facts_done = true;
+                }
+            }
+            Msg::PassLoaded { key, pass, result } => {
+                if let Some(ph) = self.phase.as_mut().filter(|p| p.key == key)
+                    && pass < ph.files.len()
+                {
+                    match result {
+                        Ok(f) => ph.files[pass] = Some(f),
+                        Err(e) => ph.load_errors[pass] = Some(e),
+                    }
+                }
+            }
+            Msg::Layout { key, result } => {
+                if let Ok(l) = &result {
+                    self.layouts.insert(key.clone(), l.clone());
+                }
+                if let Some(ph) = self.phase.as_mut().filter(|p| p.key == key) {
+                    match result {
+                        Ok(l) => ph.layout = Some(l),
+                        Err(e) => ph.layout_error = Some(e),
+                    }
+                }
+            }
+            Msg::OutputCode { key, index } => {
+                if let Some(ph) = self.phase.as_mut().filter(|p| p.key == key) {
+                    ph.output_code = Some(index);
+                }
+            }
+            Msg::Log { path, result } => {
+                if let Some(lv) = self.log.as_mut().filter(|l| l.path == path) {
+                    match result {
+                        Ok(l) => lv.log = Some(l),
+                        Err(e) => lv.error = Some(e),
+                    }
+                }
+            }
+        }
+    }
+
+    fn indexed(&mut self, result: crate::error::Result<DebugIndex>) {
+        let opened = self.opening.take();
+        match result {
+            Ok(index) => {
+                if let Some(p) = opened {
+                    self.remember(p);
+                }
+                self.phase = None;
+                self.log = None;
+                self.layouts.clear();
+                let first = index.default_graph().map(Path::to_path_buf);
+                self.workspace = Some(Workspace {
+                    index,
+                    facts: HashMap::new(),
+                    facts_done: false,
+                });
+                // Show something at once: the first pass of the first phase.
+                if let Some(p) = first {
+                    self.select_graph(&p);
+                }
+            }
+            Err(e) => self.error = Some(e.to_string()),
+        }
+    }
+
+    fn remember(&mut self, path: PathBuf) {
+        self.recent.retain(|p| p != &path);
+        self.recent.insert(0, path);
+        self.recent.truncate(MAX_RECENT);
+    }
+}

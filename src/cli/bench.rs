@@ -1,0 +1,127 @@
+//! `fxray bench …`: speed figures on real files, printed as `key=value` lines so scripts and the
+//! README can quote them. Benchmarks, not tests: nothing here asserts a time.
+
+use crate::error::{Error, Result};
+use crate::sources::{discover, fx_text, load, read};
+use clap::Subcommand;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+#[derive(Debug, Subcommand)]
+pub enum BenchCommand {
+    /// FX text parse throughput over every graph file under PATH (read once, parsed N times).
+    Parse {
+        path: PathBuf,
+        #[arg(long, default_value_t = 5)]
+        rounds: usize,
+    },
+    /// Index time: walk PATH, or a synthetic tree of --files files made in a temp folder.
+    Index {
+        path: Option<PathBuf>,
+        #[arg(long, default_value_t = 10_000)]
+        files: usize,
+        #[arg(long, default_value_t = 5)]
+        rounds: usize,
+    },
+}
+
+pub fn run(what: BenchCommand) -> Result<()> {
+    match what {
+        BenchCommand::Parse { path, rounds } => parse(&path, rounds.max(1)),
+        BenchCommand::Index {
+            path,
+            files,
+            rounds,
+        } => match path {
+            Some(p) => index(&p, rounds.max(1)),
+            None => synthetic_index(files, rounds.max(1)),
+        },
+    }
+}
+
+fn parse(path: &Path, rounds: usize) -> Result<()> {
+    let idx = load::index(path)?;
+    let texts: Vec<String> = idx
+        .graph_files()
+        .filter_map(|p| read::read_text(p).ok().map(|t| t.text))
+        .collect();
+    if texts.is_empty() {
+        return Err(Error::user(format!("{}: no graph files found", path.display())));
+    }
+    let bytes: usize = texts.iter().map(String::len).sum();
+    let mut nodes = 0;
+    let mut times = Vec::with_capacity(rounds);
+    for _ in 0..rounds {
+        let t = Instant::now();
+        nodes = texts.iter().map(|s| fx_text::parse_fx(s).node_count()).sum::<usize>();
+        times.push(t.elapsed());
+    }
+    let best = min(&times);
+    let mb = bytes as f64 / 1e6;
+    println!("files={} bytes={bytes} nodes={nodes} rounds={rounds}", texts.len());
+    println!("parse_best_s={:.4} parse_median_s={:.4}", best.as_secs_f64(), median(&mut times).as_secs_f64());
+    println!("parse_mb_s={:.1}", mb / best.as_secs_f64());
+    Ok(())
+}
+
+fn index(path: &Path, rounds: usize) -> Result<()> {
+    let mut times = Vec::with_capacity(rounds);
+    let mut files = 0;
+    for _ in 0..rounds {
+        let t = Instant::now();
+        let idx = discover::discover(path)?;
+        times.push(t.elapsed());
+        files = idx.files_seen;
+    }
+    println!("files={files} rounds={rounds}");
+    println!("index_best_s={:.4} index_median_s={:.4}", min(&times).as_secs_f64(), median(&mut times).as_secs_f64());
+    Ok(())
+}
+
+/// A tree shaped like a long multi-rank npugraph_ex debug run: runs × models × phases × passes.
+fn synthetic_index(files: usize, rounds: usize) -> Result<()> {
+    let dir = std::env::temp_dir().join(format!("fxray-bench-index-{}", std::process::id()));
+    let made = make_tree(&dir, files);
+    let result = made.and_then(|_| index(&dir, rounds));
+    let _ = std::fs::remove_dir_all(&dir);
+    result
+}
+
+fn make_tree(dir: &Path, files: usize) -> Result<()> {
+    const PASSES: &[&str] = &["optimize_noop_ops", "view_to_reshape", "eliminate_dead_code", "reinplace_inplaceable_ops_pass"];
+    let io = |p: &Path, e: std::io::Error| Error::io(p, &e);
+    let mut made = 0;
+    let mut run = 0;
+    while made < files {
+        let run_dir = dir.join(format!("torch_compile_debug/run_2026_01_01_12_00_00_{run:06}-pid_{}-rank_{}", 1000 + run, run % 8));
+        for model in 0..10 {
+            for phase in ["forward", "backward"] {
+                let d = run_dir.join(format!("npugraph_ex/model__{model}/{phase}"));
+                std::fs::create_dir_all(&d).map_err(|e| io(&d, e))?;
+                for k in 0..50 {
+                    if made >= files {
+                        return Ok(());
+                    }
+                    let name = match k {
+                        0 => format!("000_aot_{phase}_graph.txt"),
+                        _ => format!("{k:03}_aot_{phase}_graph_after_{}.txt", PASSES[k % PASSES.len()]),
+                    };
+                    let p = d.join(name);
+                    std::fs::write(&p, b"").map_err(|e| io(&p, e))?;
+                    made += 1;
+                }
+            }
+        }
+        run += 1;
+    }
+    Ok(())
+}
+
+fn min(times: &[Duration]) -> Duration {
+    times.iter().copied().min().unwrap_or_default()
+}
+
+fn median(times: &mut [Duration]) -> Duration {
+    times.sort();
+    times.get(times.len() / 2).copied().unwrap_or_default()
+}

@@ -1,0 +1,13 @@
+//! fxray: see inside a `torch.compile` run.
+//!
+//! Data flows one way: `sources` (find and read files) → `model` (plain types) → `analysis`
+//! (pure functions) → `app` (state, background jobs) → `ui` (egui panels). The CLI in `cli`
+//! drives the same core headless.
+
+pub mod analysis;
+pub mod error;
+pub mod model;
+pub mod sources;
+pub mod app;
+pub mod cli;
+pub mod ui;

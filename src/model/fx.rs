@@ -1,0 +1,169 @@
+//! An FX graph as `GraphModule.print_readable()` prints it (formats.md §5).
+//!
+//! One text file can hold several graphs: the top-level class and, after it, every nested
+//! submodule class (the branches of `cond`, `while_loop`, `invoke_subgraph`, …). They are kept
+//! flat in file order, each pointing at its parent, so exporters and views can walk them
+//! without recursion.
+
+use petgraph::graph::DiGraph;
+use serde::Serialize;
+use std::collections::HashMap;
+
+/// Everything parsed from one graph text file.
+#[derive(Debug, Clone, Default)]
+pub struct FxFile {
+    /// Top-level graph first, then nested sub-graphs in file order.
+    pub graphs: Vec<FxGraph>,
+    /// Lines that are not understood. Kept so the user can see them; never fatal.
+    pub unparsed: Vec<UnparsedLine>,
+    /// File-level problems in plain words (e.g. "file ends inside `forward` (truncated?)").
+    pub problems: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct UnparsedLine {
+    /// 1-based line number in the file.
+    pub line: usize,
+    pub text: String,
+    /// Why it was not understood.
+    #[serde(skip)]
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct FxGraph {
+    /// Class name: `GraphModule`, `<lambda>`, `Repro`, `true_graph_0`, …
+    pub name: String,
+    /// Index into `FxFile::graphs` of the enclosing class, `None` for the top level.
+    pub parent: Option<usize>,
+    /// Index into the parent's `nodes` of the node that uses this sub-graph (the `cond` call),
+    /// when one does.
+    pub used_by: Option<usize>,
+    /// Nodes in file order: placeholders, body, then the `output` node.
+    pub nodes: Vec<FxNode>,
+    /// Data-flow edges producer → consumer. `NodeIndex::new(i)` is `nodes[i]`.
+    pub dag: DiGraph<(), ()>,
+    /// Node name → index in `nodes`.
+    pub by_name: HashMap<String, usize>,
+    /// 1-based line of the `class` header.
+    pub line: usize,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct FxNode {
+    pub name: String,
+    pub op: OpKind,
+    /// `torch.ops.aten.mul.Tensor`, `operator.getitem`, `torch._C._nn.linear`, the method name
+    /// for call_method, the attribute path for get_attr, the original placeholder name
+    /// (`L_x_`) for Dynamo aliases, `output` for the output node.
+    pub target: String,
+    pub args: Vec<Arg>,
+    pub kwargs: Vec<(String, Arg)>,
+    /// The quoted annotation as written (`f32[4, 4][4, 1]cpu`), if any.
+    pub annotation: Option<String>,
+    /// The annotation, understood.
+    pub meta: Option<ValueMeta>,
+    pub source: Option<SourceLoc>,
+    /// 1-based line in the file where the node is defined.
+    pub line: usize,
+    /// Indices (in the same graph) of nodes referenced by args then kwargs, each once.
+    pub inputs: Vec<usize>,
+    /// Indices of nodes that take this one as input, in file order.
+    pub users: Vec<usize>,
+    /// Indices into `FxFile::graphs` of sub-graphs this node refers to (HOP branches).
+    pub subgraphs: Vec<usize>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, PartialOrd, Ord)]
+#[serde(rename_all = "snake_case")]
+pub enum OpKind {
+    Placeholder,
+    GetAttr,
+    CallFunction,
+    CallMethod,
+    CallModule,
+    Output,
+}
+
+impl OpKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OpKind::Placeholder => "placeholder",
+            OpKind::GetAttr => "get_attr",
+            OpKind::CallFunction => "call_function",
+            OpKind::CallMethod => "call_method",
+            OpKind::CallModule => "call_module",
+            OpKind::Output => "output",
+        }
+    }
+}
+
+/// An argument as written. Node references are kept by name; `FxNode::inputs` has them resolved.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Arg {
+    Node(String),
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+    Str(String),
+    None,
+    List(Vec<Arg>),
+    Tuple(Vec<Arg>),
+    /// Anything else, verbatim: `device(type='cpu')`, `torch.float16`, `inf`, `s77 + 1`.
+    Expr(String),
+}
+
+/// What a node's annotation says about its value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ValueMeta {
+    Tensor(TensorType),
+    /// `Sym(s77)`, `Sym(2*s77)`: the expression inside.
+    Sym(String),
+    /// An annotation we keep but do not understand.
+    Other(String),
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct TensorType {
+    /// `f32`, `bf16`, `i64`, …
+    pub dtype: String,
+    /// Dims as written; symbolic ones kept as expressions (`s77`, `((s27 + 3)//2)`).
+    pub shape: Vec<String>,
+    pub stride: Option<Vec<String>>,
+    pub device: Option<String>,
+    /// Tensor subclass wrapper, e.g. `DTensor` for `DTensor(f32[4], ...)`.
+    pub wrapper: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SourceLoc {
+    pub file: String,
+    pub line: u32,
+    pub function: String,
+    pub code: String,
+    /// True for `# Backward of forward node: File: ...`.
+    pub backward_of: bool,
+}
+
+impl SourceLoc {
+    /// `models.py:141`: the file's base name and line, as the CLI and the inspector show it.
+    pub fn short(&self) -> String {
+        let base = self.file.rsplit(['/', '\\']).next().unwrap_or(&self.file);
+        format!("{base}:{}", self.line)
+    }
+}
+
+impl FxNode {
+    pub fn tensor(&self) -> Option<&TensorType> {
+        match &self.meta {
+            Some(ValueMeta::Tensor(t)) => Some(t),
+            _ => None,
+        }
+    }
+}
+
+impl FxFile {
+    pub fn node_count(&self) -> usize {
+        self.graphs.first().map_or(0, |g| g.nodes.len())
+    }
+}

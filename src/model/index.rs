@@ -1,0 +1,252 @@
+//! What a debug folder holds, by name only: runs → models → phases → passes, plus captures,
+//! logs and data dumps. Built by `sources::discover` without reading file contents, so it is
+//! cheap to build and to update file by file.
+
+use serde::Serialize;
+use std::path::PathBuf;
+
+/// The kind of folder the user opened, as detected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OpenedKind {
+    /// A folder holding `torch_compile_debug/` or several artifact kinds (a case folder).
+    Workspace,
+    /// `torch_compile_debug/` itself.
+    DebugRoot,
+    /// One `run_*` folder.
+    Run,
+    /// `npugraph_ex/`, `torchair/` or `torchinductor/` inside a run.
+    Backend,
+    /// One `model__N` / `compile__N` folder.
+    Model,
+    /// One phase folder (`forward`, `backward`, …) or one Inductor `model__N_<kind>_<a>.<b>`.
+    Phase,
+    /// A single graph file.
+    GraphFile,
+    /// A data-dump root `worldsize*_global_rank*` (or its parent).
+    DataDump,
+    /// An msprobe dump root (`step*/rank*|pid*/dump.json`).
+    Msprobe,
+    /// An AscendC `autofused_*` kernel folder.
+    Autotune,
+    /// Anything else that still held something we know.
+    Other,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct DebugIndex {
+    /// The path as the user gave it.
+    pub root: PathBuf,
+    pub opened: OpenedKind,
+    pub runs: Vec<Run>,
+    /// Graph files that belong to no run (a single opened file, loose `.txt`/`.py` dumps).
+    pub loose_graphs: Vec<PassFile>,
+    /// Capture JSON files that belong to no model.
+    pub loose_captures: Vec<CaptureFile>,
+    pub data_dumps: Vec<DataDump>,
+    pub msprobe: Vec<MsprobeDump>,
+    pub autotune: Vec<KernelDir>,
+    /// `tlparse/dedicated_log_torch_trace_*.log` files.
+    pub traces: Vec<PathBuf>,
+    /// Things the user should know: unreadable folders, names we did not understand, …
+    pub warnings: Vec<String>,
+    /// Files seen in total (for the status bar and benchmarks).
+    pub files_seen: usize,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Run {
+    /// Folder name, e.g. `run_2026_11_29_11_47_50_921376-pid_1296-rank_0`.
+    pub name: String,
+    pub path: PathBuf,
+    /// `2026-11-29 11:47:50.921376`, from the folder name.
+    pub time: Option<String>,
+    pub pid: Option<u32>,
+    /// The `-rank_R` suffix npugraph_ex adds once torch.distributed is up.
+    pub rank: Option<u32>,
+    /// Other run folders written by the same process (with/without the rank suffix).
+    pub siblings: Vec<String>,
+    pub models: Vec<Model>,
+    pub logs: Vec<LogFile>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Backend {
+    NpugraphEx,
+    Torchair,
+    Inductor,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Model {
+    /// `model__0`, `compile__0`.
+    pub name: String,
+    pub number: i64,
+    pub backend: Backend,
+    /// The model folder (npugraph_ex) or the `torchinductor/` folder holding its phase folders.
+    pub path: PathBuf,
+    /// `dynamo_out_graph.txt` (npugraph_ex only).
+    pub dynamo_graph: Option<PathBuf>,
+    pub phases: Vec<Phase>,
+    /// Capture JSON joined to this model by `graph_K` (see `sources::discover::join_captures`),
+    /// or found in its folder when no join was possible.
+    pub captures: Vec<CaptureFile>,
+    /// `graph_K` from `output_code.py`'s `fx_graph_name`, once joined.
+    pub graph_name: Option<String>,
+}
+
+impl Model {
+    /// A model folder with only `dynamo_out_graph.txt`: Dynamo restarted its analysis.
+    pub fn is_orphan(&self) -> bool {
+        self.phases.is_empty() && self.captures.is_empty()
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Phase {
+    /// `forward`, `backward`, `inference`, `compile_fx`, …
+    pub name: String,
+    pub path: PathBuf,
+    /// Graph dumps in execution order.
+    pub passes: Vec<PassFile>,
+    pub output_code: Option<PathBuf>,
+    /// Other files of the phase (Inductor `ir_*.txt`, `fx_graph_runnable.py`, provenance JSON, …).
+    pub artifacts: Vec<PathBuf>,
+    /// Inductor only: `<a>.<b>` of `model__N_<kind>_<a>.<b>`.
+    pub inductor_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PassFile {
+    /// Execution order: the `NNN` prefix (npugraph_ex), 0/1 for Inductor readable/transformed.
+    pub index: u32,
+    /// Pass name: `view_to_reshape`; `graph` for the first dump (`000_aot_forward_graph.txt`);
+    /// `fx_graph_readable` / `fx_graph_transformed` for Inductor.
+    pub name: String,
+    pub path: PathBuf,
+    pub size: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CaptureKind {
+    Raw,
+    Aligned,
+    Filtered,
+    DeadlockCheck,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CaptureFile {
+    pub path: PathBuf,
+    pub kind: CaptureKind,
+    /// `graph_K`.
+    pub graph: String,
+    /// Python `id()` of the NPUGraph; equals `AclGraph{id: …}` in debug.log.
+    pub id: String,
+    /// Local device index (not the global rank).
+    pub device: u32,
+    pub pid: u32,
+    pub ts: String,
+    pub size: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LogKind {
+    /// `npugraph_ex/debug.log` or `torchair/debug.log`.
+    Backend,
+    /// `torchdynamo/debug.log`.
+    Dynamo,
+    /// `torchinductor/aot_*_debug.log` and per-model Inductor logs.
+    Inductor,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct LogFile {
+    pub kind: LogKind,
+    pub path: PathBuf,
+    pub size: u64,
+}
+
+/// A TorchAir/npugraph_ex npy data dump: `worldsize<W>_global_rank<R>/graph_<K>/<step>/*.npy`.
+#[derive(Debug, Clone, Serialize)]
+pub struct DataDump {
+    pub path: PathBuf,
+    pub world_size: u32,
+    pub rank: u32,
+    pub graphs: Vec<DumpGraph>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct DumpGraph {
+    /// `graph_K`.
+    pub name: String,
+    /// (step, number of `.npy` files).
+    pub steps: Vec<(u32, usize)>,
+}
+
+/// msprobe statistics: `<root>/step<N>/<rank<R>|pid<P>>/dump.json`.
+#[derive(Debug, Clone, Serialize)]
+pub struct MsprobeDump {
+    pub path: PathBuf,
+    pub step: u32,
+    /// `rank0` or `pid3064`.
+    pub who: String,
+}
+
+/// An AscendC `autofused_*` kernel folder.
+#[derive(Debug, Clone, Serialize)]
+pub struct KernelDir {
+    pub name: String,
+    pub path: PathBuf,
+    pub files: Vec<String>,
+}
+
+impl DebugIndex {
+    pub fn new(root: PathBuf, opened: OpenedKind) -> Self {
+        DebugIndex {
+            root,
+            opened,
+            runs: Vec::new(),
+            loose_graphs: Vec::new(),
+            loose_captures: Vec::new(),
+            data_dumps: Vec::new(),
+            msprobe: Vec::new(),
+            autotune: Vec::new(),
+            traces: Vec::new(),
+            warnings: Vec::new(),
+            files_seen: 0,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.runs.is_empty()
+            && self.loose_graphs.is_empty()
+            && self.loose_captures.is_empty()
+            && self.data_dumps.is_empty()
+            && self.msprobe.is_empty()
+            && self.autotune.is_empty()
+    }
+
+    /// The graph to show first: the first pass of the first phase, else any graph.
+    pub fn default_graph(&self) -> Option<&std::path::Path> {
+        let first_pass = self.runs.iter().flat_map(|r| &r.models).flat_map(|m| &m.phases).find_map(|p| p.passes.first());
+        first_pass.map(|p| p.path.as_path()).or_else(|| self.graph_files().next())
+    }
+
+    /// Every graph file, in tree order: (run, model, phase, pass) or loose.
+    pub fn graph_files(&self) -> impl Iterator<Item = &std::path::Path> {
+        let in_runs = self.runs.iter().flat_map(|r| {
+            r.models.iter().flat_map(|m| {
+                m.dynamo_graph.iter().map(|p| p.as_path()).chain(
+                    m.phases
+                        .iter()
+                        .flat_map(|ph| ph.passes.iter().map(|p| p.path.as_path())),
+                )
+            })
+        });
+        in_runs.chain(self.loose_graphs.iter().map(|p| p.path.as_path()))
+    }
+}

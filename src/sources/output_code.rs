@@ -1,0 +1,288 @@
+//! Helpers over `output_code.py` (formats.md §1.5 for npugraph_ex, §6 for Inductor).
+//!
+//! Two ways to find where an FX node appears in the generated code:
+//! - [`lines_naming`]: one pass over the text per call (about a millisecond per MB).
+//! - [`OutputCodeIndex`]: built once per file (one pass), then every identifier lookup is a hash
+//!   probe. The inspector keeps one per open file and calls it on every node click.
+//!
+//! A node "appears" on a line when its name occurs there as a whole identifier: the characters
+//! around it are not `[A-Za-z0-9_]` (nor non-ASCII, which Python allows in identifiers), so
+//! `add_1` does not match `add_10` or `xadd_1`.
+
+use regex::Regex;
+use std::collections::HashMap;
+use std::sync::LazyLock;
+
+/// `graph_K` of `fx_graph_name="graph_K"` in npugraph_ex's `AclGraphCacheInfo(...)`: the link
+/// from a model folder to its capture JSON `graph_K_id_…json` (the JSON may land in another
+/// model folder, so join by this name, not by folder).
+pub fn fx_graph_name(text: &str) -> Option<String> {
+    static RE: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r#"\bfx_graph_name\s*=\s*["']([^"'\n]+)["']"#).expect("static regex")
+    });
+    RE.captures(text).map(|c| c[1].to_string())
+}
+
+/// `0_forward` of Inductor's first line `# AOT ID: ['0_forward']` (npugraph_ex's CPU stand-in
+/// writes `['model__0_forward']`).
+pub fn aot_id(text: &str) -> Option<String> {
+    static RE: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r#"(?m)^# AOT ID: \[['"]([^'"\n]*)['"]\]"#).expect("static regex")
+    });
+    RE.captures(text).map(|c| c[1].to_string())
+}
+
+/// 1-based lines where `node` occurs as a whole identifier (each line once, ascending).
+/// A name that starts or ends with a non-word character (`aten.add`) is matched as a substring
+/// with boundaries checked only on its word-character ends.
+pub fn lines_naming(text: &str, node: &str) -> Vec<usize> {
+    if node.is_empty() {
+        return Vec::new();
+    }
+    let b = text.as_bytes();
+    let mut lines = Vec::new();
+    let (mut line, mut counted_to) = (1usize, 0usize);
+    for (at, _) in text.match_indices(node) {
+        if !whole_word(b, at, node) {
+            continue;
+        }
+        line += count_newlines(&b[counted_to..at]);
+        counted_to = at;
+        if lines.last() != Some(&line) {
+            lines.push(line);
+        }
+    }
+    lines
+}
+
+fn whole_word(b: &[u8], at: usize, node: &str) -> bool {
+    let n = node.as_bytes();
+    let end = at + n.len();
+    let left_ok = !is_word_byte(n[0]) || at == 0 || !is_word_byte(b[at - 1]);
+    let right_ok = !is_word_byte(n[n.len() - 1]) || b.get(end).is_none_or(|&c| !is_word_byte(c));
+    left_ok && right_ok
+}
+
+fn count_newlines(b: &[u8]) -> usize {
+    b.iter().filter(|&&c| c == b'\n').count()
+}
+
+fn is_word_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80
+}
+
+/// Inductor's `# Topologically Sorted Source Nodes: [add, mul], Original ATen: [...]` comments:
+/// `(kernel or buffer name, FX nodes, 1-based line of the comment)`.
+///
+/// The name is the kernel the comment annotates: the `# [Provenance debug handles] name:n`
+/// comment that follows it, else the next code line: a call (`extern_kernels.mm(…)`,
+/// `triton_poi_fused_add_0.run(…)`), a kernel definition (`name = async_compile.…`), or a
+/// fallback op's output buffer (`buf3 = torch.ops.…`). Empty when none follows within a few
+/// lines. In CPU runs only extern-kernel calls carry the comment; `cpp_fused_*` kernels do not.
+pub fn inductor_kernel_sources(text: &str) -> Vec<(String, Vec<String>, usize)> {
+    const MARK: &str = "# Topologically Sorted Source Nodes: [";
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let Some(rest) = line.trim_start().strip_prefix(MARK) else {
+            continue;
+        };
+        let list = rest.split_once(']').map_or(rest, |(l, _)| l);
+        let nodes = list
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect();
+        let name = kernel_after(&lines[i + 1..]).unwrap_or_default();
+        out.push((name, nodes, i + 1));
+    }
+    out
+}
+
+/// Lines a kernel's call or definition may sit below its source-node comment (GPU runs put
+/// `stream0 = get_raw_stream(0)` and a provenance comment in between).
+const KERNEL_LOOKAHEAD: usize = 6;
+
+fn kernel_after(following: &[&str]) -> Option<String> {
+    for line in following.iter().take(KERNEL_LOOKAHEAD) {
+        let t = line.trim();
+        if let Some(handle) = t.strip_prefix("# [Provenance debug handles] ") {
+            let name = handle.rsplit_once(':').map_or(handle, |(n, _)| n);
+            return Some(name.to_string());
+        }
+        if t.is_empty() || t.starts_with('#') || t.contains(" = get_raw_stream(") {
+            continue;
+        }
+        return kernel_on_code_line(t);
+    }
+    None
+}
+
+fn kernel_on_code_line(t: &str) -> Option<String> {
+    let name_len = t
+        .bytes()
+        .take_while(|&b| is_word_byte(b) || b == b'.')
+        .count();
+    let (name, rest) = t.split_at(name_len);
+    if name.is_empty() {
+        return None;
+    }
+    if rest.starts_with(" = ") {
+        return Some(name.to_string());
+    }
+    let name = name.strip_suffix(".run").unwrap_or(name);
+    rest.starts_with('(').then(|| name.to_string())
+}
+
+/// Identifier → lines index of one `output_code.py`, built in one pass; lookups are O(1) plus
+/// the size of the answer. Holds its own copy of the text so it can live in UI state.
+#[derive(Debug, Clone, Default)]
+pub struct OutputCodeIndex {
+    text: String,
+    /// Byte offset where each line starts.
+    line_starts: Vec<usize>,
+    /// Each identifier's 1-based lines, ascending, once per line.
+    idents: HashMap<String, Vec<u32>>,
+}
+
+impl OutputCodeIndex {
+    pub fn new(text: &str) -> Self {
+        let mut index = OutputCodeIndex {
+            text: text.to_string(),
+            line_starts: vec![0],
+            idents: HashMap::new(),
+        };
+        index.build();
+        index
+    }
+
+    fn build(&mut self) {
+        let b = self.text.as_bytes();
+        let mut line: u32 = 1;
+        let mut i = 0;
+        while i < b.len() {
+            let c = b[i];
+            if c == b'\n' {
+                line += 1;
+                self.line_starts.push(i + 1);
+                i += 1;
+            } else if is_word_byte(c) {
+                let start = i;
+                while i < b.len() && is_word_byte(b[i]) {
+                    i += 1;
+                }
+                // A run of word bytes starts and ends at char boundaries: non-ASCII
+                // characters are taken whole.
+                if !c.is_ascii_digit() {
+                    let word = &self.text[start..i];
+                    match self.idents.get_mut(word) {
+                        Some(lines) if lines.last() == Some(&line) => {}
+                        Some(lines) => lines.push(line),
+                        None => {
+                            self.idents.insert(word.to_string(), vec![line]);
+                        }
+                    }
+                }
+            } else {
+                i += 1;
+            }
+        }
+    }
+
+    /// Same answer as [`lines_naming`] on the indexed text.
+    pub fn lines_naming(&self, node: &str) -> Vec<usize> {
+        if is_identifier(node) {
+            return self
+                .idents
+                .get(node)
+                .map(|l| l.iter().map(|&n| n as usize).collect())
+                .unwrap_or_default();
+        }
+        lines_naming(&self.text, node)
+    }
+
+    /// The first line that assigns `node` (`add_1 = torch.ops…`, `buf3 = …`), skipping the
+    /// `add_1 = None` lines that free it.
+    pub fn definition(&self, node: &str) -> Option<usize> {
+        let lines = self.idents.get(node)?;
+        lines
+            .iter()
+            .map(|&n| n as usize)
+            .find(|&n| self.line(n).is_some_and(|text| assigns(text, node)))
+    }
+
+    /// The text of a 1-based line, without its newline.
+    pub fn line(&self, n: usize) -> Option<&str> {
+        let start = *self.line_starts.get(n.checked_sub(1)?)?;
+        let end = self
+            .line_starts
+            .get(n)
+            .map_or(self.text.len(), |&next| next - 1);
+        self.text
+            .get(start..end)
+            .map(|l| l.strip_suffix('\r').unwrap_or(l))
+    }
+
+    pub fn line_count(&self) -> usize {
+        self.line_starts.len()
+    }
+
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+}
+
+fn is_identifier(s: &str) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty() && !b[0].is_ascii_digit() && b.iter().all(|&c| is_word_byte(c))
+}
+
+/// `node` is a target left of the line's first ` = ` and the value is not just `None`.
+fn assigns(line: &str, node: &str) -> bool {
+    let Some((targets, value)) = line.split_once(" = ") else {
+        return false;
+    };
+    let value = value.split(';').next().unwrap_or("").trim();
+    if value == "None" || value.ends_with("= None") {
+        return false;
+    }
+    !lines_naming(targets, node).is_empty()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn word_boundaries() {
+        let text = "add_1 = f(x)\nadd_10 = g(add_1)\nxadd_1 = 0\ny = add_10\n";
+        assert_eq!(lines_naming(text, "add_1"), vec![1, 2]);
+        assert_eq!(lines_naming(text, "add_10"), vec![2, 4]);
+        let index = OutputCodeIndex::new(text);
+        assert_eq!(index.lines_naming("add_1"), vec![1, 2]);
+        assert_eq!(index.definition("add_10"), Some(2));
+        assert_eq!(index.line(3), Some("xadd_1 = 0"));
+        assert_eq!(index.line(0), None);
+    }
+
+    #[test]
+    fn definition_skips_frees() {
+        let text = "y = g(a)\na = b = None\na = f(1);  b = None\n";
+        assert_eq!(OutputCodeIndex::new(text).definition("a"), Some(3));
+    }
+
+    #[test]
+    fn kernels() {
+        let text = "        # Topologically Sorted Source Nodes: [add, mul], Original ATen: [aten.add]\n\
+                    \x20       stream0 = get_raw_stream(0)\n\
+                    \x20       triton_poi_fused_add_mul_0.run(arg0_1, buf0, 4, stream=stream0)\n\
+                    # Topologically Sorted Source Nodes: [sin], Original ATen: [aten.sin]\n\
+                    # Source node to ATen node mapping:\n\
+                    triton_poi_fused_sin_1 = async_compile.triton('x', '''\n";
+        let k = inductor_kernel_sources(text);
+        assert_eq!(k[0].0, "triton_poi_fused_add_mul_0");
+        assert_eq!(k[0].1, vec!["add", "mul"]);
+        assert_eq!((k[1].0.as_str(), k[1].2), ("triton_poi_fused_sin_1", 4));
+    }
+}

@@ -1,0 +1,70 @@
+//! Reading files defensively: the compile may still be writing them, they may be huge, binary
+//! or not UTF-8. Nothing here panics, and nothing here ever writes.
+
+use crate::error::{Error, Result};
+use std::io::Read;
+use std::path::Path;
+
+/// Largest text file read whole (graphs of 20k nodes are ~10 MB; logs can be larger).
+pub const MAX_TEXT_BYTES: u64 = 512 * 1024 * 1024;
+
+/// A text file as read: always valid UTF-8 (invalid bytes replaced), with what was odd about it.
+#[derive(Debug, Clone)]
+pub struct TextFile {
+    pub text: String,
+    /// Bytes on disk when read.
+    pub size: u64,
+    /// Invalid UTF-8 was replaced with U+FFFD.
+    pub lossy: bool,
+    /// NUL bytes found: probably not a text file.
+    pub binary: bool,
+}
+
+pub fn read_text(path: &Path) -> Result<TextFile> {
+    read_text_limited(path, MAX_TEXT_BYTES)
+}
+
+pub fn read_text_limited(path: &Path, limit: u64) -> Result<TextFile> {
+    let file = std::fs::File::open(path).map_err(|e| Error::io(path, &e))?;
+    let meta = file.metadata().map_err(|e| Error::io(path, &e))?;
+    if meta.is_dir() {
+        return Err(Error::user(format!(
+            "{}: is a folder, expected a file",
+            path.display()
+        )));
+    }
+    if meta.len() > limit {
+        return Err(Error::user(format!(
+            "{}: {} MB is larger than the {} MB fxray reads as text",
+            path.display(),
+            meta.len() / (1024 * 1024),
+            limit / (1024 * 1024)
+        )));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    // `take` guards against a file that grows while we read it.
+    file.take(limit)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::io(path, &e))?;
+    Ok(decode(bytes))
+}
+
+/// Bytes → text without failing: invalid UTF-8 is replaced and flagged.
+pub fn decode(bytes: Vec<u8>) -> TextFile {
+    let size = bytes.len() as u64;
+    let binary = bytes.iter().take(8192).any(|&b| b == 0);
+    match String::from_utf8(bytes) {
+        Ok(text) => TextFile {
+            text,
+            size,
+            lossy: false,
+            binary,
+        },
+        Err(e) => TextFile {
+            text: String::from_utf8_lossy(e.as_bytes()).into_owned(),
+            size,
+            lossy: true,
+            binary,
+        },
+    }
+}

@@ -1,0 +1,177 @@
+//! The central graph view: the current pass drawn with the phase's union layout, with
+//! pan/zoom, fit, search, keyboard walking, cone highlight and a minimap.
+//!
+//! View state (zoom, pan, search text) lives in [`GraphViewState`]; the data (which pass, which
+//! node) lives in the app, so switching passes keeps both the selection and the viewport.
+
+mod minimap;
+mod navigation;
+mod scene;
+mod search;
+pub mod shapes;
+
+use crate::app::App;
+use egui::{Pos2, Rect};
+use egui_graphs::{GraphChange, SettingsInteraction, SettingsNavigation, SettingsStyle};
+use scene::Scene;
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+use std::time::Instant;
+
+pub use navigation::Viewport;
+
+/// egui memory key of the view's zoom/pan (egui_graphs' `MetadataFrame`).
+pub const VIEW_ID: &str = "fxray_graph";
+
+#[derive(Default)]
+pub struct GraphViewState {
+    scene: Option<Scene>,
+    pub search: search::Search,
+    /// Highlight the selection's upstream/downstream cone and fade the rest.
+    pub cone: bool,
+    /// Frames left in which to fit the whole graph (egui_graphs fits once on its own first
+    /// frame; ours must come after it).
+    fit_frames: u8,
+    minimap: minimap::Minimap,
+    /// CPU time of the last graph frame (egui_graphs + our layers), for the status bar and
+    /// benchmarks.
+    pub last_frame_ms: f32,
+    /// Screen rect of the canvas in the last frame.
+    pub canvas: Option<Rect>,
+}
+
+impl GraphViewState {
+    /// Nodes (union ids) of the pass on screen, with their canvas centres; for tests/benches.
+    pub fn screen_pos_of(&self, ui_ctx: &egui::Context, qualified: &str) -> Option<Pos2> {
+        let scene = self.scene.as_ref()?;
+        let id = scene.layout.union.id(qualified)?;
+        let canvas = scene.pos(id)?;
+        let vp = Viewport::load_ctx(ui_ctx);
+        Some(vp.to_screen(canvas, self.canvas?))
+    }
+
+    /// Union node count and the number present in the pass on screen.
+    pub fn counts(&self) -> (usize, usize) {
+        self.scene
+            .as_ref()
+            .map_or((0, 0), |s| (s.present.len(), s.present.iter().filter(|p| **p).count()))
+    }
+}
+
+/// A layout that never moves nodes: positions come from our layered layout.
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
+pub struct FixedState;
+impl egui_graphs::LayoutState for FixedState {}
+
+#[derive(Debug, Default)]
+pub struct Fixed;
+impl egui_graphs::Layout<FixedState> for Fixed {
+    fn from_state(_: FixedState) -> impl egui_graphs::Layout<FixedState> {
+        Fixed
+    }
+    fn next<N, E, Ty, Ix, Dn, De>(&mut self, _: &mut egui_graphs::Graph<N, E, Ty, Ix, Dn, De>, _: &egui::Ui)
+    where
+        N: Clone,
+        E: Clone,
+        Ty: petgraph::EdgeType,
+        Ix: petgraph::graph::IndexType,
+        Dn: egui_graphs::DisplayNode<N, E, Ty, Ix>,
+        De: egui_graphs::DisplayEdge<N, E, Ty, Ix, Dn>,
+    {
+    }
+    fn state(&self) -> FixedState {
+        FixedState
+    }
+}
+
+pub fn show(app: &mut App, st: &mut GraphViewState, ui: &mut egui::Ui) {
+    if app.phase.is_none() {
+        ui.centered_and_justified(|ui| {
+            ui.weak(if app.workspace.is_some() {
+                "Select a pass in the tree on the left."
+            } else {
+                "Open a torch_compile_debug folder: File ▸ Open folder…, or drop it here."
+            })
+        });
+        return;
+    }
+    navigation::toolbar(app, st, ui);
+    let Some(ph) = &app.phase else { return };
+    let (layout, file) = match (ph.layout.clone(), ph.current_file().cloned()) {
+        (Some(l), Some(f)) => (l, f),
+        _ => {
+            loading(app, ui);
+            return;
+        }
+    };
+    if st.scene.as_ref().is_none_or(|s| !Arc::ptr_eq(&s.layout, &layout)) {
+        st.scene = Some(Scene::new(layout));
+        st.fit_frames = 2;
+    }
+    st.search.refresh(&file);
+    let started = Instant::now();
+    let selected = ph.selected.clone();
+    let Some(scene) = st.scene.as_mut() else { return };
+    let hits = st.search.hit_ids(scene);
+    scene.apply(&file, selected.as_deref(), st.cone, &hits, st.search.generation());
+
+    let rect = ui.available_rect_before_wrap();
+    st.canvas = Some(rect);
+    navigation::before_frame(app, st, ui, rect);
+    let Some(scene) = st.scene.as_mut() else { return };
+    let response = egui_graphs::GraphView::<FixedState, Fixed>::new()
+        .with_id(Some(VIEW_ID.to_string()))
+        .with_interactions(
+            &SettingsInteraction::new()
+                .with_dragging_enabled(false)
+                .with_hover_enabled(true)
+                .with_node_clicking_enabled(true),
+        )
+        .with_navigations(
+            &SettingsNavigation::new()
+                .with_fit_to_screen_enabled(false)
+                .with_zoom_and_pan_enabled(true)
+                .with_zoom_speed(0.08),
+        )
+        .with_styles(&SettingsStyle::new().with_labels_always(false))
+        .show(ui, &mut scene.graph);
+    let clicked = response.changes.iter().find_map(|c| match c {
+        GraphChange::NodeClicked { node } | GraphChange::NodeDoubleClicked { node } => Some(*node),
+        _ => None,
+    });
+    match clicked.and_then(|n| scene.id_of_index(n)) {
+        Some(id) => {
+            let name = scene.layout.union.names().get(id as usize).cloned();
+            app.select_node(name);
+        }
+        None if response.response.clicked() => app.select_node(None),
+        None => {}
+    }
+    navigation::after_frame(app, st, ui, &response.response);
+    if let Some(scene) = st.scene.as_ref() {
+        st.minimap.show(ui, scene, rect, &file);
+    }
+    st.last_frame_ms = started.elapsed().as_secs_f32() * 1000.0;
+}
+
+fn loading(app: &App, ui: &mut egui::Ui) {
+    let Some(ph) = &app.phase else { return };
+    let loaded = ph.files.iter().filter(|f| f.is_some()).count();
+    ui.centered_and_justified(|ui| {
+        ui.horizontal_centered(|ui| {
+            if let Some(e) = ph.load_errors.get(ph.current).and_then(|e| e.as_deref()) {
+                ui.colored_label(ui.visuals().error_fg_color, e);
+            } else if let Some(e) = &ph.layout_error {
+                ui.colored_label(ui.visuals().error_fg_color, e);
+            } else {
+                ui.spinner();
+                if loaded < ph.passes.len() {
+                    ui.label(format!("reading passes {loaded}/{}", ph.passes.len()));
+                } else {
+                    let nodes = ph.current_file().map_or(0, |f| f.node_count());
+                    ui.label(format!("laying out {nodes} nodes across {} passes…", ph.passes.len()));
+                }
+            }
+        });
+    });
+}

@@ -1,0 +1,262 @@
+//! Moving around the graph: the toolbar, keyboard shortcuts, fit / zoom to selection, walking
+//! producers and consumers with the arrow keys, wheel panning.
+
+use super::{GraphViewState, VIEW_ID};
+use crate::app::App;
+use egui::{Key, Pos2, Rect, Vec2};
+use egui_graphs::MetadataFrame;
+
+/// egui_graphs' zoom and pan, read and written through egui memory.
+/// Screen = canvas × zoom + pan + canvas-rect top-left.
+#[derive(Debug, Clone, Copy)]
+pub struct Viewport {
+    pub zoom: f32,
+    pub pan: Vec2,
+}
+
+impl Viewport {
+    pub fn load(ui: &egui::Ui) -> Self {
+        let m = MetadataFrame::new(Some(VIEW_ID.to_string())).load(ui);
+        Viewport { zoom: m.zoom, pan: m.pan }
+    }
+
+    /// The same as [`Viewport::load`], from the context (tests and benches).
+    pub fn load_ctx(ctx: &egui::Context) -> Self {
+        let id = MetadataFrame::new(Some(VIEW_ID.to_string())).get_id();
+        let m: MetadataFrame = ctx
+            .data_mut(|d| d.get_persisted(id))
+            .unwrap_or_else(|| MetadataFrame::new(Some(VIEW_ID.to_string())));
+        Viewport { zoom: m.zoom, pan: m.pan }
+    }
+
+    pub fn save(self, ui: &mut egui::Ui) {
+        let mut m = MetadataFrame::new(Some(VIEW_ID.to_string())).load(ui);
+        m.zoom = self.zoom;
+        m.pan = self.pan;
+        m.save(ui);
+    }
+
+    pub fn to_screen(self, canvas: Pos2, rect: Rect) -> Pos2 {
+        (canvas.to_vec2() * self.zoom + self.pan).to_pos2() + rect.min.to_vec2()
+    }
+
+    pub fn to_canvas(self, screen: Pos2, rect: Rect) -> Pos2 {
+        ((screen - rect.min - self.pan) / self.zoom).to_pos2()
+    }
+
+    /// Zoom and pan that show canvas rect `r` whole inside `view` (a screen rect).
+    pub fn fitting(r: Rect, view: Rect) -> Self {
+        let size = r.size().max(Vec2::splat(1.0));
+        let zoom = ((view.width() / size.x).min(view.height() / size.y) * 0.94).clamp(1e-4, 2.0);
+        Viewport {
+            zoom,
+            pan: view.size() / 2.0 - r.center().to_vec2() * zoom,
+        }
+    }
+
+    /// Keeps the zoom, puts canvas point `p` at the centre of `view`.
+    pub fn centred_on(self, p: Pos2, view: Rect) -> Self {
+        Viewport {
+            zoom: self.zoom,
+            pan: view.size() / 2.0 - p.to_vec2() * self.zoom,
+        }
+    }
+
+    /// Zooms by `factor` keeping the screen point `anchor` fixed.
+    pub fn zoomed(self, factor: f32, anchor: Pos2, view: Rect) -> Self {
+        let canvas = self.to_canvas(anchor, view);
+        let zoom = (self.zoom * factor).clamp(1e-4, 4.0);
+        let pan = (anchor - view.min) - canvas.to_vec2() * zoom;
+        Viewport { zoom, pan }
+    }
+}
+
+pub fn toolbar(app: &mut App, st: &mut GraphViewState, ui: &mut egui::Ui) {
+    ui.horizontal(|ui| {
+        pass_picker(app, ui);
+        ui.separator();
+        super::search::bar(app, st, ui);
+        ui.separator();
+        ui.toggle_value(&mut st.cone, "Cone").on_hover_text("Highlight the selection's producers (blue) and users (orange); C");
+        if ui.button("Fit").on_hover_text("Show the whole graph (F)").clicked() {
+            st.fit_frames = 1;
+        }
+    });
+}
+
+fn pass_picker(app: &mut App, ui: &mut egui::Ui) {
+    let Some(ph) = &app.phase else { return };
+    let n = ph.passes.len();
+    let mut target = None;
+    if ui.add_enabled(ph.current > 0, egui::Button::new("◀")).on_hover_text("Previous pass ([)").clicked() {
+        target = Some(ph.current.saturating_sub(1));
+    }
+    let label = |i: usize| {
+        let p = &ph.passes[i];
+        let nodes = ph.files[i].as_ref().map_or(String::from("…"), |f| f.node_count().to_string());
+        format!("{:03} {}  ({nodes} nodes)", p.index, p.name)
+    };
+    let current = label(ph.current);
+    egui::ComboBox::from_id_salt("pass_picker")
+        .selected_text(current)
+        .width(360.0)
+        .show_ui(ui, |ui| {
+            for i in 0..n {
+                if ui.selectable_label(i == ph.current, label(i)).clicked() {
+                    target = Some(i);
+                }
+            }
+        });
+    if ui.add_enabled(ph.current + 1 < n, egui::Button::new("▶")).on_hover_text("Next pass (])").clicked() {
+        target = Some(ph.current + 1);
+    }
+    ui.weak(format!("{}/{}", ph.current + 1, n));
+    if let Some(t) = target {
+        let delta = t as isize - ph.current as isize;
+        app.step_pass(delta);
+    }
+}
+
+/// Fit, reveal and keyboard, applied to the viewport before egui_graphs draws the frame.
+pub fn before_frame(app: &mut App, st: &mut GraphViewState, ui: &mut egui::Ui, rect: Rect) {
+    let mut vp = Viewport::load(ui);
+    let before = (vp.zoom, vp.pan);
+    keyboard(app, st, ui, rect, &mut vp);
+    if st.fit_frames > 0
+        && let Some(scene) = &st.scene
+    {
+        let [x0, y0, x1, y1] = scene.layout.layout.bounds;
+        vp = Viewport::fitting(Rect::from_min_max(Pos2::new(x0, y0), Pos2::new(x1, y1)), rect);
+        st.fit_frames -= 1;
+    }
+    if let Some(ph) = app.phase.as_mut()
+        && ph.reveal_selected
+    {
+        ph.reveal_selected = false;
+        if let Some(p) = selected_pos(app, st) {
+            vp = reveal(vp, p, rect);
+        }
+    }
+    if (vp.zoom, vp.pan) != before {
+        vp.save(ui);
+    }
+}
+
+/// Brings canvas point `p` on screen at a zoom where labels are readable.
+fn reveal(vp: Viewport, p: Pos2, rect: Rect) -> Viewport {
+    let zoomed = Viewport {
+        zoom: vp.zoom.max(0.9),
+        ..vp
+    };
+    zoomed.centred_on(p, rect)
+}
+
+fn selected_pos(app: &App, st: &GraphViewState) -> Option<Pos2> {
+    let scene = st.scene.as_ref()?;
+    let sel = app.phase.as_ref()?.selected.as_deref()?;
+    scene.pos(scene.layout.union.id(sel)?)
+}
+
+fn keyboard(app: &mut App, st: &mut GraphViewState, ui: &mut egui::Ui, rect: Rect, vp: &mut Viewport) {
+    if ui.ctx().egui_wants_keyboard_input() {
+        return;
+    }
+    let pressed = |k: Key| ui.input_mut(|i| i.consume_key(egui::Modifiers::NONE, k));
+    if pressed(Key::F) {
+        st.fit_frames = 1;
+    }
+    if pressed(Key::OpenBracket) {
+        app.step_pass(-1);
+    }
+    if pressed(Key::CloseBracket) {
+        app.step_pass(1);
+    }
+    if pressed(Key::C) {
+        st.cone = !st.cone;
+    }
+    if pressed(Key::Escape) {
+        app.select_node(None);
+    }
+    if pressed(Key::Z)
+        && let Some(p) = selected_pos(app, st)
+    {
+        *vp = Viewport { zoom: 1.0, ..*vp }.centred_on(p, rect);
+    }
+    if pressed(Key::Plus) || pressed(Key::Equals) {
+        *vp = vp.zoomed(1.25, rect.center(), rect);
+    }
+    if pressed(Key::Minus) {
+        *vp = vp.zoomed(0.8, rect.center(), rect);
+    }
+    let slash = ui.input_mut(|i| i.consume_key(egui::Modifiers::NONE, Key::Slash) || i.consume_key(egui::Modifiers::COMMAND, Key::F));
+    if slash {
+        st.search.focus = true;
+    }
+    for (key, dir) in [(Key::ArrowUp, Walk::Up), (Key::ArrowDown, Walk::Down), (Key::ArrowLeft, Walk::Left), (Key::ArrowRight, Walk::Right)] {
+        if pressed(key)
+            && let Some(next) = walk(app, st, dir)
+        {
+            app.reveal_node(next);
+        }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Walk {
+    Up,
+    Down,
+    Left,
+    Right,
+}
+
+/// The node one step away from the selection: its first producer/user, or its neighbour in
+/// the same layer.
+fn walk(app: &App, st: &GraphViewState, dir: Walk) -> Option<String> {
+    let scene = st.scene.as_ref()?;
+    let names = scene.layout.union.names();
+    let sel = app.phase.as_ref()?.selected.as_deref().and_then(|s| scene.layout.union.id(s));
+    let Some(sel) = sel else {
+        // Nothing selected: start at the top-left-most node of the pass.
+        return first_node(scene).map(|i| names[i as usize].clone());
+    };
+    let x = |i: u32| scene.pos(i).map_or(0.0, |p| p.x);
+    let next = match dir {
+        Walk::Up => scene.pass_edges.iter().filter(|e| e.1 == sel).map(|e| e.0).min_by(|a, b| x(*a).total_cmp(&x(*b))),
+        Walk::Down => scene.pass_edges.iter().filter(|e| e.0 == sel).map(|e| e.1).min_by(|a, b| x(*a).total_cmp(&x(*b))),
+        Walk::Left | Walk::Right => {
+            let layer = scene.layout.layout.layer.get(sel as usize).copied();
+            let here = x(sel);
+            let same = (0..scene.present.len() as u32)
+                .filter(|&i| scene.present[i as usize] && scene.layout.layout.layer.get(i as usize).copied() == layer && i != sel);
+            if dir == Walk::Left {
+                same.filter(|&i| x(i) < here).max_by(|a, b| x(*a).total_cmp(&x(*b)))
+            } else {
+                same.filter(|&i| x(i) > here).min_by(|a, b| x(*a).total_cmp(&x(*b)))
+            }
+        }
+    }?;
+    names.get(next as usize).cloned()
+}
+
+fn first_node(scene: &super::scene::Scene) -> Option<u32> {
+    (0..scene.present.len() as u32)
+        .filter(|&i| scene.present[i as usize])
+        .min_by(|&a, &b| {
+            let (pa, pb) = (scene.pos(a).unwrap_or_default(), scene.pos(b).unwrap_or_default());
+            (pa.y, pa.x).partial_cmp(&(pb.y, pb.x)).unwrap_or(std::cmp::Ordering::Equal)
+        })
+}
+
+/// Plain wheel pans (Ctrl+wheel zooms, in egui_graphs): the way trackpads and Netron work.
+pub fn after_frame(_app: &mut App, _st: &mut GraphViewState, ui: &mut egui::Ui, response: &egui::Response) {
+    if !response.hovered() {
+        return;
+    }
+    let delta = ui.input(|i| if i.modifiers.command { Vec2::ZERO } else { i.smooth_scroll_delta });
+    if delta != Vec2::ZERO {
+        let mut vp = Viewport::load(ui);
+        vp.pan += delta;
+        vp.save(ui);
+        ui.ctx().request_repaint();
+    }
+}

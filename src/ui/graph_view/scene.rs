@@ -1,0 +1,251 @@
+//! The egui_graphs graph of one phase and how it reflects the app: which pass is on screen,
+//! what is selected, which cone is highlighted. Rebuilt only when the layout changes; a change
+//! of pass or selection only rewrites node flags.
+
+use super::shapes::{EdgeData, FxGraphUi, Mark, NodeData, NodeLook};
+use crate::analysis::op_family;
+use crate::analysis::phase_layout::{PhaseLayout, pass_entries};
+use crate::model::fx::FxFile;
+use crate::model::fx_fmt::{meta_text, short_target};
+use egui::{Color32, Pos2, Vec2};
+use petgraph::graph::{EdgeIndex, NodeIndex};
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::Arc;
+
+/// What the scene currently shows, to know when flags must be rewritten.
+#[derive(Debug, Clone, PartialEq, Default)]
+struct Applied {
+    file: usize,
+    selected: Option<String>,
+    cone: bool,
+    hits: u64,
+}
+
+pub struct Scene {
+    pub layout: Arc<PhaseLayout>,
+    pub graph: FxGraphUi,
+    /// Union node id → egui_graphs node.
+    node_idx: Vec<NodeIndex>,
+    /// Union edge → egui_graphs edge.
+    edge_idx: Vec<EdgeIndex>,
+    edge_of: HashMap<(u32, u32), u32>,
+    /// Per union node: present in the pass on screen.
+    pub present: Vec<bool>,
+    /// Edges of the pass on screen, as union ids (producer, consumer).
+    pub pass_edges: Vec<(u32, u32)>,
+    applied: Option<Applied>,
+}
+
+impl Scene {
+    pub fn new(layout: Arc<PhaseLayout>) -> Self {
+        let mut graph = FxGraphUi::new();
+        let placeholder = Arc::new(NodeLook {
+            name: String::new(),
+            target: String::new(),
+            subtitle: String::new(),
+            fill: Color32::GRAY,
+            size: Vec2::new(100.0, 40.0),
+        });
+        let node_idx: Vec<NodeIndex> = (0..layout.union.names().len())
+            .map(|i| {
+                let [x, y] = layout.layout.pos.get(i).copied().unwrap_or([0.0, 0.0]);
+                let data = NodeData {
+                    look: placeholder.clone(),
+                    present: false,
+                    selected: false,
+                    mark: Mark::Plain,
+                };
+                graph.add_node_with_location(data, Pos2::new(x, y))
+            })
+            .collect();
+        let mut edge_of = HashMap::new();
+        let edge_idx: Vec<EdgeIndex> = layout
+            .union
+            .edges()
+            .iter()
+            .enumerate()
+            .map(|(e, &(a, b))| {
+                edge_of.insert((a, b), e as u32);
+                let route: Arc<[Pos2]> = layout.layout.edge_paths.get(e).map_or_else(
+                    || Arc::from(Vec::new()),
+                    |p| p.iter().map(|&[x, y]| Pos2::new(x, y)).collect(),
+                );
+                let direct = layout.layout.edge_kinds.get(e) == Some(&crate::analysis::layout::EdgeKind::Direct);
+                let data = EdgeData {
+                    route,
+                    present: false,
+                    direct,
+                    mark: Mark::Plain,
+                };
+                graph.add_edge(node_idx[a as usize], node_idx[b as usize], data)
+            })
+            .collect();
+        // egui_graphs sets "node N" labels; empty ones cost nothing to clone per edge.
+        for &i in &node_idx {
+            if let Some(n) = graph.node_mut(i) {
+                n.set_label(String::new());
+            }
+        }
+        for &e in &edge_idx {
+            if let Some(x) = graph.edge_mut(e) {
+                x.set_label(String::new());
+            }
+        }
+        let n = node_idx.len();
+        Scene {
+            layout,
+            graph,
+            node_idx,
+            edge_idx,
+            edge_of,
+            present: vec![false; n],
+            pass_edges: Vec::new(),
+            applied: None,
+        }
+    }
+
+    /// Makes the scene show `file` with `selected` and, when `cone` is on, the selection's
+    /// upstream/downstream highlighted. Cheap when nothing changed.
+    /// `hits_generation` changes whenever `hits` does.
+    pub fn apply(&mut self, file: &Arc<FxFile>, selected: Option<&str>, cone: bool, hits: &[u32], hits_generation: u64) {
+        let want = Applied {
+            file: Arc::as_ptr(file) as usize,
+            selected: selected.map(str::to_owned),
+            cone,
+            hits: hits_generation,
+        };
+        let file_changed = self.applied.as_ref().is_none_or(|a| a.file != want.file);
+        if !file_changed && self.applied.as_ref() == Some(&want) {
+            return;
+        }
+        if file_changed {
+            self.show_pass(file);
+        }
+        self.mark(selected, cone, hits);
+        self.applied = Some(want);
+    }
+
+    fn show_pass(&mut self, file: &FxFile) {
+        self.present.iter_mut().for_each(|p| *p = false);
+        let ids = self.layout.ids_of(file);
+        for (g, graph_ids) in file.graphs.iter().zip(&ids) {
+            for (node, id) in g.nodes.iter().zip(graph_ids) {
+                let Some(id) = *id else { continue };
+                self.present[id as usize] = true;
+                let size = self.layout.sizes.get(id as usize).copied().unwrap_or((100.0, 40.0));
+                let [r, gr, b] = op_family::family(node).rgb();
+                let look = Arc::new(NodeLook {
+                    name: node.name.clone(),
+                    target: short_target(node),
+                    subtitle: meta_text(node).unwrap_or_default(),
+                    fill: Color32::from_rgb(r, gr, b),
+                    size: Vec2::new(size.0, size.1),
+                });
+                if let Some(n) = self.graph.node_mut(self.node_idx[id as usize]) {
+                    n.payload_mut().look = look;
+                }
+            }
+        }
+        for (i, &idx) in self.node_idx.iter().enumerate() {
+            if let Some(n) = self.graph.node_mut(idx) {
+                n.payload_mut().present = self.present[i];
+            }
+        }
+        let mut on: HashSet<u32> = HashSet::new();
+        self.pass_edges.clear();
+        for (name, inputs) in pass_entries(file) {
+            let Some(b) = self.layout.union.id(&name) else { continue };
+            for input in inputs {
+                if let Some(a) = self.layout.union.id(&input)
+                    && let Some(&e) = self.edge_of.get(&(a, b))
+                    && on.insert(e)
+                {
+                    self.pass_edges.push((a, b));
+                }
+            }
+        }
+        for (e, &idx) in self.edge_idx.iter().enumerate() {
+            if let Some(x) = self.graph.edge_mut(idx) {
+                x.payload_mut().present = on.contains(&(e as u32));
+            }
+        }
+    }
+
+    fn mark(&mut self, selected: Option<&str>, cone: bool, hits: &[u32]) {
+        let sel = selected.and_then(|s| self.layout.union.id(s)).filter(|&i| self.present[i as usize]);
+        let (up, down) = match (sel, cone) {
+            (Some(s), true) => (self.reach(s, true), self.reach(s, false)),
+            _ => (HashSet::new(), HashSet::new()),
+        };
+        let hits: HashSet<u32> = hits.iter().copied().collect();
+        let coning = sel.is_some() && cone;
+        for (i, &idx) in self.node_idx.iter().enumerate() {
+            let id = i as u32;
+            let mark = if hits.contains(&id) {
+                Mark::Hit
+            } else if up.contains(&id) {
+                Mark::Upstream
+            } else if down.contains(&id) {
+                Mark::Downstream
+            } else if coning && Some(id) != sel {
+                Mark::Faded
+            } else {
+                Mark::Plain
+            };
+            if let Some(n) = self.graph.node_mut(idx) {
+                let p = n.payload_mut();
+                p.selected = Some(id) == sel;
+                p.mark = mark;
+            }
+        }
+        for (e, &(a, b)) in self.layout.union.edges().iter().enumerate() {
+            let mark = if up.contains(&a) && (up.contains(&b) || Some(b) == sel) {
+                Mark::Upstream
+            } else if (down.contains(&b)) && (down.contains(&a) || Some(a) == sel) {
+                Mark::Downstream
+            } else if coning {
+                Mark::Faded
+            } else {
+                Mark::Plain
+            };
+            if let Some(x) = self.graph.edge_mut(self.edge_idx[e]) {
+                x.payload_mut().mark = mark;
+            }
+        }
+    }
+
+    /// Nodes reachable from `from` against (`up`) or along the edges of the pass on screen.
+    fn reach(&self, from: u32, up: bool) -> HashSet<u32> {
+        let mut adj: HashMap<u32, Vec<u32>> = HashMap::new();
+        for &(a, b) in &self.pass_edges {
+            let (k, v) = if up { (b, a) } else { (a, b) };
+            adj.entry(k).or_default().push(v);
+        }
+        let mut seen = HashSet::new();
+        let mut queue = VecDeque::from([from]);
+        while let Some(n) = queue.pop_front() {
+            for &m in adj.get(&n).map_or(&[][..], Vec::as_slice) {
+                if seen.insert(m) {
+                    queue.push_back(m);
+                }
+            }
+        }
+        seen.remove(&from);
+        seen
+    }
+
+    /// Canvas centre of a union node.
+    pub fn pos(&self, id: u32) -> Option<Pos2> {
+        self.layout.layout.pos.get(id as usize).map(|&[x, y]| Pos2::new(x, y))
+    }
+
+    pub fn node_of(&self, idx: NodeIndex) -> Option<u32> {
+        self.node_idx.iter().position(|&i| i == idx).map(|i| i as u32)
+    }
+
+    /// Union id of the node egui_graphs calls `idx`: node indices are assigned in order.
+    pub fn id_of_index(&self, idx: NodeIndex) -> Option<u32> {
+        let i = idx.index();
+        (self.node_idx.get(i) == Some(&idx)).then_some(i as u32).or_else(|| self.node_of(idx))
+    }
+}

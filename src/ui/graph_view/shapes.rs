@@ -1,0 +1,277 @@
+//! How one FX node and one edge are painted inside egui_graphs.
+//!
+//! egui_graphs walks every node and edge each frame and clones both end nodes per edge, so the
+//! payloads here are cheap to clone (`Arc` + `Copy` flags) and `shapes` returns nothing for
+//! what is off screen or absent from the current pass: that culling is what keeps thousands of
+//! nodes smooth. Text is drawn only when it would be legible (level of detail).
+
+use egui::{Color32, CornerRadius, Pos2, Rect, Shape, Stroke, StrokeKind, Vec2};
+use egui_graphs::{DisplayEdge, DisplayNode, DrawContext, EdgeProps, Node, NodeProps};
+use petgraph::Directed;
+use petgraph::graph::DefaultIx;
+use std::sync::Arc;
+
+/// Below this on-screen font size labels are skipped: unreadable, and the costliest part.
+const MIN_TEXT_PX: f32 = 5.5;
+const FONT_PX: f32 = 12.0;
+
+/// What a node shows; rebuilt when the pass changes, shared by clones.
+#[derive(Debug)]
+pub struct NodeLook {
+    pub name: String,
+    pub target: String,
+    pub subtitle: String,
+    pub fill: Color32,
+    pub size: Vec2,
+}
+
+/// How a node is emphasised right now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Mark {
+    #[default]
+    Plain,
+    /// Upstream of the selection (its producers, transitively).
+    Upstream,
+    /// Downstream of the selection (its users, transitively).
+    Downstream,
+    /// Outside the highlighted cone: drawn faded.
+    Faded,
+    /// A search hit.
+    Hit,
+}
+
+#[derive(Debug, Clone)]
+pub struct NodeData {
+    pub look: Arc<NodeLook>,
+    /// The node exists in the pass on screen.
+    pub present: bool,
+    pub selected: bool,
+    pub mark: Mark,
+}
+
+#[derive(Debug, Clone)]
+pub struct EdgeData {
+    /// Canvas polyline from the layout (source bottom → target top, through bend points).
+    pub route: Arc<[Pos2]>,
+    pub present: bool,
+    /// Drawn as a straight segment (too long to route): drawn fainter.
+    pub direct: bool,
+    pub mark: Mark,
+}
+
+pub type FxGraphUi = egui_graphs::Graph<NodeData, EdgeData, Directed, DefaultIx, NodeShape, EdgeShape>;
+
+#[derive(Debug, Clone)]
+pub struct NodeShape {
+    loc: Pos2,
+    data: NodeData,
+    hovered: bool,
+}
+
+impl From<NodeProps<NodeData>> for NodeShape {
+    fn from(p: NodeProps<NodeData>) -> Self {
+        NodeShape {
+            loc: p.location(),
+            hovered: p.hovered,
+            data: p.payload,
+        }
+    }
+}
+
+impl NodeShape {
+    fn canvas_rect(&self) -> Rect {
+        Rect::from_center_size(self.loc, self.data.look.size)
+    }
+}
+
+impl DisplayNode<NodeData, EdgeData, Directed, DefaultIx> for NodeShape {
+    fn closest_boundary_point(&self, dir: Vec2) -> Pos2 {
+        // Edges follow the layout's routes, so this only serves egui_graphs' own fallbacks.
+        let half = self.data.look.size / 2.0;
+        let d = dir.normalized();
+        let t = (half.x / d.x.abs().max(1e-6)).min(half.y / d.y.abs().max(1e-6));
+        self.loc + d * t
+    }
+
+    fn shapes(&mut self, ctx: &DrawContext) -> Vec<Shape> {
+        if !self.data.present {
+            return Vec::new();
+        }
+        let zoom = ctx.meta.zoom;
+        let rect = Rect::from_center_size(
+            ctx.meta.canvas_to_screen_pos(self.loc),
+            self.data.look.size * zoom,
+        );
+        if !ctx.painter.clip_rect().intersects(rect) {
+            return Vec::new();
+        }
+        let dark = ctx.ctx.global_style().visuals.dark_mode;
+        let look = &self.data.look;
+        let mut fill = look.fill;
+        if self.data.mark == Mark::Faded {
+            fill = fill.gamma_multiply(0.25);
+        }
+        let radius = CornerRadius::same((6.0 * zoom).clamp(0.0, 8.0) as u8);
+        let mut shapes = Vec::with_capacity(5);
+        shapes.push(Shape::rect_filled(rect, radius, fill));
+        if let Some(stroke) = self.outline(zoom, dark) {
+            shapes.push(Shape::rect_stroke(rect, radius, stroke, StrokeKind::Outside));
+        }
+        let font_px = FONT_PX * zoom;
+        if font_px >= MIN_TEXT_PX {
+            self.labels(ctx, rect, font_px, &mut shapes);
+        }
+        shapes
+    }
+
+    fn update(&mut self, state: &NodeProps<NodeData>) {
+        self.loc = state.location();
+        self.hovered = state.hovered;
+        self.data = state.payload.clone();
+    }
+
+    fn is_inside(&self, pos: Pos2) -> bool {
+        self.data.present && self.canvas_rect().contains(pos)
+    }
+}
+
+impl NodeShape {
+    fn outline(&self, zoom: f32, dark: bool) -> Option<Stroke> {
+        let w = (2.5 * zoom).clamp(1.0, 3.0);
+        let fg = if dark { Color32::WHITE } else { Color32::BLACK };
+        if self.data.selected {
+            return Some(Stroke::new(w + 1.0, Color32::from_rgb(255, 215, 0)));
+        }
+        match self.data.mark {
+            Mark::Upstream => Some(Stroke::new(w, Color32::from_rgb(80, 170, 255))),
+            Mark::Downstream => Some(Stroke::new(w, Color32::from_rgb(255, 140, 60))),
+            Mark::Hit => Some(Stroke::new(w, Color32::from_rgb(255, 80, 200))),
+            _ if self.hovered => Some(Stroke::new(w, fg)),
+            _ => None,
+        }
+    }
+
+    fn labels(&self, ctx: &DrawContext, rect: Rect, font_px: f32, shapes: &mut Vec<Shape>) {
+        let look = &self.data.look;
+        let text_color = if self.data.mark == Mark::Faded {
+            Color32::from_white_alpha(90)
+        } else {
+            Color32::WHITE
+        };
+        let lines = [
+            (look.name.as_str(), egui::FontId::proportional(font_px), text_color),
+            (look.target.as_str(), egui::FontId::proportional(font_px * 0.85), text_color.gamma_multiply(0.85)),
+            (look.subtitle.as_str(), egui::FontId::monospace(font_px * 0.8), text_color.gamma_multiply(0.75)),
+        ];
+        let line_h = rect.height() / 3.2;
+        let mut y = rect.top() + line_h * 0.2;
+        for (text, font, color) in lines {
+            if !text.is_empty() {
+                let galley = ctx.painter.layout_no_wrap(text.to_owned(), font, color);
+                let x = rect.center().x - galley.size().x.min(rect.width() - 4.0) / 2.0;
+                shapes.push(Shape::galley(Pos2::new(x, y), galley, color));
+            }
+            y += line_h;
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct EdgeShape {
+    data: EdgeData,
+}
+
+impl From<EdgeProps<EdgeData>> for EdgeShape {
+    fn from(p: EdgeProps<EdgeData>) -> Self {
+        EdgeShape { data: p.payload }
+    }
+}
+
+impl DisplayEdge<NodeData, EdgeData, Directed, DefaultIx, NodeShape> for EdgeShape {
+    fn shapes(
+        &mut self,
+        start: &Node<NodeData, EdgeData, Directed, DefaultIx, NodeShape>,
+        end: &Node<NodeData, EdgeData, Directed, DefaultIx, NodeShape>,
+        ctx: &DrawContext,
+    ) -> Vec<Shape> {
+        if !self.data.present || !start.payload().present || !end.payload().present {
+            return Vec::new();
+        }
+        let route = &self.data.route;
+        if route.len() < 2 {
+            return Vec::new();
+        }
+        // Cull on the route's bounding box before transforming every point.
+        let bbox = Rect::from_points(route);
+        let screen_bbox = Rect::from_min_max(
+            ctx.meta.canvas_to_screen_pos(bbox.min),
+            ctx.meta.canvas_to_screen_pos(bbox.max),
+        );
+        let clip = ctx.painter.clip_rect();
+        if !clip.intersects(screen_bbox.expand(4.0)) {
+            return Vec::new();
+        }
+        let dark = ctx.ctx.global_style().visuals.dark_mode;
+        let stroke = edge_stroke(self.data.mark, self.data.direct, dark, ctx.meta.zoom);
+        let points: Vec<Pos2> = route.iter().map(|p| ctx.meta.canvas_to_screen_pos(*p)).collect();
+        let mut shapes = Vec::with_capacity(2);
+        if let Some(head) = arrow_head(&points, stroke, ctx.meta.zoom) {
+            shapes.push(head);
+        }
+        shapes.push(Shape::line(points, stroke));
+        shapes
+    }
+
+    fn update(&mut self, state: &EdgeProps<EdgeData>) {
+        self.data = state.payload.clone();
+    }
+
+    fn is_inside(
+        &self,
+        _start: &Node<NodeData, EdgeData, Directed, DefaultIx, NodeShape>,
+        _end: &Node<NodeData, EdgeData, Directed, DefaultIx, NodeShape>,
+        _pos: Pos2,
+    ) -> bool {
+        false
+    }
+}
+
+fn edge_stroke(mark: Mark, direct: bool, dark: bool, zoom: f32) -> Stroke {
+    let base = if dark {
+        Color32::from_gray(150)
+    } else {
+        Color32::from_gray(110)
+    };
+    let color = match mark {
+        Mark::Upstream => Color32::from_rgb(80, 170, 255),
+        Mark::Downstream => Color32::from_rgb(255, 140, 60),
+        Mark::Faded => base.gamma_multiply(0.2),
+        _ if direct => base.gamma_multiply(0.45),
+        _ => base,
+    };
+    let width = match mark {
+        Mark::Upstream | Mark::Downstream => 2.0,
+        _ => (1.4 * zoom).clamp(0.6, 1.4),
+    };
+    Stroke::new(width, color)
+}
+
+/// A small filled triangle at the end of the polyline, once the view is close enough to see it.
+fn arrow_head(points: &[Pos2], stroke: Stroke, zoom: f32) -> Option<Shape> {
+    if zoom < 0.3 {
+        return None;
+    }
+    let (&tip, &prev) = (points.last()?, points.get(points.len().checked_sub(2)?)?);
+    let dir = (tip - prev).normalized();
+    if !dir.is_finite() {
+        return None;
+    }
+    let size = (7.0 * zoom).clamp(4.0, 9.0);
+    let normal = dir.rot90();
+    let base = tip - dir * size;
+    Some(Shape::convex_polygon(
+        vec![tip, base + normal * size * 0.45, base - normal * size * 0.45],
+        stroke.color,
+        Stroke::NONE,
+    ))
+}

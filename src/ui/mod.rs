@@ -1,0 +1,170 @@
+//! egui panels over [`App`]. Nothing here reads or parses a file: panels show state and issue
+//! commands (`app.open(..)`, selections). View-only state (zoom, the egui_graphs graph, search
+//! text) lives in [`ViewState`], apart from the app's data.
+
+mod code_view;
+mod graph_view;
+mod inspector;
+mod logs_panel;
+mod status_bar;
+mod tree;
+
+pub use graph_view::GraphViewState;
+
+use crate::app::{self, App};
+use crate::error::{Error, Result};
+use std::path::PathBuf;
+
+const RECENT_KEY: &str = "fxray.recent";
+
+/// View state of the whole window: everything that is about *how* things are shown.
+#[derive(Default)]
+pub struct ViewState {
+    pub graph: GraphViewState,
+    pub show_logs: bool,
+    pub show_code: bool,
+    pub logs: logs_panel::LogsPanelState,
+    pub code: code_view::CodeViewState,
+}
+
+/// The app and its views: what the native window and the UI tests drive.
+#[derive(Default)]
+pub struct Fxray {
+    pub app: App,
+    pub view: ViewState,
+}
+
+impl Fxray {
+    pub fn new(app: App) -> Self {
+        Fxray {
+            app,
+            view: ViewState::default(),
+        }
+    }
+
+    /// Draws the whole window for one frame.
+    pub fn ui(&mut self, ui: &mut egui::Ui) {
+        show(&mut self.app, &mut self.view, ui);
+    }
+}
+
+/// Draws the whole window. Used by the native app and by UI tests.
+pub fn show(app: &mut App, view: &mut ViewState, ui: &mut egui::Ui) {
+    app.poll();
+    handle_dropped_files(app, ui.ctx());
+    egui::Panel::top("menu").show(ui, |ui| menu_bar(app, view, ui));
+    egui::Panel::bottom("status").show(ui, |ui| status_bar::show(app, ui));
+    egui::Panel::left("tree")
+        .resizable(true)
+        .default_size(330.0)
+        .show(ui, |ui| tree::show(app, view, ui));
+    egui::Panel::right("inspector")
+        .resizable(true)
+        .default_size(380.0)
+        .show(ui, |ui| inspector::show(app, ui, &mut view.show_code));
+    if view.show_logs {
+        egui::Panel::bottom("logs")
+            .resizable(true)
+            .default_size(260.0)
+            .show(ui, |ui| logs_panel::show(app, &mut view.logs, ui));
+    }
+    if view.show_code {
+        code_view::window(app, &mut view.show_code, &mut view.code, ui.ctx());
+    }
+    egui::CentralPanel::default().show(ui, |ui| graph_view::show(app, &mut view.graph, ui));
+    if app.busy() {
+        // Background messages wake us, but a spinner needs frames too.
+        ui.ctx().request_repaint_after(std::time::Duration::from_millis(100));
+    }
+}
+
+fn menu_bar(app: &mut App, view: &mut ViewState, ui: &mut egui::Ui) {
+    egui::MenuBar::new().ui(ui, |ui| {
+        ui.menu_button("File", |ui| {
+            if ui.button("Open folder…").clicked() {
+                pick_folder(app);
+                ui.close();
+            }
+            if ui.button("Open sample run").clicked() {
+                app.open(&app::sample_path());
+                ui.close();
+            }
+            ui.separator();
+            ui.label("Recent");
+            let recent = app.recent.clone();
+            for p in recent {
+                if ui.button(p.display().to_string()).clicked() {
+                    app.open(&p);
+                    ui.close();
+                }
+            }
+        });
+        ui.menu_button("View", |ui| {
+            let dark = ui.visuals().dark_mode;
+            if ui.button(if dark { "Light theme" } else { "Dark theme" }).clicked() {
+                ui.ctx().set_visuals(if dark { egui::Visuals::light() } else { egui::Visuals::dark() });
+                ui.close();
+            }
+            ui.checkbox(&mut view.show_logs, "Logs panel");
+            ui.checkbox(&mut view.show_code, "output_code.py");
+        });
+    });
+}
+
+fn pick_folder(app: &mut App) {
+    let picked = rfd::FileDialog::new().set_title("Open a torch_compile_debug folder").pick_folder();
+    if let Some(p) = picked {
+        app.open(&p);
+    }
+}
+
+fn handle_dropped_files(app: &mut App, ctx: &egui::Context) {
+    let dropped: Vec<PathBuf> = ctx.input(|i| i.raw.dropped_files.iter().map(|f| f.path().to_path_buf()).collect());
+    if let Some(p) = dropped.into_iter().next() {
+        app.open(&p);
+    }
+}
+
+impl eframe::App for Fxray {
+    fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
+        Fxray::ui(self, ui);
+    }
+
+    fn save(&mut self, storage: &mut dyn eframe::Storage) {
+        let recent: Vec<String> = self.app.recent.iter().map(|p| p.display().to_string()).collect();
+        if let Ok(s) = serde_json::to_string(&recent) {
+            storage.set_string(RECENT_KEY, s);
+        }
+    }
+}
+
+/// Opens the window on `path`, or on the bundled sample when none is given.
+pub fn run_native(path: Option<PathBuf>) -> Result<()> {
+    let path = path.unwrap_or_else(app::sample_path);
+    if !path.exists() {
+        return Err(Error::user(format!("{}: no such file or folder", path.display())));
+    }
+    let options = eframe::NativeOptions {
+        viewport: egui::ViewportBuilder::default()
+            .with_inner_size([1400.0, 880.0])
+            .with_title("fxray")
+            .with_drag_and_drop(true),
+        ..Default::default()
+    };
+    eframe::run_native(
+        "fxray",
+        options,
+        Box::new(move |cc| {
+            let mut app = App::new();
+            let ctx = cc.egui_ctx.clone();
+            app.set_waker(std::sync::Arc::new(move || ctx.request_repaint()));
+            if let Some(s) = cc.storage.and_then(|s| s.get_string(RECENT_KEY)) {
+                let recent: Vec<String> = serde_json::from_str(&s).unwrap_or_default();
+                app.recent = recent.into_iter().map(PathBuf::from).collect();
+            }
+            app.open(&path);
+            Ok(Box::new(Fxray::new(app)))
+        }),
+    )
+    .map_err(|e| Error::Internal(format!("could not open a window: {e}")))
+}

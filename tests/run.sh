@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Runs every test of fxray on a fresh Debian machine, set-up included:
+#   1. installs what the UI tests need (Mesa's software Vulkan for egui_kittest snapshots),
+#   2. checks formatting and lints,
+#   3. runs `cargo test` (unit, integration, CLI and UI tests against ../shared/fixtures).
+# .ci/run calls exactly this script.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_pkgs=()
+for p in mesa-vulkan-drivers libvulkan1 libgl1-mesa-dri libegl1 libegl-mesa0; do
+    dpkg -s "$p" >/dev/null 2>&1 || need_pkgs+=("$p")
+done
+if [ ${#need_pkgs[@]} -gt 0 ]; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+        echo "installing: ${need_pkgs[*]}"
+        apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need_pkgs[@]}" >/dev/null
+    else
+        echo "warning: missing ${need_pkgs[*]} (run as root on Debian to install); UI snapshot tests may fail" >&2
+    fi
+fi
+
+if [ ! -d ../shared/fixtures ]; then
+    echo "error: ../shared/fixtures not found: the tests read the real debug trees there" >&2
+    exit 1
+fi
+
+cargo fmt --check
+cargo clippy --all-targets --quiet -- -D warnings
+cargo test --no-fail-fast 2>&1
