@@ -8,7 +8,7 @@
 use crate::analysis::layout::EdgeKind;
 use crate::analysis::op_family;
 use crate::analysis::phase_layout::{self, PhaseLayout};
-use crate::model::fx::FxFile;
+use crate::model::fx::{FxFile, FxNode};
 use crate::model::fx_fmt::{meta_text, short_target};
 use std::collections::{BTreeMap, HashSet};
 use std::fmt::Write;
@@ -36,7 +36,7 @@ const MARGIN: f32 = 24.0;
 /// Height of the title band above the graph.
 const TITLE_BAND: f32 = 44.0;
 /// Room around a sub-graph's nodes; the top leaves space for its label.
-const GROUP_PAD: f32 = 10.0;
+const GROUP_PAD: f32 = 7.0;
 const GROUP_LABEL: f32 = 16.0;
 /// Family names as the bundled fonts declare them, then what other viewers likely have.
 const FONT_STACK: &str = "Ubuntu, 'Ubuntu Light', 'DejaVu Sans', 'Segoe UI', Arial, sans-serif";
@@ -48,7 +48,11 @@ pub fn to_svg(file: &FxFile, layout: &PhaseLayout, options: &SvgOptions) -> Stri
     let frame = scene.frame(layout);
     let mut out = String::with_capacity(512 + scene.nodes.len() * 600 + scene.edges.len() * 120);
     let class = file.graphs.first().map_or("", |g| g.name.as_str());
-    let caption = format!("{class} · {} nodes · {} edges", scene.nodes.len(), scene.edges.len());
+    let caption = format!(
+        "{class} · {} nodes · {} edges",
+        scene.nodes.len(),
+        scene.edges.len()
+    );
     write_header(&mut out, &frame, &theme, options, &caption);
     write_groups(&mut out, &scene, layout);
     write_edges(&mut out, &scene, layout);
@@ -142,8 +146,8 @@ fn font_db() -> Arc<resvg::usvg::fontdb::Database> {
 
 /// What of the union a pass draws.
 struct Scene<'a> {
-    /// Union id, node and sub-graph of each node of the pass, each id once.
-    nodes: Vec<(u32, &'a crate::model::fx::FxNode)>,
+    /// Union id and node of each node of the pass, each id once.
+    nodes: Vec<(u32, &'a FxNode)>,
     /// Indices into `union.edges()` of the edges the pass has.
     edges: Vec<usize>,
 }
@@ -409,10 +413,11 @@ fn write_nodes(out: &mut String, scene: &Scene, layout: &PhaseLayout) {
         let target = short_target(node);
         let _ = write!(
             out,
-            "<g class=\"node\"><title>{}</title>\
+            "<g class=\"node\" data-node=\"{}\"><title>{}</title>\
              <rect x=\"{x:.1}\" y=\"{y:.1}\" width=\"{w:.1}\" height=\"{h:.1}\" rx=\"6\" fill=\"#{:02x}{:02x}{:02x}\"/>\
              <text class=\"nm {ink}\" x=\"{cx:.1}\" y=\"{:.1}\">{}</text>\
              <text class=\"tg {ink}\" x=\"{cx:.1}\" y=\"{:.1}\">{}</text>",
+            xml(&layout.union.names()[id as usize]),
             xml(&tooltip(node)),
             fill[0],
             fill[1],
@@ -435,7 +440,7 @@ fn write_nodes(out: &mut String, scene: &Scene, layout: &PhaseLayout) {
 }
 
 /// What a browser shows on hover: the full target and annotation the label may have cut.
-fn tooltip(node: &crate::model::fx::FxNode) -> String {
+fn tooltip(node: &FxNode) -> String {
     let mut s = format!("{}: {}", node.name, node.target);
     if let Some(a) = &node.annotation {
         let _ = write!(s, " '{a}'");

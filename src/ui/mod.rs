@@ -9,7 +9,7 @@ mod logs_panel;
 mod status_bar;
 mod tree;
 
-pub use graph_view::GraphViewState;
+pub use graph_view::{GraphViewState, Viewport};
 
 use crate::app::{self, App};
 use crate::error::{Error, Result};

@@ -14,7 +14,10 @@ pub fn run_dir(case: &str) -> PathBuf {
     let mut runs: Vec<PathBuf> = std::fs::read_dir(&root)
         .unwrap_or_else(|e| panic!("{}: {e}", root.display()))
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("run_")))
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("run_"))
+        })
         .collect();
     runs.sort();
     runs.into_iter().next().expect("a run folder")

@@ -115,7 +115,7 @@ pub fn show(app: &mut App, st: &mut GraphViewState, ui: &mut egui::Ui) {
     let hits = st.search.hit_ids(scene);
     scene.apply(&file, selected.as_deref(), st.cone, &hits, st.search.generation());
 
-    let rect = ui.available_rect_before_wrap();
+    let rect = ui.available_rect_before_wrap().intersect(ui.clip_rect());
     st.canvas = Some(rect);
     navigation::before_frame(app, st, ui, rect);
     let Some(scene) = st.scene.as_mut() else { return };
@@ -130,8 +130,8 @@ pub fn show(app: &mut App, st: &mut GraphViewState, ui: &mut egui::Ui) {
         .with_navigations(
             &SettingsNavigation::new()
                 .with_fit_to_screen_enabled(false)
-                .with_zoom_and_pan_enabled(true)
-                .with_zoom_speed(0.08),
+                // Zoom and pan are ours (navigation.rs): proportional, anchored, lag-free.
+                .with_zoom_and_pan_enabled(false),
         )
         .with_styles(&SettingsStyle::new().with_labels_always(false))
         .show(ui, &mut scene.graph);

@@ -22,7 +22,8 @@ impl Viewport {
 
     /// The same as [`Viewport::load`], from the context (tests and benches).
     pub fn load_ctx(ctx: &egui::Context) -> Self {
-        let id = MetadataFrame::new(Some(VIEW_ID.to_string())).get_id();
+        // The same key `MetadataFrame::load` uses (it hashes its own id once more).
+        let id = egui::Id::new(MetadataFrame::new(Some(VIEW_ID.to_string())).get_id());
         let m: MetadataFrame = ctx
             .data_mut(|d| d.get_persisted(id))
             .unwrap_or_else(|| MetadataFrame::new(Some(VIEW_ID.to_string())));
@@ -72,7 +73,8 @@ impl Viewport {
 }
 
 pub fn toolbar(app: &mut App, st: &mut GraphViewState, ui: &mut egui::Ui) {
-    ui.horizontal(|ui| {
+    // Wrapped: a narrow window must not push the toolbar (and the canvas) under the inspector.
+    ui.horizontal_wrapped(|ui| {
         pass_picker(app, ui);
         ui.separator();
         super::search::bar(app, st, ui);
@@ -99,7 +101,7 @@ fn pass_picker(app: &mut App, ui: &mut egui::Ui) {
     let current = label(ph.current);
     egui::ComboBox::from_id_salt("pass_picker")
         .selected_text(current)
-        .width(360.0)
+        .width(300.0)
         .show_ui(ui, |ui| {
             for i in 0..n {
                 if ui.selectable_label(i == ph.current, label(i)).clicked() {
@@ -117,11 +119,13 @@ fn pass_picker(app: &mut App, ui: &mut egui::Ui) {
     }
 }
 
-/// Fit, reveal and keyboard, applied to the viewport before egui_graphs draws the frame.
+/// Fit, reveal, keyboard, wheel and pinch, applied to the viewport before egui_graphs draws
+/// the frame (so the frame shows them without lag).
 pub fn before_frame(app: &mut App, st: &mut GraphViewState, ui: &mut egui::Ui, rect: Rect) {
     let mut vp = Viewport::load(ui);
     let before = (vp.zoom, vp.pan);
     keyboard(app, st, ui, rect, &mut vp);
+    wheel(ui, rect, &mut vp);
     if st.fit_frames > 0
         && let Some(scene) = &st.scene
     {
@@ -247,16 +251,28 @@ fn first_node(scene: &super::scene::Scene) -> Option<u32> {
         })
 }
 
-/// Plain wheel pans (Ctrl+wheel zooms, in egui_graphs): the way trackpads and Netron work.
-pub fn after_frame(_app: &mut App, _st: &mut GraphViewState, ui: &mut egui::Ui, response: &egui::Response) {
-    if !response.hovered() {
+/// Plain wheel pans, Ctrl+wheel and pinch zoom around the pointer, in proportion to the
+/// gesture (egui_graphs' own zoom moves by fixed steps per frame, which overshoots).
+fn wheel(ui: &egui::Ui, rect: Rect, vp: &mut Viewport) {
+    let Some(pointer) = ui.input(|i| i.pointer.hover_pos()).filter(|p| rect.contains(*p)) else {
+        return;
+    };
+    if ui.ctx().layer_id_at(pointer) != Some(ui.layer_id()) {
         return;
     }
-    let delta = ui.input(|i| if i.modifiers.command { Vec2::ZERO } else { i.smooth_scroll_delta });
-    if delta != Vec2::ZERO {
+    let (zoom, scroll) = ui.input(|i| (i.zoom_delta(), i.smooth_scroll_delta));
+    if zoom != 1.0 {
+        *vp = vp.zoomed(zoom, pointer, rect);
+    } else if scroll != Vec2::ZERO {
+        vp.pan += scroll;
+    }
+}
+
+/// Dragging the background pans.
+pub fn after_frame(_app: &mut App, _st: &mut GraphViewState, ui: &mut egui::Ui, response: &egui::Response) {
+    if response.dragged_by(egui::PointerButton::Primary) || response.dragged_by(egui::PointerButton::Middle) {
         let mut vp = Viewport::load(ui);
-        vp.pan += delta;
+        vp.pan += response.drag_delta();
         vp.save(ui);
-        ui.ctx().request_repaint();
     }
 }

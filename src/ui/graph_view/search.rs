@@ -91,8 +91,12 @@ pub fn bar(app: &mut App, st: &mut GraphViewState, ui: &mut egui::Ui) {
     let edit = egui::TextEdit::singleline(&mut s.text)
         .id(egui::Id::new("graph_search"))
         .hint_text("search nodes  ( / )")
-        .desired_width(180.0);
-    let resp = ui.add(edit);
+        .desired_width(150.0);
+    let resp = ui
+        .add(edit)
+        .on_hover_text("Find nodes by name (and target): Enter for the next match");
+    // A stable accessible name, so tests and screen readers find the box.
+    resp.widget_info(|| egui::WidgetInfo::labeled(egui::WidgetType::TextEdit, true, "graph search"));
     if s.focus {
         resp.request_focus();
         s.focus = false;

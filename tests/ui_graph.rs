@@ -1,0 +1,202 @@
+//! UI tests of the graph view, driving the real app on the fixtures with egui_kittest: open a
+//! tree, pick a pass in the run tree, search a node by typing, click it on the canvas, read the
+//! inspector, switch pass and check the selection and viewport survived.
+//!
+//! Frames are stepped with `run_steps`/`step`, never `run`: the graph view repaints every frame.
+
+mod common;
+
+use common::fixture;
+use egui::accesskit::Role;
+use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable;
+use fxray::app::App;
+use fxray::ui::{Fxray, Viewport};
+use std::path::Path;
+use std::time::Duration;
+
+const WAIT: Duration = Duration::from_secs(60);
+
+fn opened(path: &Path) -> App {
+    let mut app = App::new();
+    app.open(path);
+    assert!(app.wait_idle(WAIT), "opening {} timed out", path.display());
+    app
+}
+
+fn harness(app: App) -> Harness<'static, Fxray> {
+    Harness::builder()
+        .with_size(egui::vec2(1400., 900.))
+        .build_ui_state(|ui, s: &mut Fxray| s.ui(ui), Fxray::new(app))
+}
+
+/// Lets the background work started by the last frames finish, then draws its results.
+fn settle(h: &mut Harness<'static, Fxray>) {
+    h.run_steps(2);
+    assert!(h.state_mut().app.wait_idle(WAIT), "background work timed out");
+    h.run_steps(3);
+}
+
+fn selected(h: &Harness<'static, Fxray>) -> Option<String> {
+    h.state().app.phase.as_ref().and_then(|p| p.selected.clone())
+}
+
+fn current_pass(h: &Harness<'static, Fxray>) -> usize {
+    h.state().app.phase.as_ref().map_or(usize::MAX, |p| p.current)
+}
+
+fn viewport(h: &Harness<'static, Fxray>) -> (f32, egui::Vec2) {
+    let vp = Viewport::load_ctx(&h.ctx);
+    (vp.zoom, vp.pan)
+}
+
+fn click_at(h: &mut Harness<'static, Fxray>, pos: egui::Pos2) {
+    h.hover_at(pos);
+    h.step();
+    for pressed in [true, false] {
+        h.event(egui::Event::PointerButton {
+            pos,
+            button: egui::PointerButton::Primary,
+            pressed,
+            modifiers: egui::Modifiers::NONE,
+        });
+        h.step();
+    }
+    h.run_steps(2);
+}
+
+#[test]
+fn pick_pass_search_click_and_keep_selection_across_passes() {
+    let mut h = harness(opened(&fixture("showcase")));
+    settle(&mut h);
+    assert_eq!(current_pass(&h), 0);
+    // Every node of pass 000 is on the canvas (280 nodes, expected.json).
+    assert_eq!(h.state().view.graph.counts().1, 280);
+
+    // Pick pass 004 in the run tree.
+    h.get_by_label("004 apply_pattern_passes").click();
+    settle(&mut h);
+    assert_eq!(current_pass(&h), 4);
+    assert_eq!(h.state().view.graph.counts().1, 288);
+
+    // Search by typing: `/` focuses the box, Enter jumps to the first match.
+    h.key_press(egui::Key::Slash);
+    h.run_steps(2);
+    let search = h.get_by_role_and_label(Role::TextInput, "graph search");
+    search.type_text("bmm_1");
+    h.run_steps(2);
+    h.key_press(egui::Key::Enter);
+    h.run_steps(3);
+    assert_eq!(selected(&h).as_deref(), Some("bmm_1"));
+    h.get_by_label_contains("1/1 matches");
+
+    // Click another node on the canvas where the view draws it: `mul` (revealed first).
+    h.state_mut().app.reveal_node("mul".into());
+    h.run_steps(3);
+    h.state_mut().app.select_node(None);
+    h.run_steps(2);
+    let pos = h.state().view.graph.screen_pos_of(&h.ctx, "mul").expect("mul is laid out");
+    click_at(&mut h, pos);
+    assert_eq!(selected(&h).as_deref(), Some("mul"), "clicking the node selects it");
+    // The inspector shows its target and its shape.
+    h.get_by_label("torch.ops.aten.mul.Tensor");
+    h.get_by_label("[2, 8, 16]");
+
+    // `]` moves to the next pass: the selection and the viewport stay.
+    let before = viewport(&h);
+    h.key_press(egui::Key::CloseBracket);
+    h.run_steps(3);
+    assert_eq!(current_pass(&h), 5);
+    assert_eq!(selected(&h).as_deref(), Some("mul"));
+    h.get_by_label("torch.ops.aten.mul.Tensor");
+    let after = viewport(&h);
+    assert_eq!(before, after, "the viewport survives a change of pass");
+    // And the node is still drawn at the same place.
+    assert_eq!(h.state().view.graph.screen_pos_of(&h.ctx, "mul"), Some(pos));
+}
+
+#[test]
+fn keyboard_walks_producers_and_users() {
+    let mut h = harness(opened(&fixture("showcase")));
+    settle(&mut h);
+    // pass 000: `rsqrt: ... = aten.rsqrt(add)`, `mul = aten.mul(_to_copy, rsqrt)`.
+    h.state_mut().app.reveal_node("rsqrt".into());
+    h.run_steps(2);
+    h.key_press(egui::Key::ArrowUp);
+    h.run_steps(2);
+    assert_eq!(selected(&h).as_deref(), Some("add"), "up goes to the producer");
+    h.key_press(egui::Key::ArrowDown);
+    h.run_steps(2);
+    assert_eq!(selected(&h).as_deref(), Some("rsqrt"), "down goes to the user");
+    h.key_press(egui::Key::ArrowDown);
+    h.run_steps(2);
+    assert_eq!(selected(&h).as_deref(), Some("mul"));
+    h.key_press(egui::Key::Escape);
+    h.run_steps(2);
+    assert_eq!(selected(&h), None);
+}
+
+#[test]
+fn fit_shows_the_whole_graph_and_z_zooms_to_the_selection() {
+    let mut h = harness(opened(&fixture("showcase")));
+    settle(&mut h);
+    h.key_press(egui::Key::F);
+    h.run_steps(2);
+    let (fit_zoom, _) = viewport(&h);
+    let canvas = h.state().view.graph.canvas.expect("canvas drawn");
+    for name in ["embedding", "output"] {
+        let p = h.state().view.graph.screen_pos_of(&h.ctx, name).expect("laid out");
+        assert!(canvas.contains(p), "{name} at {p:?} is inside {canvas:?} after fit");
+    }
+    h.state_mut().app.select_node(Some("bmm".into()));
+    h.run_steps(1);
+    h.key_press(egui::Key::Z);
+    h.run_steps(2);
+    let (zoom, _) = viewport(&h);
+    assert!(zoom > fit_zoom, "Z zooms in ({zoom} > {fit_zoom})");
+    let p = h.state().view.graph.screen_pos_of(&h.ctx, "bmm").unwrap();
+    assert!((p - canvas.center()).length() < 2.0, "bmm centred: {p:?} vs {:?}", canvas.center());
+}
+
+#[test]
+fn cone_highlight_and_subgraphs_of_cond() {
+    let mut h = harness(opened(&fixture("npugraph_ex/torch_cond")));
+    settle(&mut h);
+    // The branches of cond are laid out with the top-level graph.
+    for name in ["cond", "true_graph_0/sin", "false_graph_0/cos"] {
+        assert!(h.state().view.graph.screen_pos_of(&h.ctx, name).is_some(), "{name} drawn");
+    }
+    h.state_mut().app.select_node(Some("cond".into()));
+    h.get_by_label("Cone").click();
+    h.run_steps(3);
+    assert!(h.state().view.graph.cone);
+}
+
+#[test]
+fn ui_keeps_drawing_while_a_large_graph_is_laid_out() {
+    // stress_20k's backward pass 000 has 20,048 nodes: its union layout takes a while, and
+    // the window must keep drawing frames meanwhile.
+    let root = fixture("npugraph_ex/stress_20k");
+    let mut app = opened(&root);
+    let backward = app
+        .workspace
+        .as_ref()
+        .and_then(|ws| ws.index.runs[0].models[0].phases.iter().find(|p| p.name == "backward"))
+        .map(|p| p.passes[0].path.clone())
+        .expect("a backward phase");
+    app.select_graph(&backward);
+    let mut h = harness(app);
+    let mut frames_while_pending = 0;
+    for _ in 0..400 {
+        h.step();
+        let pending = h.state().app.phase.as_ref().is_some_and(|p| p.layout.is_none());
+        if !pending {
+            break;
+        }
+        frames_while_pending += 1;
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert!(frames_while_pending >= 5, "frames kept coming during the layout ({frames_while_pending})");
+    settle(&mut h);
+    assert_eq!(h.state().view.graph.counts().1, 20_048);
+}
