@@ -5,9 +5,9 @@
 //! drives the same core headless.
 
 pub mod analysis;
+pub mod app;
+pub mod cli;
 pub mod error;
 pub mod model;
 pub mod sources;
-pub mod app;
-pub mod cli;
 pub mod ui;

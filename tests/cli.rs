@@ -28,7 +28,9 @@ fn json_of(out: &Output) -> Value {
 fn summary_json_of_the_showcase() {
     let root = fixture("showcase");
     let v = json_of(&fxray(&["summary", root.to_str().unwrap(), "--json"]));
-    let exp: Value = serde_json::from_str(&std::fs::read_to_string(fixture("showcase/expected.json")).unwrap()).unwrap();
+    let exp: Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture("showcase/expected.json")).unwrap())
+            .unwrap();
     let counts = exp["passes"]["node_count_per_file"].as_object().unwrap();
 
     let run = &v["runs"][0];
@@ -49,7 +51,12 @@ fn summary_json_of_the_showcase() {
     assert_eq!(passes[4]["index"], 4);
     assert_eq!(passes[4]["name"], "apply_pattern_passes");
     assert_eq!(model["captures"].as_array().unwrap().len(), 2);
-    assert_eq!(v["warnings"].as_array().unwrap().len(), 0, "{}", v["warnings"]);
+    assert_eq!(
+        v["warnings"].as_array().unwrap().len(),
+        0,
+        "{}",
+        v["warnings"]
+    );
 }
 
 #[test]
@@ -66,8 +73,17 @@ fn summary_of_every_fixture_tree_is_clean() {
         "inductor/f_torch_cond",
         "data_dump/attention_bf16_nan_inf",
     ] {
-        let v = json_of(&fxray(&["summary", fixture(case).to_str().unwrap(), "--json"]));
-        assert_eq!(v["warnings"].as_array().unwrap().len(), 0, "{case}: {}", v["warnings"]);
+        let v = json_of(&fxray(&[
+            "summary",
+            fixture(case).to_str().unwrap(),
+            "--json",
+        ]));
+        assert_eq!(
+            v["warnings"].as_array().unwrap().len(),
+            0,
+            "{case}: {}",
+            v["warnings"]
+        );
         let mut graphs = 0;
         for run in v["runs"].as_array().unwrap() {
             for m in run["models"].as_array().unwrap() {
@@ -85,10 +101,16 @@ fn summary_of_every_fixture_tree_is_clean() {
 
 #[test]
 fn summary_text_names_runs_models_and_passes() {
-    let out = fxray(&["summary", fixture("npugraph_ex/two_models").to_str().unwrap()]);
+    let out = fxray(&[
+        "summary",
+        fixture("npugraph_ex/two_models").to_str().unwrap(),
+    ]);
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
-    assert!(text.contains("run_2026_11_29_11_47_12_033918-pid_32458"), "{text}");
+    assert!(
+        text.contains("run_2026_11_29_11_47_12_033918-pid_32458"),
+        "{text}"
+    );
     assert!(text.contains("model__1"));
     assert!(text.contains("backward: 18 graph(s)"), "{text}");
     assert!(text.contains("view_to_reshape"));
@@ -114,12 +136,16 @@ fn export_json_has_the_promised_shape() {
     assert_eq!(mul["shape"], serde_json::json!(["2", "8", "16"]));
     assert_eq!(mul["source"], "showcase_model.py:69");
     let out = nodes.last().unwrap();
-    assert_eq!((out["name"].as_str(), out["op"].as_str()), (Some("output"), Some("output")));
+    assert_eq!(
+        (out["name"].as_str(), out["op"].as_str()),
+        (Some("output"), Some("output"))
+    );
 }
 
 #[test]
 fn export_json_nests_cond_branches() {
-    let g = run_dir("npugraph_ex/torch_cond").join("npugraph_ex/model__0/forward/000_aot_forward_graph.txt");
+    let g = run_dir("npugraph_ex/torch_cond")
+        .join("npugraph_ex/model__0/forward/000_aot_forward_graph.txt");
     let v = json_of(&fxray(&["export", g.to_str().unwrap()]));
     let graphs = v["graphs"].as_array().unwrap();
     let names: Vec<&str> = graphs.iter().map(|g| g["name"].as_str().unwrap()).collect();
@@ -127,22 +153,42 @@ fn export_json_nests_cond_branches() {
     assert_eq!(graphs[1]["parent"], "<lambda>");
     assert_eq!(graphs[2]["parent"], "<lambda>");
     assert_eq!(graphs[1]["used_by"], "cond");
-    let cond = graphs[0]["nodes"].as_array().unwrap().iter().find(|n| n["name"] == "cond").unwrap();
+    let cond = graphs[0]["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["name"] == "cond")
+        .unwrap();
     assert_eq!(cond["target"], "torch.ops.higher_order.cond");
 }
 
 #[test]
 fn export_dot_draws_every_node_and_edge() {
-    let g = run_dir("npugraph_ex/mlp_inference").join("npugraph_ex/model__0/forward/000_aot_forward_graph.txt");
+    let g = run_dir("npugraph_ex/mlp_inference")
+        .join("npugraph_ex/model__0/forward/000_aot_forward_graph.txt");
     let tmp = tempfile::tempdir().unwrap();
     let out_path = tmp.path().join("g.dot");
-    let out = fxray(&["export", g.to_str().unwrap(), "--format", "dot", "-o", out_path.to_str().unwrap()]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = fxray(&[
+        "export",
+        g.to_str().unwrap(),
+        "--format",
+        "dot",
+        "-o",
+        out_path.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let dot = std::fs::read_to_string(&out_path).unwrap();
     assert!(dot.starts_with("digraph "));
     let v = json_of(&fxray(&["export", g.to_str().unwrap()]));
     let nodes = v["graphs"][0]["nodes"].as_array().unwrap();
-    let edges: usize = nodes.iter().map(|n| n["inputs"].as_array().unwrap().len()).sum();
+    let edges: usize = nodes
+        .iter()
+        .map(|n| n["inputs"].as_array().unwrap().len())
+        .sum();
     assert_eq!(dot.matches("[label=").count(), nodes.len());
     assert_eq!(dot.matches(" -> ").count(), edges);
 }

@@ -27,19 +27,41 @@ fn showcase_tree_is_found_whole() {
 
     assert_eq!(run.models.len(), 1);
     let model = &run.models[0];
-    assert_eq!((model.name.as_str(), model.backend), ("model__0", Backend::NpugraphEx));
-    assert!(model.dynamo_graph.as_ref().is_some_and(|p| p.ends_with("dynamo_out_graph.txt")));
+    assert_eq!(
+        (model.name.as_str(), model.backend),
+        ("model__0", Backend::NpugraphEx)
+    );
+    assert!(
+        model
+            .dynamo_graph
+            .as_ref()
+            .is_some_and(|p| p.ends_with("dynamo_out_graph.txt"))
+    );
     assert_eq!(model.phases.len(), 1);
     let phase = &model.phases[0];
     assert_eq!(phase.name, "forward");
-    assert!(phase.output_code.as_ref().is_some_and(|p| p.ends_with("forward/output_code.py")));
+    assert!(
+        phase
+            .output_code
+            .as_ref()
+            .is_some_and(|p| p.ends_with("forward/output_code.py"))
+    );
 
     // Passes in execution order, names as npugraph_ex wrote them.
     let names: Vec<&str> = phase.passes.iter().map(|p| p.name.as_str()).collect();
     let mut want = vec!["graph"];
-    want.extend(exp["passes"]["names"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()));
+    want.extend(
+        exp["passes"]["names"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap()),
+    );
     assert_eq!(names, want);
-    assert_eq!(phase.passes.len(), exp["passes"]["graph_files"].as_u64().unwrap() as usize);
+    assert_eq!(
+        phase.passes.len(),
+        exp["passes"]["graph_files"].as_u64().unwrap() as usize
+    );
     for (i, p) in phase.passes.iter().enumerate() {
         assert_eq!(p.index as usize, i);
         assert!(p.size > 0, "{} has a size", p.path.display());
@@ -49,7 +71,12 @@ fn showcase_tree_is_found_whole() {
     assert_eq!(model.graph_name.as_deref(), Some("graph_1"));
     let kinds: Vec<CaptureKind> = model.captures.iter().map(|c| c.kind).collect();
     assert_eq!(kinds, [CaptureKind::Aligned, CaptureKind::Raw]);
-    assert!(model.captures.iter().all(|c| c.graph == "graph_1" && c.id == "140715248647824" && c.pid == 3064));
+    assert!(
+        model
+            .captures
+            .iter()
+            .all(|c| c.graph == "graph_1" && c.id == "140715248647824" && c.pid == 3064)
+    );
 
     let log_kinds: Vec<LogKind> = run.logs.iter().map(|l| l.kind).collect();
     assert_eq!(log_kinds, [LogKind::Backend, LogKind::Dynamo]);
@@ -61,7 +88,11 @@ fn showcase_tree_is_found_whole() {
     assert_eq!(d.graphs.len(), 1);
     assert_eq!(d.graphs[0].name, "graph_1");
     assert_eq!(d.graphs[0].steps, vec![(0, 646), (1, 646)]);
-    let steps: Vec<(u32, &str)> = idx.msprobe.iter().map(|m| (m.step, m.who.as_str())).collect();
+    let steps: Vec<(u32, &str)> = idx
+        .msprobe
+        .iter()
+        .map(|m| (m.step, m.who.as_str()))
+        .collect();
     assert_eq!(steps, [(0, "pid3064"), (1, "pid3064")]);
     assert_eq!(idx.traces.len(), 1);
     assert!(idx.warnings.is_empty(), "{:?}", idx.warnings);
@@ -84,7 +115,10 @@ fn multi_rank_runs_carry_their_rank() {
 fn orphan_model_and_two_models() {
     let idx = load::index(&fixture("npugraph_ex/dynamic_shapes")).expect("index");
     let models = &idx.runs[0].models;
-    assert_eq!(models.iter().map(|m| m.name.as_str()).collect::<Vec<_>>(), ["model__0", "model__1"]);
+    assert_eq!(
+        models.iter().map(|m| m.name.as_str()).collect::<Vec<_>>(),
+        ["model__0", "model__1"]
+    );
     assert!(models[0].is_orphan() && models[0].dynamo_graph.is_some());
     assert!(!models[1].is_orphan());
     assert_eq!(models[1].phases[0].passes.len(), 18);
@@ -93,12 +127,20 @@ fn orphan_model_and_two_models() {
     let models = &idx.runs[0].models;
     let shape: Vec<(String, Vec<String>)> = models
         .iter()
-        .map(|m| (m.name.clone(), m.phases.iter().map(|p| p.name.clone()).collect()))
+        .map(|m| {
+            (
+                m.name.clone(),
+                m.phases.iter().map(|p| p.name.clone()).collect(),
+            )
+        })
         .collect();
     assert_eq!(
         shape,
         [
-            ("model__0".to_string(), vec!["forward".to_string(), "backward".to_string()]),
+            (
+                "model__0".to_string(),
+                vec!["forward".to_string(), "backward".to_string()]
+            ),
             ("model__1".to_string(), vec!["forward".to_string()]),
         ]
     );
@@ -111,15 +153,32 @@ fn stock_inductor_layout() {
     assert_eq!(run.pid, Some(29754));
     assert_eq!(run.models.len(), 1);
     let m = &run.models[0];
-    assert_eq!((m.name.as_str(), m.backend), ("model__0", Backend::Inductor));
-    let phases: Vec<(&str, Option<&str>)> = m.phases.iter().map(|p| (p.name.as_str(), p.inductor_id.as_deref())).collect();
-    assert_eq!(phases, [("forward", Some("1.0")), ("backward", Some("3.1"))]);
+    assert_eq!(
+        (m.name.as_str(), m.backend),
+        ("model__0", Backend::Inductor)
+    );
+    let phases: Vec<(&str, Option<&str>)> = m
+        .phases
+        .iter()
+        .map(|p| (p.name.as_str(), p.inductor_id.as_deref()))
+        .collect();
+    assert_eq!(
+        phases,
+        [("forward", Some("1.0")), ("backward", Some("3.1"))]
+    );
     for p in &m.phases {
         let names: Vec<&str> = p.passes.iter().map(|g| g.name.as_str()).collect();
         assert_eq!(names, ["fx_graph_readable", "fx_graph_transformed"]);
         assert!(p.output_code.is_some());
-        let arts: Vec<String> = p.artifacts.iter().map(|a| a.file_name().unwrap().to_string_lossy().into_owned()).collect();
-        assert!(arts.contains(&"fx_graph_runnable.py".to_string()), "{arts:?}");
+        let arts: Vec<String> = p
+            .artifacts
+            .iter()
+            .map(|a| a.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        assert!(
+            arts.contains(&"fx_graph_runnable.py".to_string()),
+            "{arts:?}"
+        );
         assert!(arts.contains(&"ir_pre_fusion.txt".to_string()), "{arts:?}");
     }
     let logs: Vec<LogKind> = run.logs.iter().map(|l| l.kind).collect();
@@ -138,7 +197,11 @@ fn opening_inner_folders_keeps_their_context() {
     let idx = load::index(&forward).expect("index");
     assert_eq!(idx.opened, OpenedKind::Phase);
     assert_eq!(idx.runs.len(), 1);
-    assert_eq!(idx.runs[0].pid, Some(3064), "run found from the ancestors' names");
+    assert_eq!(
+        idx.runs[0].pid,
+        Some(3064),
+        "run found from the ancestors' names"
+    );
     assert_eq!(idx.runs[0].models[0].phases[0].passes.len(), 19);
 
     let model = run.join("npugraph_ex/model__0");
@@ -154,14 +217,21 @@ fn opening_inner_folders_keeps_their_context() {
     assert_eq!(idx.opened, OpenedKind::GraphFile);
     let passes = &idx.runs[0].models[0].phases[0].passes;
     assert_eq!(passes.len(), 1);
-    assert_eq!((passes[0].index, passes[0].name.as_str()), (5, "view_to_reshape"));
+    assert_eq!(
+        (passes[0].index, passes[0].name.as_str()),
+        (5, "view_to_reshape")
+    );
 }
 
 #[test]
 fn single_foreign_graph_file_is_loose() {
     let tmp = tempfile::tempdir().unwrap();
     let f = tmp.path().join("my_graph.txt");
-    std::fs::copy(run_dir("npugraph_ex/mlp_inference").join("npugraph_ex/model__0/dynamo_out_graph.txt"), &f).unwrap();
+    std::fs::copy(
+        run_dir("npugraph_ex/mlp_inference").join("npugraph_ex/model__0/dynamo_out_graph.txt"),
+        &f,
+    )
+    .unwrap();
     let idx = load::index(&f).expect("index");
     assert_eq!(idx.opened, OpenedKind::GraphFile);
     assert!(idx.runs.is_empty());
@@ -174,13 +244,32 @@ fn capture_folders_and_data_dump_roots() {
     let idx = load::index(&fixture("aclgraph/multistream_moe")).expect("index");
     let mut kinds: Vec<CaptureKind> = idx.loose_captures.iter().map(|c| c.kind).collect();
     kinds.sort_by_key(|k| *k as u8);
-    assert_eq!(kinds, [CaptureKind::Raw, CaptureKind::Aligned, CaptureKind::Filtered, CaptureKind::DeadlockCheck]);
-    assert!(idx.loose_captures.iter().all(|c| c.device == 2 && c.graph == "graph_1"));
+    assert_eq!(
+        kinds,
+        [
+            CaptureKind::Raw,
+            CaptureKind::Aligned,
+            CaptureKind::Filtered,
+            CaptureKind::DeadlockCheck
+        ]
+    );
+    assert!(
+        idx.loose_captures
+            .iter()
+            .all(|c| c.device == 2 && c.graph == "graph_1")
+    );
 
     let dump = fixture("data_dump/attention_bf16_nan_inf/worldsize1_global_rank0");
     let idx = load::index(&dump).expect("index");
     assert_eq!(idx.opened, OpenedKind::DataDump);
-    assert_eq!(idx.data_dumps[0].graphs[0].steps.iter().map(|s| s.0).collect::<Vec<_>>(), [0, 1]);
+    assert_eq!(
+        idx.data_dumps[0].graphs[0]
+            .steps
+            .iter()
+            .map(|s| s.0)
+            .collect::<Vec<_>>(),
+        [0, 1]
+    );
     let total: usize = idx.data_dumps[0].graphs[0].steps.iter().map(|s| s.1).sum();
     assert_eq!(total, 374);
     assert_eq!(idx.data_dumps[0].graphs[0].steps, vec![(0, 187), (1, 187)]);
@@ -201,33 +290,61 @@ fn captures_join_by_graph_name_not_folder() {
     let m1 = run.join("npugraph_ex/model__1/forward");
     copy_tree(&src.join("forward"), &m0.join("forward"));
     std::fs::create_dir_all(&m1).unwrap();
-    std::fs::copy(src.join("forward/000_aot_forward_graph.txt"), m1.join("000_aot_forward_graph.txt")).unwrap();
+    std::fs::copy(
+        src.join("forward/000_aot_forward_graph.txt"),
+        m1.join("000_aot_forward_graph.txt"),
+    )
+    .unwrap();
     for e in std::fs::read_dir(&src).unwrap() {
         let p = e.unwrap().path();
         if p.extension().is_some_and(|x| x == "json") {
-            std::fs::copy(&p, run.join("npugraph_ex/model__1").join(p.file_name().unwrap())).unwrap();
+            std::fs::copy(
+                &p,
+                run.join("npugraph_ex/model__1")
+                    .join(p.file_name().unwrap()),
+            )
+            .unwrap();
         }
     }
     let idx = load::index(tmp.path()).expect("index");
     let models = &idx.runs[0].models;
     assert_eq!(models[0].graph_name.as_deref(), Some("graph_1"));
-    assert_eq!(models[0].captures.len(), 2, "moved to the model that names graph_1");
+    assert_eq!(
+        models[0].captures.len(),
+        2,
+        "moved to the model that names graph_1"
+    );
     assert!(models[1].captures.is_empty());
-    assert!(models[0].captures.iter().all(|c| c.path.starts_with(run.join("npugraph_ex/model__1"))));
+    assert!(
+        models[0]
+            .captures
+            .iter()
+            .all(|c| c.path.starts_with(run.join("npugraph_ex/model__1")))
+    );
 }
 
 #[test]
 fn sibling_run_folders_of_one_process() {
     let tmp = tempfile::tempdir().unwrap();
-    for name in ["run_2026_01_01_00_00_00_000001-pid_42", "run_2026_01_01_00_00_00_000002-pid_42-rank_3", "run_2026_01_01_00_00_01_000000-pid_43"] {
+    for name in [
+        "run_2026_01_01_00_00_00_000001-pid_42",
+        "run_2026_01_01_00_00_00_000002-pid_42-rank_3",
+        "run_2026_01_01_00_00_01_000000-pid_43",
+    ] {
         let d = tmp.path().join(name).join("torchdynamo");
         std::fs::create_dir_all(&d).unwrap();
         std::fs::write(d.join("debug.log"), "x\n").unwrap();
     }
     let idx = discover::discover(tmp.path()).expect("index");
     assert_eq!(idx.runs.len(), 3);
-    assert_eq!(idx.runs[0].siblings, ["run_2026_01_01_00_00_00_000002-pid_42-rank_3"]);
-    assert_eq!(idx.runs[1].siblings, ["run_2026_01_01_00_00_00_000001-pid_42"]);
+    assert_eq!(
+        idx.runs[0].siblings,
+        ["run_2026_01_01_00_00_00_000002-pid_42-rank_3"]
+    );
+    assert_eq!(
+        idx.runs[1].siblings,
+        ["run_2026_01_01_00_00_00_000001-pid_42"]
+    );
     assert!(idx.runs[2].siblings.is_empty());
 }
 
@@ -236,7 +353,10 @@ fn missing_and_empty_paths() {
     let err = load::index(Path::new("/nonexistent/fxray/path")).unwrap_err();
     assert_eq!(err.exit_code(), 1);
     let msg = err.to_string();
-    assert!(msg.contains("/nonexistent/fxray/path") && msg.contains("no such file"), "{msg}");
+    assert!(
+        msg.contains("/nonexistent/fxray/path") && msg.contains("no such file"),
+        "{msg}"
+    );
     assert!(!msg.contains('\n'));
 
     let tmp = tempfile::tempdir().unwrap();

@@ -125,7 +125,10 @@ fn assert_edges_point_down(inp: &LayoutInput, l: &GraphLayout) {
         }
         let (ls, lt) = (l.layer[s as usize], l.layer[t as usize]);
         if reversed.contains(&(i as u32)) {
-            assert!(ls > lt, "reversed edge {i} {s}->{t} must go up: {ls} -> {lt}");
+            assert!(
+                ls > lt,
+                "reversed edge {i} {s}->{t} must go up: {ls} -> {lt}"
+            );
         } else {
             assert!(lt > ls, "edge {i} {s}->{t} must go down: {ls} -> {lt}");
         }
@@ -262,7 +265,10 @@ fn edges_point_down_and_reversed_edges_are_reported() {
         inp.edges.push((a, b));
     }
     let l = run(&inp);
-    assert!(!l.reversed_edges.is_empty(), "cycles were added, some edge must be reversed");
+    assert!(
+        !l.reversed_edges.is_empty(),
+        "cycles were added, some edge must be reversed"
+    );
     assert_edges_point_down(&inp, &l);
     assert_paths_attach(&inp, &l);
 }
@@ -345,7 +351,12 @@ fn crossing_counter_matches_brute_force() {
             }
         }
         let edges: Vec<(u32, u32)> = (0..rng.below(30))
-            .map(|_| (rng.below(next as usize) as u32, rng.below(next as usize) as u32))
+            .map(|_| {
+                (
+                    rng.below(next as usize) as u32,
+                    rng.below(next as usize) as u32,
+                )
+            })
             .collect();
         assert_eq!(
             count_crossings(&layers, &edges),
@@ -359,8 +370,14 @@ fn crossing_counter_matches_brute_force() {
 fn crossing_counter_ignores_junk() {
     assert_eq!(count_crossings(&[], &[(0, 1)]), 0);
     let layers = vec![vec![0, 1], vec![2, 3], vec![1]];
-    assert_eq!(count_crossings(&layers, &[(0, 3), (1, 2), (7, 9), (2, 2)]), 0);
-    assert_eq!(count_crossings(&[vec![0, 1], vec![2, 3]], &[(0, 3), (1, 2)]), 1);
+    assert_eq!(
+        count_crossings(&layers, &[(0, 3), (1, 2), (7, 9), (2, 2)]),
+        0
+    );
+    assert_eq!(
+        count_crossings(&[vec![0, 1], vec![2, 3]], &[(0, 3), (1, 2)]),
+        1
+    );
 }
 
 #[test]
@@ -379,7 +396,9 @@ fn a_diamond_has_no_crossings() {
 fn a_small_attention_block_has_no_crossings() {
     // x -> {q, k, v}; q,k -> scores -> softmax; softmax,v -> out; x,out -> residual.
     // The initial order deliberately lists producers so that a naive order crosses.
-    let names = ["x", "v", "k", "q", "scores", "softmax", "attn", "out", "residual"];
+    let names = [
+        "x", "v", "k", "q", "scores", "softmax", "attn", "out", "residual",
+    ];
     let e = |a: usize, b: usize| (a as u32, b as u32);
     let edges = vec![
         e(0, 3),
@@ -404,7 +423,10 @@ fn crossing_reduction_never_makes_things_worse() {
     for seed in 1..8 {
         let inp = fx_like_dag(800, seed);
         let l = run(&inp);
-        assert!(l.stats.crossings_final <= l.stats.crossings_initial, "seed {seed}");
+        assert!(
+            l.stats.crossings_final <= l.stats.crossings_initial,
+            "seed {seed}"
+        );
     }
     let inp = fx_like_dag(800, 1);
     let l = run(&inp);
@@ -442,7 +464,11 @@ fn dummies_stay_within_budget_and_long_edges_go_direct() {
     let l = layout(&inp, &params, &AtomicBool::new(false)).unwrap();
     assert!(l.stats.dummies <= n / 2, "{:?}", l.stats);
     assert!(l.stats.direct_edges > 0);
-    let direct = l.edge_kinds.iter().filter(|k| **k == EdgeKind::Direct).count();
+    let direct = l
+        .edge_kinds
+        .iter()
+        .filter(|k| **k == EdgeKind::Direct)
+        .count();
     assert_eq!(direct, l.stats.direct_edges);
     for (i, k) in l.edge_kinds.iter().enumerate() {
         if *k == EdgeKind::Direct {
@@ -464,7 +490,10 @@ fn routed_long_edges_pass_between_nodes() {
     assert_eq!(path.len(), 6);
     for p in &path[1..5] {
         let gap = (p[0] - l.pos[1][0]).abs();
-        assert!(gap >= 40.0 + 10.0 - 1e-3, "bend at {p:?} too close to the chain");
+        assert!(
+            gap >= 40.0 + 10.0 - 1e-3,
+            "bend at {p:?} too close to the chain"
+        );
     }
 }
 
@@ -494,7 +523,15 @@ fn empty_and_degenerate_inputs_do_not_panic() {
 
     let inp = LayoutInput {
         sizes: vec![(f32::NAN, -3.0), (f32::INFINITY, 10.0), (20.0, 20.0)],
-        edges: vec![(0, 0), (0, 1), (0, 1), (5, 1), (1, u32::MAX), (1, 2), (2, 1)],
+        edges: vec![
+            (0, 0),
+            (0, 1),
+            (0, 1),
+            (5, 1),
+            (1, u32::MAX),
+            (1, 2),
+            (2, 1),
+        ],
         groups: vec![Some(1)],
     };
     let l = run(&inp);
@@ -519,7 +556,11 @@ fn a_20000_deep_chain_does_not_overflow_the_stack() {
             let mut edges: Vec<(u32, u32)> = (0..n - 1).map(|i| (i, i + 1)).collect();
             edges.push((n - 1, 0)); // one cycle through all of it
             let l = run(&input(n as usize, &edges));
-            (l.stats.layers, l.reversed_edges.clone(), l.pos[n as usize - 1])
+            (
+                l.stats.layers,
+                l.reversed_edges.clone(),
+                l.pos[n as usize - 1],
+            )
         })
         .unwrap();
     let (layers, reversed, last) = worker.join().expect("no stack overflow");
@@ -589,7 +630,13 @@ fn grouped_nodes_are_contiguous_in_every_layer() {
     let mut inp = fx_like_dag(1200, 9);
     let mut rng = XorShift::new(17);
     inp.groups = (0..inp.sizes.len())
-        .map(|_| if rng.chance(30) { Some(rng.below(3) as u32) } else { None })
+        .map(|_| {
+            if rng.chance(30) {
+                Some(rng.below(3) as u32)
+            } else {
+                None
+            }
+        })
         .collect();
     let l = run(&inp);
     for layer in layers_of(&l) {
@@ -628,9 +675,16 @@ fn union_gives_a_node_one_place_in_every_pass() {
     let (inp, names) = build_union(&[pass0.clone(), pass1.clone()], |n| {
         (10.0 * n.len() as f32, 30.0)
     });
-    assert_eq!(names, ["x", "w", "mm", "relu", "output", "mm_relu", "clone"]);
+    assert_eq!(
+        names,
+        ["x", "w", "mm", "relu", "output", "mm_relu", "clone"]
+    );
     assert_eq!(inp.sizes.len(), names.len());
-    assert!(!inp.edges.iter().any(|e| names[e.0 as usize] == "not_a_node"));
+    assert!(
+        !inp.edges
+            .iter()
+            .any(|e| names[e.0 as usize] == "not_a_node")
+    );
     let l = run(&inp);
     assert_edges_point_down(&inp, &l);
     // The UI shows pass k with the union's positions looked up by name.
@@ -689,13 +743,23 @@ fn appending_a_pass_keeps_the_old_order() {
     let before = run(&union.to_input(size));
 
     // The next pass inserts a node after every 50th op.
-    p0.extend((0..400).step_by(50).map(|v| (format!("new{v}"), vec![format!("n{v}")])));
+    p0.extend(
+        (0..400)
+            .step_by(50)
+            .map(|v| (format!("new{v}"), vec![format!("n{v}")])),
+    );
     union.add_pass(&borrow_pass(&p0));
     let params = LayoutParams {
         max_sweeps: 0,
         ..LayoutParams::default()
     };
-    let after = relayout(&union.to_input(size), &params, &before, &AtomicBool::new(false)).unwrap();
+    let after = relayout(
+        &union.to_input(size),
+        &params,
+        &before,
+        &AtomicBool::new(false),
+    )
+    .unwrap();
     assert_eq!(after.pos.len(), 408);
     // Old nodes that stay in one layer keep their left-to-right order.
     let old = before.pos.len();
@@ -956,7 +1020,11 @@ fn bench_fixtures_against_dot() {
         files.extend(bench::find(&root.join("stress_24layer"), &first));
         files.extend(bench::find(&root.join("stress_20k"), &first));
     }
-    assert!(!files.is_empty(), "fixtures not found under {}", root.display());
+    assert!(
+        !files.is_empty(),
+        "fixtures not found under {}",
+        root.display()
+    );
     let tmp = std::env::temp_dir();
     for (k, f) in files.iter().enumerate() {
         let (names, edges) = bench::read_fx(f);
@@ -1008,7 +1076,8 @@ fn bench_fixture_unions() {
                 .map(|e| e.path())
                 .filter(|p| {
                     p.extension().is_some_and(|e| e == "txt")
-                        && p.file_name().is_some_and(|n| n.to_string_lossy().contains("_graph"))
+                        && p.file_name()
+                            .is_some_and(|n| n.to_string_lossy().contains("_graph"))
                 })
                 .collect();
             pass_files.sort();

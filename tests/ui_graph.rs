@@ -33,16 +33,27 @@ fn harness(app: App) -> Harness<'static, Fxray> {
 /// Lets the background work started by the last frames finish, then draws its results.
 fn settle(h: &mut Harness<'static, Fxray>) {
     h.run_steps(2);
-    assert!(h.state_mut().app.wait_idle(WAIT), "background work timed out");
+    assert!(
+        h.state_mut().app.wait_idle(WAIT),
+        "background work timed out"
+    );
     h.run_steps(3);
 }
 
 fn selected(h: &Harness<'static, Fxray>) -> Option<String> {
-    h.state().app.phase.as_ref().and_then(|p| p.selected.clone())
+    h.state()
+        .app
+        .phase
+        .as_ref()
+        .and_then(|p| p.selected.clone())
 }
 
 fn current_pass(h: &Harness<'static, Fxray>) -> usize {
-    h.state().app.phase.as_ref().map_or(usize::MAX, |p| p.current)
+    h.state()
+        .app
+        .phase
+        .as_ref()
+        .map_or(usize::MAX, |p| p.current)
 }
 
 fn viewport(h: &Harness<'static, Fxray>) -> (f32, egui::Vec2) {
@@ -95,9 +106,18 @@ fn pick_pass_search_click_and_keep_selection_across_passes() {
     h.run_steps(3);
     h.state_mut().app.select_node(None);
     h.run_steps(2);
-    let pos = h.state().view.graph.screen_pos_of(&h.ctx, "mul").expect("mul is laid out");
+    let pos = h
+        .state()
+        .view
+        .graph
+        .screen_pos_of(&h.ctx, "mul")
+        .expect("mul is laid out");
     click_at(&mut h, pos);
-    assert_eq!(selected(&h).as_deref(), Some("mul"), "clicking the node selects it");
+    assert_eq!(
+        selected(&h).as_deref(),
+        Some("mul"),
+        "clicking the node selects it"
+    );
     // The inspector shows its target and its shape.
     h.get_by_label("torch.ops.aten.mul.Tensor");
     h.get_by_label("[2, 8, 16]");
@@ -124,10 +144,18 @@ fn keyboard_walks_producers_and_users() {
     h.run_steps(2);
     h.key_press(egui::Key::ArrowUp);
     h.run_steps(2);
-    assert_eq!(selected(&h).as_deref(), Some("add"), "up goes to the producer");
+    assert_eq!(
+        selected(&h).as_deref(),
+        Some("add"),
+        "up goes to the producer"
+    );
     h.key_press(egui::Key::ArrowDown);
     h.run_steps(2);
-    assert_eq!(selected(&h).as_deref(), Some("rsqrt"), "down goes to the user");
+    assert_eq!(
+        selected(&h).as_deref(),
+        Some("rsqrt"),
+        "down goes to the user"
+    );
     h.key_press(egui::Key::ArrowDown);
     h.run_steps(2);
     assert_eq!(selected(&h).as_deref(), Some("mul"));
@@ -145,8 +173,16 @@ fn fit_shows_the_whole_graph_and_z_zooms_to_the_selection() {
     let (fit_zoom, _) = viewport(&h);
     let canvas = h.state().view.graph.canvas.expect("canvas drawn");
     for name in ["embedding", "output"] {
-        let p = h.state().view.graph.screen_pos_of(&h.ctx, name).expect("laid out");
-        assert!(canvas.contains(p), "{name} at {p:?} is inside {canvas:?} after fit");
+        let p = h
+            .state()
+            .view
+            .graph
+            .screen_pos_of(&h.ctx, name)
+            .expect("laid out");
+        assert!(
+            canvas.contains(p),
+            "{name} at {p:?} is inside {canvas:?} after fit"
+        );
     }
     h.state_mut().app.select_node(Some("bmm".into()));
     h.run_steps(1);
@@ -155,7 +191,11 @@ fn fit_shows_the_whole_graph_and_z_zooms_to_the_selection() {
     let (zoom, _) = viewport(&h);
     assert!(zoom > fit_zoom, "Z zooms in ({zoom} > {fit_zoom})");
     let p = h.state().view.graph.screen_pos_of(&h.ctx, "bmm").unwrap();
-    assert!((p - canvas.center()).length() < 2.0, "bmm centred: {p:?} vs {:?}", canvas.center());
+    assert!(
+        (p - canvas.center()).length() < 2.0,
+        "bmm centred: {p:?} vs {:?}",
+        canvas.center()
+    );
 }
 
 #[test]
@@ -164,7 +204,10 @@ fn cone_highlight_and_subgraphs_of_cond() {
     settle(&mut h);
     // The branches of cond are laid out with the top-level graph.
     for name in ["cond", "true_graph_0/sin", "false_graph_0/cos"] {
-        assert!(h.state().view.graph.screen_pos_of(&h.ctx, name).is_some(), "{name} drawn");
+        assert!(
+            h.state().view.graph.screen_pos_of(&h.ctx, name).is_some(),
+            "{name} drawn"
+        );
     }
     h.state_mut().app.select_node(Some("cond".into()));
     h.get_by_label("Cone").click();
@@ -181,7 +224,12 @@ fn ui_keeps_drawing_while_a_large_graph_is_laid_out() {
     let backward = app
         .workspace
         .as_ref()
-        .and_then(|ws| ws.index.runs[0].models[0].phases.iter().find(|p| p.name == "backward"))
+        .and_then(|ws| {
+            ws.index.runs[0].models[0]
+                .phases
+                .iter()
+                .find(|p| p.name == "backward")
+        })
         .map(|p| p.passes[0].path.clone())
         .expect("a backward phase");
     app.select_graph(&backward);
@@ -189,14 +237,22 @@ fn ui_keeps_drawing_while_a_large_graph_is_laid_out() {
     let mut frames_while_pending = 0;
     for _ in 0..400 {
         h.step();
-        let pending = h.state().app.phase.as_ref().is_some_and(|p| p.layout.is_none());
+        let pending = h
+            .state()
+            .app
+            .phase
+            .as_ref()
+            .is_some_and(|p| p.layout.is_none());
         if !pending {
             break;
         }
         frames_while_pending += 1;
         std::thread::sleep(Duration::from_millis(5));
     }
-    assert!(frames_while_pending >= 5, "frames kept coming during the layout ({frames_while_pending})");
+    assert!(
+        frames_while_pending >= 5,
+        "frames kept coming during the layout ({frames_while_pending})"
+    );
     settle(&mut h);
     assert_eq!(h.state().view.graph.counts().1, 20_048);
 }

@@ -34,12 +34,19 @@ fn harness(app: App) -> Harness<'static, Fxray> {
 /// Lets background jobs started by the last frame finish, then draws their results.
 fn settle(h: &mut Harness<'static, Fxray>) {
     h.run_steps(2);
-    assert!(h.state_mut().app.wait_idle(WAIT), "background work timed out");
+    assert!(
+        h.state_mut().app.wait_idle(WAIT),
+        "background work timed out"
+    );
     h.run_steps(2);
 }
 
 fn selected(h: &Harness<'static, Fxray>) -> Option<String> {
-    h.state().app.phase.as_ref().and_then(|p| p.selected.clone())
+    h.state()
+        .app
+        .phase
+        .as_ref()
+        .and_then(|p| p.selected.clone())
 }
 
 fn current_pass_name(h: &Harness<'static, Fxray>) -> Option<String> {
@@ -152,7 +159,11 @@ fn code_line_click_opens_the_viewer_at_that_line() {
     let s = h.state();
     assert!(s.view.show_code, "the code window opened");
     assert_eq!(s.view.code.highlighted_line(), Some(28));
-    assert_eq!(s.app.phase.as_ref().and_then(|p| p.code_line), None, "the viewer took the jump");
+    assert_eq!(
+        s.app.phase.as_ref().and_then(|p| p.code_line),
+        None,
+        "the viewer took the jump"
+    );
     // The window shows the file, with line numbers; line 28 is on screen.
     h.get_by_label("362 lines");
     h.get_by_label(" 28 ");
@@ -172,15 +183,24 @@ fn code_viewer_find_moves_between_matches() {
     h.run_steps(2);
     let matches = h.state().view.code.matches().to_vec();
     assert!(!matches.is_empty(), "output_code.py names fx_graph_name");
-    assert_eq!(h.state().view.code.highlighted_line(), matches.first().copied());
+    assert_eq!(
+        h.state().view.code.highlighted_line(),
+        matches.first().copied()
+    );
     if matches.len() > 1 {
         h.get_by_label("⏷").click();
         h.run_steps(2);
-        assert_eq!(h.state().view.code.highlighted_line(), matches.get(1).copied());
+        assert_eq!(
+            h.state().view.code.highlighted_line(),
+            matches.get(1).copied()
+        );
         h.get_by_label("⏶").click();
         h.run_steps(2);
     }
-    assert_eq!(h.state().view.code.highlighted_line(), matches.first().copied());
+    assert_eq!(
+        h.state().view.code.highlighted_line(),
+        matches.first().copied()
+    );
 }
 
 /// The logs panel open on the showcase; it opens the backend's debug.log by itself.
@@ -195,7 +215,10 @@ fn logs_harness() -> Harness<'static, Fxray> {
 fn logs_panel_lists_debug_log_and_filters_by_level() {
     let mut h = logs_harness();
     let log = h.state().app.log.as_ref().map(|l| l.path.clone());
-    assert!(log.is_some_and(|p| p.ends_with("npugraph_ex/debug.log")), "debug.log auto-opened");
+    assert!(
+        log.is_some_and(|p| p.ends_with("npugraph_ex/debug.log")),
+        "debug.log auto-opened"
+    );
     // The showcase debug.log: 1722 DEBUG, 4 INFO and 1 EVENT records.
     assert_eq!(h.state().view.logs.shown(), Some((1727, 1727)));
     h.get_by_label("1727/1727 records");
@@ -206,7 +229,11 @@ fn logs_panel_lists_debug_log_and_filters_by_level() {
     h.get_by_label("5/1727 records");
     h.get_by_label("INFO").click();
     h.run_steps(2);
-    assert_eq!(h.state().view.logs.shown(), Some((1, 1727)), "only the EVENT record is left");
+    assert_eq!(
+        h.state().view.logs.shown(),
+        Some((1, 1727)),
+        "only the EVENT record is left"
+    );
 }
 
 #[test]
@@ -231,7 +258,10 @@ fn logs_path_chip_opens_the_graph_file() {
     h.get_by_label("file: dynamo_out_graph.txt").click();
     settle(&mut h);
     let key = h.state().app.phase.as_ref().map(|p| p.key.clone());
-    assert!(key.is_some_and(|k| k.ends_with("model__0/dynamo_out_graph.txt")), "the dynamo graph opened");
+    assert!(
+        key.is_some_and(|k| k.ends_with("model__0/dynamo_out_graph.txt")),
+        "the dynamo graph opened"
+    );
 }
 
 #[test]
@@ -240,7 +270,10 @@ fn logs_model_chip_opens_the_first_pass() {
     h.state_mut().app.step_pass(3);
     h.state_mut().view.logs.text = "backend called for".into();
     h.run_steps(2);
-    assert_eq!(current_pass_name(&h).as_deref(), Some("recover_view_inplace_pattern"));
+    assert_eq!(
+        current_pass_name(&h).as_deref(),
+        Some("recover_view_inplace_pattern")
+    );
     h.get_by_label("model: model__0").click();
     settle(&mut h);
     assert_eq!(current_pass_name(&h).as_deref(), Some("graph"));
@@ -251,7 +284,8 @@ fn selecting_a_record_shows_it_in_full() {
     let mut h = logs_harness();
     h.state_mut().view.logs.text = "backend called for".into();
     h.run_steps(2);
-    h.get_by_label_contains("npugraph_ex backend called for model__0").click();
+    h.get_by_label_contains("npugraph_ex backend called for model__0")
+        .click();
     h.run_steps(2);
     assert_eq!(h.state().view.logs.selected, Some(0));
     h.get_by_label("line 1");

@@ -9,11 +9,7 @@ use std::fmt::Write;
 
 /// `{"file", "unparsed": [{"line","text"}], "problems": [...], "graphs": [{"name","parent","nodes": [...]}]}`.
 pub fn to_json(file_label: &str, file: &FxFile) -> Value {
-    let graphs: Vec<Value> = file
-        .graphs
-        .iter()
-        .map(|g| graph_json(file, g))
-        .collect();
+    let graphs: Vec<Value> = file.graphs.iter().map(|g| graph_json(file, g)).collect();
     json!({
         "file": file_label,
         "unparsed": file.unparsed.iter().map(|u| json!({"line": u.line, "text": u.text})).collect::<Vec<_>>(),
@@ -23,7 +19,10 @@ pub fn to_json(file_label: &str, file: &FxFile) -> Value {
 }
 
 fn graph_json(file: &FxFile, g: &FxGraph) -> Value {
-    let parent = g.parent.and_then(|p| file.graphs.get(p)).map(|p| p.name.clone());
+    let parent = g
+        .parent
+        .and_then(|p| file.graphs.get(p))
+        .map(|p| p.name.clone());
     let used_by = g
         .parent
         .and_then(|p| file.graphs.get(p))
@@ -82,7 +81,11 @@ pub fn to_dot(file: &FxFile) -> String {
     for (gi, g) in file.graphs.iter().enumerate() {
         let indent = if gi == 0 { "  " } else { "    " };
         if gi > 0 {
-            let _ = writeln!(out, "  subgraph cluster_{gi} {{\n    label={};", quote(&g.name));
+            let _ = writeln!(
+                out,
+                "  subgraph cluster_{gi} {{\n    label={};",
+                quote(&g.name)
+            );
         }
         for (ni, n) in g.nodes.iter().enumerate() {
             let [r, gr, b] = op_family::family(n).rgb();
@@ -120,7 +123,9 @@ pub fn to_dot(file: &FxFile) -> String {
 }
 
 fn escape(s: &str) -> String {
-    s.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
+    s.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
 }
 
 fn quote(s: &str) -> String {

@@ -85,13 +85,17 @@ pub fn family(node: &FxNode) -> OpFamily {
     let op = op_name(t);
     if is_comm(t, op) {
         OpFamily::Communication
-    } else if MATMUL.iter().any(|m| op == *m) || op.starts_with("conv") {
+    } else if MATMUL.contains(&op) || op.starts_with("conv") {
         OpFamily::MatmulConv
-    } else if REDUCTION.iter().any(|m| op == *m) || op.contains("softmax") || op.contains("norm") {
+    } else if REDUCTION.contains(&op) || op.contains("softmax") || op.contains("norm") {
         OpFamily::Reduction
-    } else if VIEW.iter().any(|m| op == *m) {
+    } else if VIEW.contains(&op) {
         OpFamily::ViewLayout
-    } else if node.op == OpKind::CallMethod || t.starts_with("torch.ops.aten.") || t.starts_with("operator.") || t.starts_with("torch.") {
+    } else if node.op == OpKind::CallMethod
+        || t.starts_with("torch.ops.aten.")
+        || t.starts_with("operator.")
+        || t.starts_with("torch.")
+    {
         OpFamily::Elementwise
     } else {
         OpFamily::Other
@@ -112,27 +116,104 @@ fn is_comm(target: &str, op: &str) -> bool {
     target.contains("c10d")
         || target.contains("_functional_collectives")
         || target.contains("hccl")
-        || ["all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "wait_tensor"]
-            .iter()
-            .any(|c| op.contains(c))
+        || [
+            "all_reduce",
+            "all_gather",
+            "reduce_scatter",
+            "all_to_all",
+            "broadcast",
+            "wait_tensor",
+        ]
+        .iter()
+        .any(|c| op.contains(c))
 }
 
 const MATMUL: &[&str] = &[
-    "mm", "addmm", "bmm", "baddbmm", "matmul", "linear", "einsum", "_scaled_dot_product_flash_attention",
-    "_scaled_dot_product_efficient_attention", "scaled_dot_product_attention", "convolution",
-    "convolution_backward", "addbmm", "dot",
+    "mm",
+    "addmm",
+    "bmm",
+    "baddbmm",
+    "matmul",
+    "linear",
+    "einsum",
+    "_scaled_dot_product_flash_attention",
+    "_scaled_dot_product_efficient_attention",
+    "scaled_dot_product_attention",
+    "convolution",
+    "convolution_backward",
+    "addbmm",
+    "dot",
 ];
 
 const REDUCTION: &[&str] = &[
-    "sum", "mean", "amax", "amin", "max", "min", "prod", "var", "var_mean", "std", "argmax", "argmin",
-    "cumsum", "logsumexp", "any", "all", "topk", "sort",
+    "sum",
+    "mean",
+    "amax",
+    "amin",
+    "max",
+    "min",
+    "prod",
+    "var",
+    "var_mean",
+    "std",
+    "argmax",
+    "argmin",
+    "cumsum",
+    "logsumexp",
+    "any",
+    "all",
+    "topk",
+    "sort",
 ];
 
 const VIEW: &[&str] = &[
-    "view", "reshape", "_unsafe_view", "permute", "transpose", "t", "expand", "squeeze", "unsqueeze",
-    "slice", "select", "cat", "stack", "split", "split_with_sizes", "clone", "contiguous", "as_strided",
-    "alias", "detach", "_to_copy", "to", "copy", "copy_", "flatten", "unflatten", "narrow", "chunk",
-    "index", "index_select", "gather", "scatter", "index_put", "slice_scatter", "select_scatter",
-    "new_zeros", "new_empty", "empty", "zeros", "ones", "full", "arange", "empty_strided",
-    "scalar_tensor", "embedding", "repeat", "roll", "pad", "constant_pad_nd",
+    "view",
+    "reshape",
+    "_unsafe_view",
+    "permute",
+    "transpose",
+    "t",
+    "expand",
+    "squeeze",
+    "unsqueeze",
+    "slice",
+    "select",
+    "cat",
+    "stack",
+    "split",
+    "split_with_sizes",
+    "clone",
+    "contiguous",
+    "as_strided",
+    "alias",
+    "detach",
+    "_to_copy",
+    "to",
+    "copy",
+    "copy_",
+    "flatten",
+    "unflatten",
+    "narrow",
+    "chunk",
+    "index",
+    "index_select",
+    "gather",
+    "scatter",
+    "index_put",
+    "slice_scatter",
+    "select_scatter",
+    "new_zeros",
+    "new_empty",
+    "empty",
+    "zeros",
+    "ones",
+    "full",
+    "arange",
+    "empty_strided",
+    "scalar_tensor",
+    "embedding",
+    "repeat",
+    "roll",
+    "pad",
+    "constant_pad_nd",
 ];

@@ -87,7 +87,8 @@ pub fn build(passes: &[&FxFile], cancel: &AtomicBool) -> Result<PhaseLayout, Can
             .iter()
             .map(|(n, ins)| (n.as_str(), ins.iter().map(String::as_str).collect()))
             .collect();
-        let slices: Vec<(&str, &[&str])> = refs.iter().map(|(n, ins)| (*n, ins.as_slice())).collect();
+        let slices: Vec<(&str, &[&str])> =
+            refs.iter().map(|(n, ins)| (*n, ins.as_slice())).collect();
         union.add_pass(&slices);
         for (gi, g) in file.graphs.iter().enumerate() {
             for n in &g.nodes {
@@ -101,8 +102,13 @@ pub fn build(passes: &[&FxFile], cancel: &AtomicBool) -> Result<PhaseLayout, Can
             }
         }
     }
-    let mut input = union.to_input(|name| sizes.get(name).copied().unwrap_or((MIN_WIDTH, NODE_HEIGHT)));
-    let groups: Vec<Option<String>> = union.names().iter().map(|n| group_of.get(n).cloned()).collect();
+    let mut input =
+        union.to_input(|name| sizes.get(name).copied().unwrap_or((MIN_WIDTH, NODE_HEIGHT)));
+    let groups: Vec<Option<String>> = union
+        .names()
+        .iter()
+        .map(|n| group_of.get(n).cloned())
+        .collect();
     let mut group_ids: HashMap<&str, u32> = HashMap::new();
     input.groups = groups
         .iter()

@@ -115,7 +115,12 @@ impl Summary {
     /// `facts` has an entry for every graph file of the index (see `DebugIndex::graph_files`).
     pub fn build(index: &DebugIndex, facts: &HashMap<PathBuf, GraphFacts>) -> Summary {
         let graph = |p: &PassFile| graph_summary(p, facts.get(&p.path));
-        let warnings = index.warnings.iter().cloned().chain(problem_lines(facts)).collect();
+        let warnings = index
+            .warnings
+            .iter()
+            .cloned()
+            .chain(problem_lines(facts))
+            .collect();
         Summary {
             root: index.root.clone(),
             opened: index.opened,

@@ -1,9 +1,9 @@
 //! Background work: each job runs on its own thread (or rayon's pool) and reports through one
 //! channel. The UI drains the channel once per frame.
 
+use crate::analysis::phase_layout::PhaseLayout;
 use crate::analysis::summary::GraphFacts;
 use crate::error::Error;
-use crate::analysis::phase_layout::PhaseLayout;
 use crate::model::fx::FxFile;
 use crate::model::index::DebugIndex;
 use crate::model::log::ParsedLog;

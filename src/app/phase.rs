@@ -49,7 +49,12 @@ impl Drop for PhaseState {
 }
 
 impl PhaseState {
-    pub fn new(key: PathBuf, title: String, passes: Vec<PassRef>, output_code_path: Option<PathBuf>) -> Self {
+    pub fn new(
+        key: PathBuf,
+        title: String,
+        passes: Vec<PassRef>,
+        output_code_path: Option<PathBuf>,
+    ) -> Self {
         let n = passes.len();
         PhaseState {
             key,
@@ -117,7 +122,12 @@ pub fn phase_for(index: &DebugIndex, path: &Path) -> Option<PhaseState> {
                 if phase.passes.iter().any(|p| p.path == path) {
                     let title = format!("{} · {} · {}", run.name, model.name, phase.name);
                     let passes = phase.passes.iter().map(pass_ref).collect();
-                    let mut st = PhaseState::new(phase.path.clone(), title, passes, phase.output_code.clone());
+                    let mut st = PhaseState::new(
+                        phase.path.clone(),
+                        title,
+                        passes,
+                        phase.output_code.clone(),
+                    );
                     st.current = st.pass_of(path).unwrap_or(0);
                     return Some(st);
                 }

@@ -126,7 +126,9 @@ impl App {
             let files: Vec<(usize, Option<Arc<FxFile>>)> = order
                 .par_iter()
                 .map(|&i| {
-                    let result = load::graph(&paths[i]).map(Arc::new).map_err(|e| e.to_string());
+                    let result = load::graph(&paths[i])
+                        .map(Arc::new)
+                        .map_err(|e| e.to_string());
                     let file = result.as_ref().ok().cloned();
                     send(Msg::PassLoaded {
                         key: key.clone(),
@@ -222,7 +224,9 @@ impl App {
 
     fn apply(&mut self, msg: Msg) {
         match msg {
-            Msg::Indexed { generation, .. } | Msg::Facts { generation, .. } | Msg::FactsDone { generation }
+            Msg::Indexed { generation, .. }
+            | Msg::Facts { generation, .. }
+            | Msg::FactsDone { generation }
                 if generation != self.generation => {}
             Msg::Indexed { result, .. } => self.indexed(result),
             Msg::Facts { path, facts, .. } => {

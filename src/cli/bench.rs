@@ -15,6 +15,23 @@ pub enum BenchCommand {
         #[arg(long, default_value_t = 5)]
         rounds: usize,
     },
+    /// Layered layout of one graph file; with `--dot`, Graphviz `dot -Tplain` on the same
+    /// graph side by side. The last line is `layout_s=<s> nodes=<n> edges=<m>`.
+    Layout {
+        graph: PathBuf,
+        #[arg(long, default_value_t = 3)]
+        rounds: usize,
+        /// Also time Graphviz `dot -Tplain` (must be on PATH) and print the ratio.
+        #[arg(long)]
+        dot: bool,
+    },
+    /// CPU time per frame of the real UI (egui pass + tessellation, no GPU) while panning a
+    /// graph zoomed out to fit, then zoomed in.
+    Frame {
+        graph: PathBuf,
+        #[arg(long, default_value_t = 120)]
+        frames: usize,
+    },
     /// Index time: walk PATH, or a synthetic tree of --files files made in a temp folder.
     Index {
         path: Option<PathBuf>,
@@ -28,6 +45,10 @@ pub enum BenchCommand {
 pub fn run(what: BenchCommand) -> Result<()> {
     match what {
         BenchCommand::Parse { path, rounds } => parse(&path, rounds.max(1)),
+        BenchCommand::Layout { graph, rounds, dot } => {
+            super::bench_ui::layout(&graph, rounds.max(1), dot)
+        }
+        BenchCommand::Frame { graph, frames } => super::bench_ui::frame(&graph, frames.max(10)),
         BenchCommand::Index {
             path,
             files,
@@ -46,20 +67,33 @@ fn parse(path: &Path, rounds: usize) -> Result<()> {
         .filter_map(|p| read::read_text(p).ok().map(|t| t.text))
         .collect();
     if texts.is_empty() {
-        return Err(Error::user(format!("{}: no graph files found", path.display())));
+        return Err(Error::user(format!(
+            "{}: no graph files found",
+            path.display()
+        )));
     }
     let bytes: usize = texts.iter().map(String::len).sum();
     let mut nodes = 0;
     let mut times = Vec::with_capacity(rounds);
     for _ in 0..rounds {
         let t = Instant::now();
-        nodes = texts.iter().map(|s| fx_text::parse_fx(s).node_count()).sum::<usize>();
+        nodes = texts
+            .iter()
+            .map(|s| fx_text::parse_fx(s).node_count())
+            .sum::<usize>();
         times.push(t.elapsed());
     }
     let best = min(&times);
     let mb = bytes as f64 / 1e6;
-    println!("files={} bytes={bytes} nodes={nodes} rounds={rounds}", texts.len());
-    println!("parse_best_s={:.4} parse_median_s={:.4}", best.as_secs_f64(), median(&mut times).as_secs_f64());
+    println!(
+        "files={} bytes={bytes} nodes={nodes} rounds={rounds}",
+        texts.len()
+    );
+    println!(
+        "parse_best_s={:.4} parse_median_s={:.4}",
+        best.as_secs_f64(),
+        median(&mut times).as_secs_f64()
+    );
     println!("parse_mb_s={:.1}", mb / best.as_secs_f64());
     Ok(())
 }
@@ -74,7 +108,11 @@ fn index(path: &Path, rounds: usize) -> Result<()> {
         files = idx.files_seen;
     }
     println!("files={files} rounds={rounds}");
-    println!("index_best_s={:.4} index_median_s={:.4}", min(&times).as_secs_f64(), median(&mut times).as_secs_f64());
+    println!(
+        "index_best_s={:.4} index_median_s={:.4}",
+        min(&times).as_secs_f64(),
+        median(&mut times).as_secs_f64()
+    );
     Ok(())
 }
 
@@ -88,12 +126,21 @@ fn synthetic_index(files: usize, rounds: usize) -> Result<()> {
 }
 
 fn make_tree(dir: &Path, files: usize) -> Result<()> {
-    const PASSES: &[&str] = &["optimize_noop_ops", "view_to_reshape", "eliminate_dead_code", "reinplace_inplaceable_ops_pass"];
+    const PASSES: &[&str] = &[
+        "optimize_noop_ops",
+        "view_to_reshape",
+        "eliminate_dead_code",
+        "reinplace_inplaceable_ops_pass",
+    ];
     let io = |p: &Path, e: std::io::Error| Error::io(p, &e);
     let mut made = 0;
     let mut run = 0;
     while made < files {
-        let run_dir = dir.join(format!("torch_compile_debug/run_2026_01_01_12_00_00_{run:06}-pid_{}-rank_{}", 1000 + run, run % 8));
+        let run_dir = dir.join(format!(
+            "torch_compile_debug/run_2026_01_01_12_00_00_{run:06}-pid_{}-rank_{}",
+            1000 + run,
+            run % 8
+        ));
         for model in 0..10 {
             for phase in ["forward", "backward"] {
                 let d = run_dir.join(format!("npugraph_ex/model__{model}/{phase}"));
@@ -104,7 +151,10 @@ fn make_tree(dir: &Path, files: usize) -> Result<()> {
                     }
                     let name = match k {
                         0 => format!("000_aot_{phase}_graph.txt"),
-                        _ => format!("{k:03}_aot_{phase}_graph_after_{}.txt", PASSES[k % PASSES.len()]),
+                        _ => format!(
+                            "{k:03}_aot_{phase}_graph_after_{}.txt",
+                            PASSES[k % PASSES.len()]
+                        ),
                     };
                     let p = d.join(name);
                     std::fs::write(&p, b"").map_err(|e| io(&p, e))?;
@@ -117,11 +167,11 @@ fn make_tree(dir: &Path, files: usize) -> Result<()> {
     Ok(())
 }
 
-fn min(times: &[Duration]) -> Duration {
+pub(super) fn min(times: &[Duration]) -> Duration {
     times.iter().copied().min().unwrap_or_default()
 }
 
-fn median(times: &mut [Duration]) -> Duration {
+pub(super) fn median(times: &mut [Duration]) -> Duration {
     times.sort();
     times.get(times.len() / 2).copied().unwrap_or_default()
 }

@@ -96,11 +96,23 @@ fn render(s: &Summary) -> String {
                 }
             }
             for c in &m.captures {
-                let _ = writeln!(o, "    capture {} {:?}  {}", c.graph, c.kind, file_name(&c.path));
+                let _ = writeln!(
+                    o,
+                    "    capture {} {:?}  {}",
+                    c.graph,
+                    c.kind,
+                    file_name(&c.path)
+                );
             }
         }
         for l in &run.logs {
-            let _ = writeln!(o, "  log {:?}  {} ({} bytes)", l.kind, rel(&l.path, &run.path), l.size);
+            let _ = writeln!(
+                o,
+                "  log {:?}  {} ({} bytes)",
+                l.kind,
+                rel(&l.path, &run.path),
+                l.size
+            );
         }
     }
     if !s.graphs.is_empty() {
@@ -116,9 +128,20 @@ fn render(s: &Summary) -> String {
         let steps: Vec<String> = d
             .graphs
             .iter()
-            .flat_map(|g| g.steps.iter().map(move |(s, n)| format!("{} step {s}: {n} files", g.name)))
+            .flat_map(|g| {
+                g.steps
+                    .iter()
+                    .map(move |(s, n)| format!("{} step {s}: {n} files", g.name))
+            })
             .collect();
-        let _ = writeln!(o, "\ndata dump {} (rank {}/{}): {}", d.path.display(), d.rank, d.world_size, steps.join(", "));
+        let _ = writeln!(
+            o,
+            "\ndata dump {} (rank {}/{}): {}",
+            d.path.display(),
+            d.rank,
+            d.world_size,
+            steps.join(", ")
+        );
     }
     for m in &s.msprobe {
         let _ = writeln!(o, "msprobe step {} {}: {}", m.step, m.who, m.path.display());
@@ -147,7 +170,9 @@ fn facts(g: &GraphSummary) -> String {
 }
 
 fn file_name(p: &Path) -> String {
-    p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+    p.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
 fn rel(p: &Path, base: &Path) -> String {

@@ -22,7 +22,13 @@ impl fmt::Display for Arg {
     }
 }
 
-fn write_seq(f: &mut fmt::Formatter<'_>, open: &str, items: &[Arg], close: &str, trailing: bool) -> fmt::Result {
+fn write_seq(
+    f: &mut fmt::Formatter<'_>,
+    open: &str,
+    items: &[Arg],
+    close: &str,
+    trailing: bool,
+) -> fmt::Result {
     f.write_str(open)?;
     for (i, a) in items.iter().enumerate() {
         if i > 0 {

@@ -232,8 +232,15 @@ impl DebugIndex {
 
     /// The graph to show first: the first pass of the first phase, else any graph.
     pub fn default_graph(&self) -> Option<&std::path::Path> {
-        let first_pass = self.runs.iter().flat_map(|r| &r.models).flat_map(|m| &m.phases).find_map(|p| p.passes.first());
-        first_pass.map(|p| p.path.as_path()).or_else(|| self.graph_files().next())
+        let first_pass = self
+            .runs
+            .iter()
+            .flat_map(|r| &r.models)
+            .flat_map(|m| &m.phases)
+            .find_map(|p| p.passes.first());
+        first_pass
+            .map(|p| p.path.as_path())
+            .or_else(|| self.graph_files().next())
     }
 
     /// Every graph file, in tree order: (run, model, phase, pass) or loose.

@@ -251,7 +251,8 @@ impl Builder {
             self.model(place.run, parent).dynamo_graph = Some(path.to_path_buf());
         } else if let Some((model, kind, id)) = names::inductor_model_dir(parent_name) {
             self.add_inductor(place.run, parent, (&model, &kind, &id), path, size);
-        } else if name == "output_code.py" && place.model.is_some() && names::phase_dir(parent_name) {
+        } else if name == "output_code.py" && place.model.is_some() && names::phase_dir(parent_name)
+        {
             let model = place.model.unwrap_or(parent);
             self.phase(place.run, model, parent).output_code = Some(path.to_path_buf());
         } else if let Some(kind) = log_kind(name, parent_name) {
@@ -261,21 +262,32 @@ impl Builder {
                 size,
             };
             match place.run {
-                Some(run) => self.runs.entry(run.to_path_buf()).or_default().logs.push(log),
+                Some(run) => self
+                    .runs
+                    .entry(run.to_path_buf())
+                    .or_default()
+                    .logs
+                    .push(log),
                 None => self.run_for(parent).logs.push(log),
             }
         } else if name.ends_with(".npy") {
             self.add_npy(path);
         } else if name == "dump.json"
             && names::msprobe_who_dir(parent_name)
-            && let Some(step) = parent.parent().and_then(|g| names::msprobe_step_dir(file_name(g)))
+            && let Some(step) = parent
+                .parent()
+                .and_then(|g| names::msprobe_step_dir(file_name(g)))
         {
             self.msprobe.push(MsprobeDump {
                 path: path.to_path_buf(),
                 step,
                 who: parent_name.to_string(),
             });
-        } else if let Some(kdir) = path.ancestors().skip(1).find(|a| names::kernel_dir(file_name(a))) {
+        } else if let Some(kdir) = path
+            .ancestors()
+            .skip(1)
+            .find(|a| names::kernel_dir(file_name(a)))
+        {
             let rel = path.strip_prefix(kdir).unwrap_or(path);
             self.kernels
                 .entry(kdir.to_path_buf())
@@ -313,17 +325,14 @@ impl Builder {
             .models
             .entry((Backend::Inductor, number, model.to_string()))
             .or_insert_with(|| ModelB::new(backend_dir));
-        let phase = m
-            .phases
-            .entry(dir.to_path_buf())
-            .or_insert_with(|| Phase {
-                name: kind.to_string(),
-                path: dir.to_path_buf(),
-                passes: Vec::new(),
-                output_code: None,
-                artifacts: Vec::new(),
-                inductor_id: Some(id.to_string()),
-            });
+        let phase = m.phases.entry(dir.to_path_buf()).or_insert_with(|| Phase {
+            name: kind.to_string(),
+            path: dir.to_path_buf(),
+            passes: Vec::new(),
+            output_code: None,
+            artifacts: Vec::new(),
+            inductor_id: Some(id.to_string()),
+        });
         if let Some(index) = names::inductor_graph_file(name) {
             phase.passes.push(PassFile {
                 index,
@@ -343,7 +352,8 @@ impl Builder {
         let step_dir = path.parent();
         let graph_dir = step_dir.and_then(Path::parent);
         let rank_dir = graph_dir.and_then(Path::parent);
-        let (Some(step_dir), Some(graph_dir), Some(rank_dir)) = (step_dir, graph_dir, rank_dir) else {
+        let (Some(step_dir), Some(graph_dir), Some(rank_dir)) = (step_dir, graph_dir, rank_dir)
+        else {
             return;
         };
         let (Some((w, r)), true, Ok(step)) = (
@@ -460,7 +470,8 @@ fn finish_run(path: PathBuf, run_b: RunB) -> Run {
             let mut phases: Vec<Phase> = m.phases.into_values().collect();
             phases.sort_by_key(|p| (phase_rank(&p.name), p.inductor_id.clone(), p.path.clone()));
             for p in &mut phases {
-                p.passes.sort_by(|a, b| (a.index, &a.path).cmp(&(b.index, &b.path)));
+                p.passes
+                    .sort_by(|a, b| (a.index, &a.path).cmp(&(b.index, &b.path)));
             }
             let mut captures = m.captures;
             captures.sort_by(|a, b| a.path.cmp(&b.path));
@@ -495,7 +506,13 @@ fn finish_run(path: PathBuf, run_b: RunB) -> Run {
 fn link_siblings(runs: &mut [Run]) {
     let keys: Vec<(Option<u32>, PathBuf, String)> = runs
         .iter()
-        .map(|r| (r.pid, r.path.parent().map(Path::to_path_buf).unwrap_or_default(), r.name.clone()))
+        .map(|r| {
+            (
+                r.pid,
+                r.path.parent().map(Path::to_path_buf).unwrap_or_default(),
+                r.name.clone(),
+            )
+        })
         .collect();
     for run in runs.iter_mut() {
         let Some(pid) = run.pid else { continue };
@@ -525,7 +542,9 @@ fn log_kind(name: &str, parent: &str) -> Option<LogKind> {
             Some(LogKind::Backend)
         }
         ("debug.log", "torchdynamo") => Some(LogKind::Dynamo),
-        (n, "torchinductor" | "aot_torchinductor") if n.ends_with(".log") => Some(LogKind::Inductor),
+        (n, "torchinductor" | "aot_torchinductor") if n.ends_with(".log") => {
+            Some(LogKind::Inductor)
+        }
         _ => None,
     }
 }

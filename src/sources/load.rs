@@ -13,11 +13,15 @@ pub fn graph(path: &Path) -> Result<FxFile> {
     let text = read::read_text(path)?;
     let mut file = fx_text::parse_fx(&text.text);
     if text.binary {
-        file.problems
-            .insert(0, "the file contains NUL bytes: not a graph text file?".into());
+        file.problems.insert(
+            0,
+            "the file contains NUL bytes: not a graph text file?".into(),
+        );
     } else if text.lossy {
-        file.problems
-            .insert(0, "the file is not valid UTF-8; bad bytes shown as �".into());
+        file.problems.insert(
+            0,
+            "the file is not valid UTF-8; bad bytes shown as �".into(),
+        );
     }
     Ok(file)
 }

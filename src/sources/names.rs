@@ -16,8 +16,10 @@ pub struct RunName {
 
 pub fn run_dir(name: &str) -> Option<RunName> {
     static RE: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"^run_(\d{4})_(\d\d)_(\d\d)_(\d\d)_(\d\d)_(\d\d)_(\d+)-pid_(\d+)(?:-rank_(\d+))?$")
-            .expect("static regex")
+        Regex::new(
+            r"^run_(\d{4})_(\d\d)_(\d\d)_(\d\d)_(\d\d)_(\d\d)_(\d+)-pid_(\d+)(?:-rank_(\d+))?$",
+        )
+        .expect("static regex")
     });
     let c = RE.captures(name)?;
     Some(RunName {
@@ -78,7 +80,8 @@ pub fn pass_file(name: &str) -> Option<(u32, String)> {
 /// Stock Inductor `model__0_forward_1.0` → (model name, kind, id `1.0`).
 pub fn inductor_model_dir(name: &str) -> Option<(String, String, String)> {
     static RE: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"^(model__-?\d+)_(forward|backward|inference)_(\d+\.\d+)$").expect("static regex")
+        Regex::new(r"^(model__-?\d+)_(forward|backward|inference)_(\d+\.\d+)$")
+            .expect("static regex")
     });
     let c = RE.captures(name)?;
     Some((c[1].to_string(), c[2].to_string(), c[3].to_string()))
@@ -206,7 +209,10 @@ mod tests {
             "graph_3_id_281466021873744_rank_0_pid_1459930_ts_20260405112208150337.aligned.json",
         )
         .unwrap();
-        assert_eq!((c.graph.as_str(), c.kind), ("graph_3", CaptureKind::Aligned));
+        assert_eq!(
+            (c.graph.as_str(), c.kind),
+            ("graph_3", CaptureKind::Aligned)
+        );
         assert_eq!(c.id, "281466021873744");
     }
 

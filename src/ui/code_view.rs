@@ -61,7 +61,9 @@ impl CodeViewState {
         }
         self.matches = find_lines(code, &self.query);
         self.searched = Some((code.clone(), self.query.clone()));
-        self.current = self.highlighted.and_then(|h| self.matches.binary_search(&h).ok());
+        self.current = self
+            .highlighted
+            .and_then(|h| self.matches.binary_search(&h).ok());
         if !same_query && !self.query.is_empty() {
             let from = self.highlighted.unwrap_or(1);
             let i = self.matches.partition_point(|&l| l < from);
@@ -93,7 +95,10 @@ impl CodeViewState {
             }
             (None, false) => {
                 let from = self.highlighted.unwrap_or(usize::MAX);
-                self.matches.partition_point(|&l| l < from).checked_sub(1).unwrap_or(n - 1)
+                self.matches
+                    .partition_point(|&l| l < from)
+                    .checked_sub(1)
+                    .unwrap_or(n - 1)
             }
         };
         self.jump_to_match(i);
@@ -130,7 +135,11 @@ fn body(app: &mut App, state: &mut CodeViewState, ui: &mut egui::Ui) {
     if let Some(n) = ph.code_line.take() {
         state.go_to(n);
     }
-    let path = ph.output_code_path.as_deref().map(|p| p.display().to_string()).unwrap_or_default();
+    let path = ph
+        .output_code_path
+        .as_deref()
+        .map(|p| p.display().to_string())
+        .unwrap_or_default();
     toolbar(ui, state, &code, &path);
     ui.separator();
     code_rows(ui, state, &code);
@@ -150,18 +159,29 @@ fn toolbar(ui: &mut egui::Ui, state: &mut CodeViewState, code: &Arc<OutputCodeIn
             resp.request_focus();
         }
         let has = !state.matches.is_empty();
-        if ui.add_enabled(has, egui::Button::new("⏶")).on_hover_text("previous match (Shift+Enter)").clicked() {
+        if ui
+            .add_enabled(has, egui::Button::new("⏶"))
+            .on_hover_text("previous match (Shift+Enter)")
+            .clicked()
+        {
             state.step_match(false);
         }
-        if ui.add_enabled(has, egui::Button::new("⏷")).on_hover_text("next match (Enter)").clicked() {
+        if ui
+            .add_enabled(has, egui::Button::new("⏷"))
+            .on_hover_text("next match (Enter)")
+            .clicked()
+        {
             state.step_match(true);
         }
         if !state.query.is_empty() {
-            let pos = state.current.map_or("-".to_string(), |i| (i + 1).to_string());
+            let pos = state
+                .current
+                .map_or("-".to_string(), |i| (i + 1).to_string());
             ui.label(format!("{pos}/{} lines", state.matches.len()));
         }
         ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
-            ui.weak(format!("{} lines", code.line_count())).on_hover_text(path);
+            ui.weak(format!("{} lines", code.line_count()))
+                .on_hover_text(path);
         });
     });
 }
@@ -181,7 +201,9 @@ fn code_rows(ui: &mut egui::Ui, state: &mut CodeViewState, code: &OutputCodeInde
     let row_h = ui.text_style_height(&TextStyle::Monospace);
     let total = code.line_count();
     let digits = total.to_string().len();
-    let mut area = egui::ScrollArea::both().id_salt("output_code_rows").auto_shrink(false);
+    let mut area = egui::ScrollArea::both()
+        .id_salt("output_code_rows")
+        .auto_shrink(false);
     if let Some(line) = state.scroll_to.take() {
         // A third of the way down, so the lines before it give context.
         let y = line.saturating_sub(1) as f32 * (row_h + ui.spacing().item_spacing.y);
@@ -197,23 +219,43 @@ fn code_rows(ui: &mut egui::Ui, state: &mut CodeViewState, code: &OutputCodeInde
             } else {
                 Mark::None
             };
-            code_row(ui, &theme, code.line(n).unwrap_or(""), n, digits, mark, row_h);
+            code_row(
+                ui,
+                &theme,
+                code.line(n).unwrap_or(""),
+                n,
+                digits,
+                mark,
+                row_h,
+            );
         }
     });
 }
 
 /// One line: its number, then the highlighted code; exactly `row_h` tall so `show_rows` can
 /// place rows by arithmetic.
-fn code_row(ui: &mut egui::Ui, theme: &CodeTheme, text: &str, n: usize, digits: usize, mark: Mark, row_h: f32) {
+fn code_row(
+    ui: &mut egui::Ui,
+    theme: &CodeTheme,
+    text: &str,
+    n: usize,
+    digits: usize,
+    mark: Mark,
+    row_h: f32,
+) {
     // Reserve the background's place in the paint order, fill it once the row's rect is known.
     let bg = ui.painter().add(egui::Shape::Noop);
     let size = egui::vec2(ui.available_width(), row_h);
-    let row = ui.allocate_ui_with_layout(size, egui::Layout::left_to_right(egui::Align::Center), |ui| {
-        let number = RichText::new(format!("{n:>digits$} ")).monospace().weak();
-        ui.add(egui::Label::new(number).selectable(false));
-        let job = highlight(ui.ctx(), ui.style(), theme, text, "py");
-        ui.add(egui::Label::new(job).selectable(true).extend());
-    });
+    let row = ui.allocate_ui_with_layout(
+        size,
+        egui::Layout::left_to_right(egui::Align::Center),
+        |ui| {
+            let number = RichText::new(format!("{n:>digits$} ")).monospace().weak();
+            ui.add(egui::Label::new(number).selectable(false));
+            let job = highlight(ui.ctx(), ui.style(), theme, text, "py");
+            ui.add(egui::Label::new(job).selectable(true).extend());
+        },
+    );
     let fill = match mark {
         Mark::None => return,
         Mark::Match => ui.visuals().selection.bg_fill.gamma_multiply(0.2),
@@ -221,8 +263,12 @@ fn code_row(ui: &mut egui::Ui, theme: &CodeTheme, text: &str, n: usize, digits: 
     };
     let rect = row.response.rect;
     // Across the whole visible width, however short the line.
-    let rect = rect.union(egui::Rect::from_x_y_ranges(ui.clip_rect().x_range(), rect.y_range()));
-    ui.painter().set(bg, egui::Shape::rect_filled(rect, 0.0, fill));
+    let rect = rect.union(egui::Rect::from_x_y_ranges(
+        ui.clip_rect().x_range(),
+        rect.y_range(),
+    ));
+    ui.painter()
+        .set(bg, egui::Shape::rect_filled(rect, 0.0, fill));
 }
 
 /// 1-based lines of `code` containing `query`, ignoring ASCII case.

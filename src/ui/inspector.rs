@@ -92,7 +92,10 @@ fn phase_view(ui: &mut egui::Ui, ph: &PhaseState) -> Option<Action> {
 fn pass_not_loaded(ui: &mut egui::Ui, ph: &PhaseState) {
     match ph.load_errors.get(ph.current).and_then(Option::as_ref) {
         Some(e) => {
-            ui.colored_label(ui.visuals().error_fg_color, format!("Could not load this pass: {e}"));
+            ui.colored_label(
+                ui.visuals().error_fg_color,
+                format!("Could not load this pass: {e}"),
+            );
         }
         None => {
             ui.horizontal(|ui| {
@@ -106,7 +109,13 @@ fn pass_not_loaded(ui: &mut egui::Ui, ph: &PhaseState) {
 // ---------------------------------------------------------------------------------------------
 // The selected node
 
-fn node_view(ui: &mut egui::Ui, ph: &PhaseState, file: &FxFile, graph: &FxGraph, node: &FxNode) -> Option<Action> {
+fn node_view(
+    ui: &mut egui::Ui,
+    ph: &PhaseState,
+    file: &FxFile,
+    graph: &FxGraph,
+    node: &FxNode,
+) -> Option<Action> {
     let mut links = Links::new(graph);
     let mut action = None;
     merge(&mut action, node_header(ui, graph, node));
@@ -117,8 +126,14 @@ fn node_view(ui: &mut egui::Ui, ph: &PhaseState, file: &FxFile, graph: &FxGraph,
     });
     value_meta(ui, node);
     merge(&mut action, args_view(ui, &mut links, node));
-    merge(&mut action, neighbours(ui, &mut links, graph, &node.inputs, "inputs"));
-    merge(&mut action, neighbours(ui, &mut links, graph, &node.users, "users"));
+    merge(
+        &mut action,
+        neighbours(ui, &mut links, graph, &node.inputs, "inputs"),
+    );
+    merge(
+        &mut action,
+        neighbours(ui, &mut links, graph, &node.users, "users"),
+    );
     merge(&mut action, subgraph_calls(ui, file, node));
     source_view(ui, node.source.as_ref());
     file_line(ui, ph, graph, node);
@@ -140,7 +155,11 @@ fn node_header(ui: &mut egui::Ui, graph: &FxGraph, node: &FxNode) -> Option<Acti
         family_chip(ui, fam);
         ui.add(egui::Label::new(RichText::new(&node.name).heading().strong()).selectable(true));
         ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
-            if ui.small_button("✖").on_hover_text("clear the selection").clicked() {
+            if ui
+                .small_button("✖")
+                .on_hover_text("clear the selection")
+                .clicked()
+            {
                 action = Some(Action::Deselect);
             }
         });
@@ -162,14 +181,18 @@ fn family_chip(ui: &mut egui::Ui, fam: OpFamily) -> egui::Response {
     let size = egui::vec2(12.0, 12.0);
     let (rect, resp) = ui.allocate_exact_size(size, egui::Sense::hover());
     let [r, g, b] = fam.rgb();
-    ui.painter().rect_filled(rect, 2.0, Color32::from_rgb(r, g, b));
+    ui.painter()
+        .rect_filled(rect, 2.0, Color32::from_rgb(r, g, b));
     resp.on_hover_text(fam.label())
 }
 
 /// One "key  value" row: the key in a fixed-width weak column, the value wrapping after it.
 fn key_value<R>(ui: &mut egui::Ui, key: &str, value: impl FnOnce(&mut egui::Ui) -> R) -> R {
     ui.horizontal_wrapped(|ui| {
-        let (rect, _) = ui.allocate_exact_size(egui::vec2(KEY_WIDTH, ui.text_style_height(&egui::TextStyle::Body)), egui::Sense::hover());
+        let (rect, _) = ui.allocate_exact_size(
+            egui::vec2(KEY_WIDTH, ui.text_style_height(&egui::TextStyle::Body)),
+            egui::Sense::hover(),
+        );
         ui.painter().text(
             rect.left_center(),
             egui::Align2::LEFT_CENTER,
@@ -262,7 +285,10 @@ impl<'a, 'g> ArgWriter<'a, 'g> {
 
     fn flush(&mut self, ui: &mut egui::Ui) {
         if !self.text.is_empty() {
-            ui.add(egui::Label::new(RichText::new(std::mem::take(&mut self.text)).monospace()).selectable(true));
+            ui.add(
+                egui::Label::new(RichText::new(std::mem::take(&mut self.text)).monospace())
+                    .selectable(true),
+            );
         }
     }
 
@@ -281,7 +307,14 @@ impl<'a, 'g> ArgWriter<'a, 'g> {
         }
     }
 
-    fn seq(&mut self, ui: &mut egui::Ui, open: &str, items: &[Arg], close: &str, trailing_comma: bool) {
+    fn seq(
+        &mut self,
+        ui: &mut egui::Ui,
+        open: &str,
+        items: &[Arg],
+        close: &str,
+        trailing_comma: bool,
+    ) {
         self.text.push_str(open);
         for (i, a) in items.iter().enumerate() {
             if i > 0 {
@@ -326,7 +359,11 @@ impl<'g> Links<'g> {
 
     /// Draws a link to node `name` of this graph; its qualified name when clicked.
     fn link(&mut self, ui: &mut egui::Ui, name: &str, context: &str) -> Option<String> {
-        let target = self.graph.by_name.get(name).and_then(|&i| self.graph.nodes.get(i));
+        let target = self
+            .graph
+            .by_name
+            .get(name)
+            .and_then(|&i| self.graph.nodes.get(i));
         let Some(target) = target else {
             // A name the parser could not resolve: show it, but there is nowhere to go.
             ui.add(egui::Label::new(RichText::new(name).monospace()).selectable(true))
@@ -336,7 +373,9 @@ impl<'g> Links<'g> {
         let r = ui.link(RichText::new(name).monospace());
         if !self.seen.insert(target.name.as_str()) {
             let label = format!("{name} ({context})");
-            r.widget_info(|| egui::WidgetInfo::labeled(egui::WidgetType::Link, ui.is_enabled(), &label));
+            r.widget_info(|| {
+                egui::WidgetInfo::labeled(egui::WidgetType::Link, ui.is_enabled(), &label)
+            });
         }
         let r = r.on_hover_ui(|ui| node_tooltip(ui, target));
         r.clicked().then(|| format!("{}{name}", self.prefix))
@@ -352,7 +391,13 @@ fn node_tooltip(ui: &mut egui::Ui, node: &FxNode) {
 }
 
 /// The inputs or users of a node: one row each, a link and the node's short target.
-fn neighbours(ui: &mut egui::Ui, links: &mut Links, graph: &FxGraph, which: &[usize], what: &str) -> Option<Action> {
+fn neighbours(
+    ui: &mut egui::Ui,
+    links: &mut Links,
+    graph: &FxGraph,
+    which: &[usize],
+    what: &str,
+) -> Option<Action> {
     let mut action = None;
     ui.add_space(4.0);
     ui.label(RichText::new(format!("{what} ({})", which.len())).strong());
@@ -362,7 +407,9 @@ fn neighbours(ui: &mut egui::Ui, links: &mut Links, graph: &FxGraph, which: &[us
     }
     let context = what.trim_end_matches('s');
     for &i in which.iter().take(MAX_LIST_ROWS) {
-        let Some(n) = graph.nodes.get(i) else { continue };
+        let Some(n) = graph.nodes.get(i) else {
+            continue;
+        };
         ui.horizontal(|ui| {
             ui.add_space(8.0);
             family_chip(ui, op_family::family(n));
@@ -391,13 +438,21 @@ fn subgraph_calls(ui: &mut egui::Ui, file: &FxFile, node: &FxNode) -> Option<Act
     ui.add_space(4.0);
     ui.label(RichText::new(format!("sub-graphs ({})", node.subgraphs.len())).strong());
     for &gi in &node.subgraphs {
-        let Some(g) = file.graphs.get(gi) else { continue };
-        let entry = g.nodes.iter().find(|n| n.op == OpKind::Output).or_else(|| g.nodes.first());
+        let Some(g) = file.graphs.get(gi) else {
+            continue;
+        };
+        let entry = g
+            .nodes
+            .iter()
+            .find(|n| n.op == OpKind::Output)
+            .or_else(|| g.nodes.first());
         ui.horizontal(|ui| {
             ui.add_space(8.0);
             match entry {
                 Some(e) => {
-                    let r = ui.link(RichText::new(&g.name).monospace()).on_hover_text(format!("show {} of {}", e.name, g.name));
+                    let r = ui
+                        .link(RichText::new(&g.name).monospace())
+                        .on_hover_text(format!("show {} of {}", e.name, g.name));
                     if r.clicked() {
                         action = Some(Action::Reveal(format!("{}/{}", g.name, e.name)));
                     }
@@ -428,7 +483,11 @@ fn source_view(ui: &mut egui::Ui, source: Option<&SourceLoc>) {
     ui.add(egui::Label::new(format!("{}{fn_part}", s.short())).selectable(true))
         .on_hover_text(format!("{}:{}", s.file, s.line));
     if !s.code.is_empty() {
-        ui.add(egui::Label::new(RichText::new(s.code.trim()).monospace()).selectable(true).wrap());
+        ui.add(
+            egui::Label::new(RichText::new(s.code.trim()).monospace())
+                .selectable(true)
+                .wrap(),
+        );
     }
 }
 
@@ -463,7 +522,9 @@ fn output_code_view(ui: &mut egui::Ui, ph: &PhaseState, node: &FxNode) -> Option
     };
     let lines = code.lines_naming(&node.name);
     ui.label(RichText::new(format!("In output_code.py ({})", lines.len())).strong())
-        .on_hover_text("lines of the phase's generated code that name this node; click one to open it");
+        .on_hover_text(
+            "lines of the phase's generated code that name this node; click one to open it",
+        );
     if lines.is_empty() {
         ui.weak("not named in the generated code");
         return None;
@@ -493,7 +554,11 @@ fn code_line_link(ui: &mut egui::Ui, code: &OutputCodeIndex, n: usize, is_def: b
             ui.link(rich)
         })
         .inner;
-    let r = if is_def { r.on_hover_text("defines the node") } else { r };
+    let r = if is_def {
+        r.on_hover_text("defines the node")
+    } else {
+        r
+    };
     r.clicked()
 }
 
@@ -541,7 +606,11 @@ fn summary_view(ui: &mut egui::Ui, ph: &PhaseState, file: &Arc<FxFile>) {
     let counts = counts_cached(ui, file);
     if let Some(p) = ph.passes.get(ph.current) {
         ui.label(RichText::new(format!("{:03} {}", p.index, p.name)).heading());
-        let name = p.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let name = p
+            .path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
         ui.add(egui::Label::new(RichText::new(name).small()).selectable(true))
             .on_hover_text(p.path.display().to_string());
     }
@@ -549,28 +618,38 @@ fn summary_view(ui: &mut egui::Ui, ph: &PhaseState, file: &Arc<FxFile>) {
     ui.separator();
     ui.label(RichText::new(format!("{} nodes", file.node_count())).strong());
     if file.graphs.len() > 1 {
-        ui.weak(format!("+ {} in {} sub-graph(s)", counts.subgraph_nodes, file.graphs.len() - 1));
+        ui.weak(format!(
+            "+ {} in {} sub-graph(s)",
+            counts.subgraph_nodes,
+            file.graphs.len() - 1
+        ));
     }
-    egui::Grid::new("summary_by_op").num_columns(2).show(ui, |ui| {
-        for (op, n) in &counts.by_op {
-            ui.label(op.as_str());
-            ui.label(n.to_string());
-            ui.end_row();
-        }
-    });
+    egui::Grid::new("summary_by_op")
+        .num_columns(2)
+        .show(ui, |ui| {
+            for (op, n) in &counts.by_op {
+                ui.label(op.as_str());
+                ui.label(n.to_string());
+                ui.end_row();
+            }
+        });
     ui.add_space(6.0);
     ui.label(RichText::new("by op family").strong());
-    egui::Grid::new("summary_by_family").num_columns(2).show(ui, |ui| {
-        for fam in ALL_FAMILIES {
-            let Some(n) = counts.by_family.get(&fam) else { continue };
-            ui.horizontal(|ui| {
-                family_chip(ui, fam);
-                ui.label(fam.label());
-            });
-            ui.label(n.to_string());
-            ui.end_row();
-        }
-    });
+    egui::Grid::new("summary_by_family")
+        .num_columns(2)
+        .show(ui, |ui| {
+            for fam in ALL_FAMILIES {
+                let Some(n) = counts.by_family.get(&fam) else {
+                    continue;
+                };
+                ui.horizontal(|ui| {
+                    family_chip(ui, fam);
+                    ui.label(fam.label());
+                });
+                ui.label(n.to_string());
+                ui.end_row();
+            }
+        });
     unparsed_view(ui, file);
     problems_view(ui, file);
     ui.add_space(6.0);
@@ -588,8 +667,13 @@ fn unparsed_view(ui: &mut egui::Ui, file: &FxFile) {
         .id_salt("unparsed")
         .show(ui, |ui| {
             for u in file.unparsed.iter().take(MAX_LIST_ROWS) {
-                ui.add(egui::Label::new(RichText::new(format!("{}: {}", u.line, u.text.trim())).monospace()).selectable(true))
-                    .on_hover_text(&u.reason);
+                ui.add(
+                    egui::Label::new(
+                        RichText::new(format!("{}: {}", u.line, u.text.trim())).monospace(),
+                    )
+                    .selectable(true),
+                )
+                .on_hover_text(&u.reason);
             }
             more(ui, file.unparsed.len());
         });

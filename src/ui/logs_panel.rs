@@ -66,7 +66,9 @@ struct Filtered {
 impl LogsPanelState {
     /// `(shown, total)` records of the log last drawn.
     pub fn shown(&self) -> Option<(usize, usize)> {
-        self.cache.as_ref().map(|c| (c.rows.len(), c.log.records.len()))
+        self.cache
+            .as_ref()
+            .map(|c| (c.rows.len(), c.log.records.len()))
     }
 
     /// Brings the cache up to date with `log` and the filter; a no-op while neither changed.
@@ -79,7 +81,10 @@ impl LogsPanelState {
         {
             return;
         }
-        let same_log = self.cache.as_ref().is_some_and(|c| Arc::ptr_eq(&c.log, log));
+        let same_log = self
+            .cache
+            .as_ref()
+            .is_some_and(|c| Arc::ptr_eq(&c.log, log));
         let mut c = match self.cache.take() {
             Some(c) if same_log => c,
             _ => {
@@ -99,7 +104,13 @@ impl LogsPanelState {
         // Reuses the row vector's allocation.
         c.rows.clear();
         let keep = |r: &LogRecord| self.levels[level_box(r.level)] && matches_text(r, text);
-        c.rows.extend(log.records.iter().enumerate().filter(|(_, r)| keep(r)).map(|(i, _)| i));
+        c.rows.extend(
+            log.records
+                .iter()
+                .enumerate()
+                .filter(|(_, r)| keep(r))
+                .map(|(i, _)| i),
+        );
         self.cache = Some(c);
     }
 }
@@ -115,7 +126,9 @@ fn count_levels(log: &ParsedLog) -> [usize; 6] {
 fn matches_text(r: &LogRecord, text: &str) -> bool {
     text.is_empty()
         || contains_ignore_case(&r.message, text)
-        || r.location.as_deref().is_some_and(|l| contains_ignore_case(l, text))
+        || r.location
+            .as_deref()
+            .is_some_and(|l| contains_ignore_case(l, text))
 }
 
 /// Where a ref chip goes when clicked.
@@ -140,7 +153,10 @@ pub fn show(app: &mut App, state: &mut LogsPanelState, ui: &mut egui::Ui) {
     let log = match (&lv.log, &lv.error) {
         (Some(log), _) => log.clone(),
         (None, Some(e)) => {
-            ui.colored_label(ui.visuals().error_fg_color, format!("Could not read {}: {e}", lv.path.display()));
+            ui.colored_label(
+                ui.visuals().error_fg_color,
+                format!("Could not read {}: {e}", lv.path.display()),
+            );
             return;
         }
         (None, None) => {
@@ -190,7 +206,10 @@ fn current_run<'a>(ws: &'a Workspace, phase: Option<&PhaseState>) -> Option<&'a 
 
 /// The run a log file belongs to.
 fn log_run<'a>(ws: &'a Workspace, log: &Path) -> Option<&'a Run> {
-    ws.index.runs.iter().find(|r| r.logs.iter().any(|l| l.path == log))
+    ws.index
+        .runs
+        .iter()
+        .find(|r| r.logs.iter().any(|l| l.path == log))
 }
 
 fn default_log(run: &Run) -> Option<PathBuf> {
@@ -214,7 +233,10 @@ fn log_picker(ui: &mut egui::Ui, run: Option<&Run>, open: Option<&Path>) -> Opti
         .show_ui(ui, |ui| {
             for l in &run.logs {
                 let text = format!("{}  ({})", label(&l.path), human_size(l.size));
-                if ui.selectable_label(open == Some(l.path.as_path()), text).clicked() {
+                if ui
+                    .selectable_label(open == Some(l.path.as_path()), text)
+                    .clicked()
+                {
                     pick = Some(l.path.clone());
                 }
             }
@@ -234,7 +256,10 @@ fn human_size(bytes: u64) -> String {
 }
 
 fn file_name(p: &Path) -> String {
-    p.file_name().map_or_else(|| p.display().to_string(), |n| n.to_string_lossy().into_owned())
+    p.file_name().map_or_else(
+        || p.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )
 }
 
 fn filter_row(ui: &mut egui::Ui, state: &mut LogsPanelState) {
@@ -253,8 +278,17 @@ fn filter_row(ui: &mut egui::Ui, state: &mut LogsPanelState) {
             ui.add_space(4.0);
         }
         ui.separator();
-        ui.add(egui::TextEdit::singleline(&mut state.text).hint_text("filter text").desired_width(200.0));
-        if !state.text.is_empty() && ui.small_button("✖").on_hover_text("clear the text filter").clicked() {
+        ui.add(
+            egui::TextEdit::singleline(&mut state.text)
+                .hint_text("filter text")
+                .desired_width(200.0),
+        );
+        if !state.text.is_empty()
+            && ui
+                .small_button("✖")
+                .on_hover_text("clear the text filter")
+                .clicked()
+        {
             state.text.clear();
         }
         ui.separator();
@@ -273,7 +307,12 @@ struct JumpCtx<'a> {
 const DETAIL_HEIGHT: f32 = 110.0;
 
 /// The records table, and the selected record in full below it. Returns the chip clicked.
-fn records(ui: &mut egui::Ui, state: &mut LogsPanelState, log: &ParsedLog, ctx: &JumpCtx) -> Option<Jump> {
+fn records(
+    ui: &mut egui::Ui,
+    state: &mut LogsPanelState,
+    log: &ParsedLog,
+    ctx: &JumpCtx,
+) -> Option<Jump> {
     let rows = state.cache.as_ref().map_or(&[][..], |c| c.rows.as_slice());
     let detail = state.selected.and_then(|i| log.records.get(i));
     let height = ui.available_height() - if detail.is_some() { DETAIL_HEIGHT } else { 0.0 };
@@ -286,7 +325,11 @@ fn records(ui: &mut egui::Ui, state: &mut LogsPanelState, log: &ParsedLog, ctx: 
         })
         .inner;
     if let Some(i) = clicked {
-        state.selected = if state.selected == Some(i) { None } else { Some(i) };
+        state.selected = if state.selected == Some(i) {
+            None
+        } else {
+            Some(i)
+        };
     }
     if let Some(rec) = detail {
         record_detail(ui, rec);
@@ -330,7 +373,10 @@ fn records_table(
         })
         .body(|body| {
             body.rows(row_h, rows.len(), |mut row| {
-                let Some(rec) = rows.get(row.index()).and_then(|&i| log.records.get(i).map(|r| (i, r))) else {
+                let Some(rec) = rows
+                    .get(row.index())
+                    .and_then(|&i| log.records.get(i).map(|r| (i, r)))
+                else {
                     return;
                 };
                 let (i, rec) = rec;
@@ -346,7 +392,11 @@ fn records_table(
     (jump, clicked)
 }
 
-fn record_row(row: &mut egui_extras::TableRow<'_, '_>, rec: &LogRecord, ctx: &JumpCtx) -> Option<Jump> {
+fn record_row(
+    row: &mut egui_extras::TableRow<'_, '_>,
+    rec: &LogRecord,
+    ctx: &JumpCtx,
+) -> Option<Jump> {
     row.col(|ui| {
         ui.weak(rec.line.to_string());
     });
@@ -358,7 +408,8 @@ fn record_row(row: &mut egui_extras::TableRow<'_, '_>, rec: &LogRecord, ctx: &Ju
     });
     row.col(|ui| {
         let (text, color) = level_style(rec.level, ui.visuals());
-        ui.label(RichText::new(text).monospace().color(color)).on_hover_text(level_name(rec.level));
+        ui.label(RichText::new(text).monospace().color(color))
+            .on_hover_text(level_name(rec.level));
     });
     row.col(|ui| {
         ui.add(egui::Label::new(rec.location.as_deref().unwrap_or("")).truncate());
@@ -437,7 +488,11 @@ fn record_detail(ui: &mut egui::Ui, rec: &LogRecord) {
         .max_height(DETAIL_HEIGHT - 30.0)
         .auto_shrink([false, true])
         .show(ui, |ui| {
-            ui.add(egui::Label::new(RichText::new(&rec.message).monospace()).selectable(true).wrap());
+            ui.add(
+                egui::Label::new(RichText::new(&rec.message).monospace())
+                    .selectable(true)
+                    .wrap(),
+            );
         });
 }
 
@@ -455,7 +510,10 @@ fn ref_chip(ui: &mut egui::Ui, rec: &LogRecord, r: &LogRef, ctx: &JumpCtx) -> Op
         Some(Jump::Copy(s)) => format!("{what}\n{s}\nclick to copy"),
         None => format!("{what}\nnot found in the open folder"),
     };
-    let resp = ui.add_enabled(target.is_some(), egui::Button::new(RichText::new(text).small()).small());
+    let resp = ui.add_enabled(
+        target.is_some(),
+        egui::Button::new(RichText::new(text).small()).small(),
+    );
     let resp = resp.on_hover_text(&hover).on_disabled_hover_text(&hover);
     if resp.clicked() { target } else { None }
 }
@@ -466,7 +524,10 @@ fn chip_text(r: &LogRef) -> (String, &'static str) {
     match r {
         LogRef::Pass(p) => (format!("pass: {p}"), "FX pass"),
         LogRef::Model(m) => (format!("model: {m}"), "compiled model"),
-        LogRef::FxGraph(g) => (format!("graph: {g}"), "fx graph name (output_code.py's fx_graph_name)"),
+        LogRef::FxGraph(g) => (
+            format!("graph: {g}"),
+            "fx graph name (output_code.py's fx_graph_name)",
+        ),
         LogRef::AclGraph(id) => (format!("aclgraph: {id}"), "captured NPU graph"),
         LogRef::Path(p) => (format!("file: {}", file_name(Path::new(p))), "file"),
         LogRef::Node(n) => (format!("node: {n}"), "FX node"),
@@ -486,7 +547,9 @@ fn resolve(rec: &LogRecord, r: &LogRef, ctx: &JumpCtx) -> Option<Jump> {
             .find(|m| m.graph_name.as_deref() == Some(g.as_str()))
             .and_then(first_graph)
             .map(Jump::Graph),
-        LogRef::Path(p) => Some(graph_file(ctx.ws, Path::new(p)).map_or_else(|| Jump::Copy(p.clone()), Jump::Graph)),
+        LogRef::Path(p) => Some(
+            graph_file(ctx.ws, Path::new(p)).map_or_else(|| Jump::Copy(p.clone()), Jump::Graph),
+        ),
         LogRef::AclGraph(id) => Some(Jump::Copy(id.clone())),
         LogRef::Node(n) => {
             let file = ctx.phase?.current_file()?;
@@ -506,7 +569,10 @@ fn runs<'a>(ctx: &'a JumpCtx) -> Box<dyn Iterator<Item = &'a Run> + 'a> {
 /// The dump of pass `name`: in the open phase first (the user is looking at it), then in the
 /// models the record names, then anywhere in the log's run.
 fn pass_target(rec: &LogRecord, name: &str, ctx: &JumpCtx) -> Option<PathBuf> {
-    if let Some(p) = ctx.phase.and_then(|ph| ph.passes.iter().find(|p| p.name == name)) {
+    if let Some(p) = ctx
+        .phase
+        .and_then(|ph| ph.passes.iter().find(|p| p.name == name))
+    {
         return Some(p.path.clone());
     }
     let named_models: Vec<&str> = rec
@@ -519,7 +585,11 @@ fn pass_target(rec: &LogRecord, name: &str, ctx: &JumpCtx) -> Option<PathBuf> {
         .collect();
     let models = || runs(ctx).flat_map(|run| &run.models);
     let in_model = |m: &crate::model::index::Model| {
-        m.phases.iter().flat_map(|ph| &ph.passes).find(|p| p.name == name).map(|p| p.path.clone())
+        m.phases
+            .iter()
+            .flat_map(|ph| &ph.passes)
+            .find(|p| p.name == name)
+            .map(|p| p.path.clone())
     };
     models()
         .filter(|m| named_models.contains(&m.name.as_str()))
@@ -529,7 +599,11 @@ fn pass_target(rec: &LogRecord, name: &str, ctx: &JumpCtx) -> Option<PathBuf> {
 
 /// A model's first pass, else its Dynamo graph.
 fn first_graph(m: &crate::model::index::Model) -> Option<PathBuf> {
-    let first = m.phases.iter().find_map(|ph| ph.passes.first()).map(|p| p.path.clone());
+    let first = m
+        .phases
+        .iter()
+        .find_map(|ph| ph.passes.first())
+        .map(|p| p.path.clone());
     first.or_else(|| m.dynamo_graph.clone())
 }
 
@@ -540,7 +614,11 @@ fn graph_file(ws: &Workspace, logged: &Path) -> Option<PathBuf> {
     let root = &ws.index.root;
     ws.index
         .graph_files()
-        .find(|g| *g == logged || g.strip_prefix(root).is_ok_and(|rel| !rel.as_os_str().is_empty() && logged.ends_with(rel)))
+        .find(|g| {
+            *g == logged
+                || g.strip_prefix(root)
+                    .is_ok_and(|rel| !rel.as_os_str().is_empty() && logged.ends_with(rel))
+        })
         .map(Path::to_path_buf)
 }
 
@@ -587,6 +665,10 @@ mod tests {
         assert_eq!(s.shown(), Some((2, 3)), "the location matches too");
         let ptr = s.cache.as_ref().map(|c| c.rows.as_ptr());
         s.refresh(&log);
-        assert_eq!(s.cache.as_ref().map(|c| c.rows.as_ptr()), ptr, "no rebuild without a change");
+        assert_eq!(
+            s.cache.as_ref().map(|c| c.rows.as_ptr()),
+            ptr,
+            "no rebuild without a change"
+        );
     }
 }

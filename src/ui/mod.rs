@@ -74,7 +74,8 @@ pub fn show(app: &mut App, view: &mut ViewState, ui: &mut egui::Ui) {
     egui::CentralPanel::default().show(ui, |ui| graph_view::show(app, &mut view.graph, ui));
     if app.busy() {
         // Background messages wake us, but a spinner needs frames too.
-        ui.ctx().request_repaint_after(std::time::Duration::from_millis(100));
+        ui.ctx()
+            .request_repaint_after(std::time::Duration::from_millis(100));
     }
 }
 
@@ -101,8 +102,15 @@ fn menu_bar(app: &mut App, view: &mut ViewState, ui: &mut egui::Ui) {
         });
         ui.menu_button("View", |ui| {
             let dark = ui.visuals().dark_mode;
-            if ui.button(if dark { "Light theme" } else { "Dark theme" }).clicked() {
-                ui.ctx().set_visuals(if dark { egui::Visuals::light() } else { egui::Visuals::dark() });
+            if ui
+                .button(if dark { "Light theme" } else { "Dark theme" })
+                .clicked()
+            {
+                ui.ctx().set_visuals(if dark {
+                    egui::Visuals::light()
+                } else {
+                    egui::Visuals::dark()
+                });
                 ui.close();
             }
             ui.checkbox(&mut view.show_logs, "Logs panel");
@@ -112,14 +120,22 @@ fn menu_bar(app: &mut App, view: &mut ViewState, ui: &mut egui::Ui) {
 }
 
 fn pick_folder(app: &mut App) {
-    let picked = rfd::FileDialog::new().set_title("Open a torch_compile_debug folder").pick_folder();
+    let picked = rfd::FileDialog::new()
+        .set_title("Open a torch_compile_debug folder")
+        .pick_folder();
     if let Some(p) = picked {
         app.open(&p);
     }
 }
 
 fn handle_dropped_files(app: &mut App, ctx: &egui::Context) {
-    let dropped: Vec<PathBuf> = ctx.input(|i| i.raw.dropped_files.iter().map(|f| f.path().to_path_buf()).collect());
+    let dropped: Vec<PathBuf> = ctx.input(|i| {
+        i.raw
+            .dropped_files
+            .iter()
+            .map(|f| f.path().to_path_buf())
+            .collect()
+    });
     if let Some(p) = dropped.into_iter().next() {
         app.open(&p);
     }
@@ -131,7 +147,12 @@ impl eframe::App for Fxray {
     }
 
     fn save(&mut self, storage: &mut dyn eframe::Storage) {
-        let recent: Vec<String> = self.app.recent.iter().map(|p| p.display().to_string()).collect();
+        let recent: Vec<String> = self
+            .app
+            .recent
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
         if let Ok(s) = serde_json::to_string(&recent) {
             storage.set_string(RECENT_KEY, s);
         }
@@ -142,7 +163,10 @@ impl eframe::App for Fxray {
 pub fn run_native(path: Option<PathBuf>) -> Result<()> {
     let path = path.unwrap_or_else(app::sample_path);
     if !path.exists() {
-        return Err(Error::user(format!("{}: no such file or folder", path.display())));
+        return Err(Error::user(format!(
+            "{}: no such file or folder",
+            path.display()
+        )));
     }
     let options = eframe::NativeOptions {
         viewport: egui::ViewportBuilder::default()

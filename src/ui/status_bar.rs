@@ -8,14 +8,21 @@ pub fn show(app: &App, ui: &mut egui::Ui) {
             ui.spinner();
             ui.label(format!("indexing {}", p.display()));
         } else if let Some(ws) = &app.workspace {
-            ui.label(format!("{}  ·  {} files", ws.index.root.display(), ws.index.files_seen));
+            ui.label(format!(
+                "{}  ·  {} files",
+                ws.index.root.display(),
+                ws.index.files_seen
+            ));
             if !ws.facts_done {
                 ui.spinner();
                 ui.label(format!("parsing graphs {}", ws.facts.len()));
             }
             if !ws.index.warnings.is_empty() {
-                ui.colored_label(ui.visuals().warn_fg_color, format!("{} warning(s)", ws.index.warnings.len()))
-                    .on_hover_text(ws.index.warnings.join("\n"));
+                ui.colored_label(
+                    ui.visuals().warn_fg_color,
+                    format!("{} warning(s)", ws.index.warnings.len()),
+                )
+                .on_hover_text(ws.index.warnings.join("\n"));
             }
         }
         if let Some(e) = &app.error {

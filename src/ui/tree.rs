@@ -24,12 +24,18 @@ pub fn show(app: &mut App, view: &mut ViewState, ui: &mut egui::Ui) {
         }
         return;
     };
-    let current = app.phase.as_ref().and_then(|p| p.current_path()).map(Path::to_path_buf);
+    let current = app
+        .phase
+        .as_ref()
+        .and_then(|p| p.current_path())
+        .map(Path::to_path_buf);
     let mut click = None;
-    egui::ScrollArea::vertical().auto_shrink(false).show(ui, |ui| {
-        runs(ui, &ws.index, &ws.facts, current.as_deref(), &mut click);
-        loose(ui, &ws.index, &ws.facts, current.as_deref(), &mut click);
-    });
+    egui::ScrollArea::vertical()
+        .auto_shrink(false)
+        .show(ui, |ui| {
+            runs(ui, &ws.index, &ws.facts, current.as_deref(), &mut click);
+            loose(ui, &ws.index, &ws.facts, current.as_deref(), &mut click);
+        });
     match click {
         Some(Click::Graph(p)) => app.select_graph(&p),
         Some(Click::Log(p)) => {
@@ -57,7 +63,10 @@ fn runs(
             .default_open(true)
             .show(ui, |ui| {
                 if let Some(t) = &run.time {
-                    ui.weak(format!("{t}  pid {}", run.pid.map_or("?".into(), |p| p.to_string())));
+                    ui.weak(format!(
+                        "{t}  pid {}",
+                        run.pid.map_or("?".into(), |p| p.to_string())
+                    ));
                 }
                 for model in &run.models {
                     let mut head = format!("{}  [{:?}]", model.name, model.backend);
@@ -72,21 +81,30 @@ fn runs(
                         .default_open(true)
                         .show(ui, |ui| {
                             if let Some(d) = &model.dynamo_graph
-                                && entry(ui, "dynamo_out_graph", facts.get(d), current == Some(d.as_path()))
+                                && entry(
+                                    ui,
+                                    "dynamo_out_graph",
+                                    facts.get(d),
+                                    current == Some(d.as_path()),
+                                )
                             {
                                 *click = Some(Click::Graph(d.clone()));
                             }
                             for phase in &model.phases {
-                                egui::CollapsingHeader::new(format!("{}  ({} graphs)", phase.name, phase.passes.len()))
-                                    .id_salt(&phase.path)
-                                    .default_open(true)
-                                    .show(ui, |ui| {
-                                        for p in &phase.passes {
-                                            if pass_entry(ui, p, facts.get(&p.path), current) {
-                                                *click = Some(Click::Graph(p.path.clone()));
-                                            }
+                                egui::CollapsingHeader::new(format!(
+                                    "{}  ({} graphs)",
+                                    phase.name,
+                                    phase.passes.len()
+                                ))
+                                .id_salt(&phase.path)
+                                .default_open(true)
+                                .show(ui, |ui| {
+                                    for p in &phase.passes {
+                                        if pass_entry(ui, p, facts.get(&p.path), current) {
+                                            *click = Some(Click::Graph(p.path.clone()));
                                         }
-                                    });
+                                    }
+                                });
                             }
                             for c in &model.captures {
                                 ui.weak(format!("⏱ capture {} · {:?}", c.graph, c.kind))
@@ -95,9 +113,21 @@ fn runs(
                         });
                 }
                 for log in &run.logs {
-                    let name = log.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-                    let parent = log.path.parent().and_then(|p| p.file_name()).map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-                    if ui.selectable_label(false, format!("📄 {parent}/{name}")).clicked() {
+                    let name = log
+                        .path
+                        .file_name()
+                        .map(|n| n.to_string_lossy().into_owned())
+                        .unwrap_or_default();
+                    let parent = log
+                        .path
+                        .parent()
+                        .and_then(|p| p.file_name())
+                        .map(|n| n.to_string_lossy().into_owned())
+                        .unwrap_or_default();
+                    if ui
+                        .selectable_label(false, format!("📄 {parent}/{name}"))
+                        .clicked()
+                    {
                         *click = Some(Click::Log(log.path.clone()));
                     }
                 }
@@ -118,19 +148,30 @@ fn loose(
         }
     }
     for c in &index.loose_captures {
-        ui.weak(format!("⏱ capture {} · {:?}", c.graph, c.kind)).on_hover_text(c.path.display().to_string());
+        ui.weak(format!("⏱ capture {} · {:?}", c.graph, c.kind))
+            .on_hover_text(c.path.display().to_string());
     }
     for d in &index.data_dumps {
         let steps: usize = d.graphs.iter().map(|g| g.steps.len()).sum();
-        ui.weak(format!("🗄 data dump rank {} · {} graph(s), {steps} step(s)", d.rank, d.graphs.len()))
-            .on_hover_text(d.path.display().to_string());
+        ui.weak(format!(
+            "🗄 data dump rank {} · {} graph(s), {steps} step(s)",
+            d.rank,
+            d.graphs.len()
+        ))
+        .on_hover_text(d.path.display().to_string());
     }
     for m in &index.msprobe {
-        ui.weak(format!("🗄 msprobe step {} · {}", m.step, m.who)).on_hover_text(m.path.display().to_string());
+        ui.weak(format!("🗄 msprobe step {} · {}", m.step, m.who))
+            .on_hover_text(m.path.display().to_string());
     }
 }
 
-fn pass_entry(ui: &mut egui::Ui, p: &PassFile, f: Option<&GraphFacts>, current: Option<&Path>) -> bool {
+fn pass_entry(
+    ui: &mut egui::Ui,
+    p: &PassFile,
+    f: Option<&GraphFacts>,
+    current: Option<&Path>,
+) -> bool {
     let label = format!("{:03} {}", p.index, p.name);
     entry(ui, &label, f, current == Some(p.path.as_path()))
 }
@@ -149,10 +190,12 @@ fn entry(ui: &mut egui::Ui, label: &str, f: Option<&GraphFacts>, selected: bool)
                 match f.status() {
                     "ok" => {}
                     "warning" => {
-                        ui.colored_label(ui.visuals().warn_fg_color, "⚠").on_hover_text(f.problems.join("\n"));
+                        ui.colored_label(ui.visuals().warn_fg_color, "⚠")
+                            .on_hover_text(f.problems.join("\n"));
                     }
                     _ => {
-                        ui.colored_label(ui.visuals().error_fg_color, "✖").on_hover_text(f.problems.join("\n"));
+                        ui.colored_label(ui.visuals().error_fg_color, "✖")
+                            .on_hover_text(f.problems.join("\n"));
                     }
                 }
             }

@@ -35,15 +35,33 @@ impl Minimap {
         };
         let painter = ui.painter_at(area);
         let bg = ui.visuals().extreme_bg_color.gamma_multiply(0.92);
-        painter.rect(area, 4.0, bg, Stroke::new(1.0, ui.visuals().weak_text_color()), StrokeKind::Inside);
+        painter.rect(
+            area,
+            4.0,
+            bg,
+            Stroke::new(1.0, ui.visuals().weak_text_color()),
+            StrokeKind::Inside,
+        );
         painter.add(Shape::Mesh(mesh));
         let vp = Viewport::load(ui);
-        let visible = Rect::from_min_max(vp.to_canvas(canvas.min, canvas), vp.to_canvas(canvas.max, canvas));
-        let frame = Rect::from_min_max(map.apply(visible.min), map.apply(visible.max)).intersect(area);
-        painter.rect_stroke(frame, 0.0, Stroke::new(1.5, Color32::from_rgb(255, 215, 0)), StrokeKind::Inside);
+        let visible = Rect::from_min_max(
+            vp.to_canvas(canvas.min, canvas),
+            vp.to_canvas(canvas.max, canvas),
+        );
+        let frame =
+            Rect::from_min_max(map.apply(visible.min), map.apply(visible.max)).intersect(area);
+        painter.rect_stroke(
+            frame,
+            0.0,
+            Stroke::new(1.5, Color32::from_rgb(255, 215, 0)),
+            StrokeKind::Inside,
+        );
 
         let resp = ui.interact(area, ui.id().with("minimap"), Sense::click_and_drag());
-        if let Some(p) = resp.interact_pointer_pos().filter(|_| resp.clicked() || resp.dragged()) {
+        if let Some(p) = resp
+            .interact_pointer_pos()
+            .filter(|_| resp.clicked() || resp.dragged())
+        {
             let target = map.invert(p);
             vp.centred_on(target, canvas).save(ui);
         }
@@ -77,9 +95,14 @@ fn dots(scene: &Scene, map: &Map) -> Mesh {
         if !present {
             continue;
         }
-        let Some(p) = scene.pos(i as u32) else { continue };
+        let Some(p) = scene.pos(i as u32) else {
+            continue;
+        };
         let (w, h) = scene.layout.sizes.get(i).copied().unwrap_or((100.0, 40.0));
-        let r = Rect::from_center_size(map.apply(p), (Vec2::new(w, h) * map.scale).max(Vec2::splat(1.2)));
+        let r = Rect::from_center_size(
+            map.apply(p),
+            (Vec2::new(w, h) * map.scale).max(Vec2::splat(1.2)),
+        );
         mesh.add_colored_rect(r, Color32::from_gray(160));
     }
     mesh

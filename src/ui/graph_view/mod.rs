@@ -52,9 +52,9 @@ impl GraphViewState {
 
     /// Union node count and the number present in the pass on screen.
     pub fn counts(&self) -> (usize, usize) {
-        self.scene
-            .as_ref()
-            .map_or((0, 0), |s| (s.present.len(), s.present.iter().filter(|p| **p).count()))
+        self.scene.as_ref().map_or((0, 0), |s| {
+            (s.present.len(), s.present.iter().filter(|p| **p).count())
+        })
     }
 }
 
@@ -69,8 +69,11 @@ impl egui_graphs::Layout<FixedState> for Fixed {
     fn from_state(_: FixedState) -> impl egui_graphs::Layout<FixedState> {
         Fixed
     }
-    fn next<N, E, Ty, Ix, Dn, De>(&mut self, _: &mut egui_graphs::Graph<N, E, Ty, Ix, Dn, De>, _: &egui::Ui)
-    where
+    fn next<N, E, Ty, Ix, Dn, De>(
+        &mut self,
+        _: &mut egui_graphs::Graph<N, E, Ty, Ix, Dn, De>,
+        _: &egui::Ui,
+    ) where
         N: Clone,
         E: Clone,
         Ty: petgraph::EdgeType,
@@ -104,21 +107,35 @@ pub fn show(app: &mut App, st: &mut GraphViewState, ui: &mut egui::Ui) {
             return;
         }
     };
-    if st.scene.as_ref().is_none_or(|s| !Arc::ptr_eq(&s.layout, &layout)) {
+    if st
+        .scene
+        .as_ref()
+        .is_none_or(|s| !Arc::ptr_eq(&s.layout, &layout))
+    {
         st.scene = Some(Scene::new(layout));
         st.fit_frames = 2;
     }
     st.search.refresh(&file);
     let started = Instant::now();
     let selected = ph.selected.clone();
-    let Some(scene) = st.scene.as_mut() else { return };
+    let Some(scene) = st.scene.as_mut() else {
+        return;
+    };
     let hits = st.search.hit_ids(scene);
-    scene.apply(&file, selected.as_deref(), st.cone, &hits, st.search.generation());
+    scene.apply(
+        &file,
+        selected.as_deref(),
+        st.cone,
+        &hits,
+        st.search.generation(),
+    );
 
     let rect = ui.available_rect_before_wrap().intersect(ui.clip_rect());
     st.canvas = Some(rect);
     navigation::before_frame(app, st, ui, rect);
-    let Some(scene) = st.scene.as_mut() else { return };
+    let Some(scene) = st.scene.as_mut() else {
+        return;
+    };
     let response = egui_graphs::GraphView::<FixedState, Fixed>::new()
         .with_id(Some(VIEW_ID.to_string()))
         .with_interactions(
@@ -169,7 +186,10 @@ fn loading(app: &App, ui: &mut egui::Ui) {
                     ui.label(format!("reading passes {loaded}/{}", ph.passes.len()));
                 } else {
                     let nodes = ph.current_file().map_or(0, |f| f.node_count());
-                    ui.label(format!("laying out {nodes} nodes across {} passes…", ph.passes.len()));
+                    ui.label(format!(
+                        "laying out {nodes} nodes across {} passes…",
+                        ph.passes.len()
+                    ));
                 }
             }
         });

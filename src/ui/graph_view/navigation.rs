@@ -17,17 +17,27 @@ pub struct Viewport {
 impl Viewport {
     pub fn load(ui: &egui::Ui) -> Self {
         let m = MetadataFrame::new(Some(VIEW_ID.to_string())).load(ui);
-        Viewport { zoom: m.zoom, pan: m.pan }
+        Viewport {
+            zoom: m.zoom,
+            pan: m.pan,
+        }
     }
 
     /// The same as [`Viewport::load`], from the context (tests and benches).
     pub fn load_ctx(ctx: &egui::Context) -> Self {
-        // The same key `MetadataFrame::load` uses (it hashes its own id once more).
-        let id = egui::Id::new(MetadataFrame::new(Some(VIEW_ID.to_string())).get_id());
-        let m: MetadataFrame = ctx
-            .data_mut(|d| d.get_persisted(id))
-            .unwrap_or_else(|| MetadataFrame::new(Some(VIEW_ID.to_string())));
-        Viewport { zoom: m.zoom, pan: m.pan }
+        let m = meta_ctx(ctx);
+        Viewport {
+            zoom: m.zoom,
+            pan: m.pan,
+        }
+    }
+
+    /// The same as [`Viewport::save`], from the context (benches).
+    pub fn save_ctx(self, ctx: &egui::Context) {
+        let mut m = meta_ctx(ctx);
+        m.zoom = self.zoom;
+        m.pan = self.pan;
+        ctx.data_mut(|d| d.insert_persisted(meta_key(), m));
     }
 
     pub fn save(self, ui: &mut egui::Ui) {
@@ -72,6 +82,16 @@ impl Viewport {
     }
 }
 
+/// The key `MetadataFrame::load` uses (it hashes its own id once more).
+fn meta_key() -> egui::Id {
+    egui::Id::new(MetadataFrame::new(Some(VIEW_ID.to_string())).get_id())
+}
+
+fn meta_ctx(ctx: &egui::Context) -> MetadataFrame {
+    ctx.data_mut(|d| d.get_persisted(meta_key()))
+        .unwrap_or_else(|| MetadataFrame::new(Some(VIEW_ID.to_string())))
+}
+
 pub fn toolbar(app: &mut App, st: &mut GraphViewState, ui: &mut egui::Ui) {
     // Wrapped: a narrow window must not push the toolbar (and the canvas) under the inspector.
     ui.horizontal_wrapped(|ui| {
@@ -79,8 +99,13 @@ pub fn toolbar(app: &mut App, st: &mut GraphViewState, ui: &mut egui::Ui) {
         ui.separator();
         super::search::bar(app, st, ui);
         ui.separator();
-        ui.toggle_value(&mut st.cone, "Cone").on_hover_text("Highlight the selection's producers (blue) and users (orange); C");
-        if ui.button("Fit").on_hover_text("Show the whole graph (F)").clicked() {
+        ui.toggle_value(&mut st.cone, "Cone")
+            .on_hover_text("Highlight the selection's producers (blue) and users (orange); C");
+        if ui
+            .button("Fit")
+            .on_hover_text("Show the whole graph (F)")
+            .clicked()
+        {
             st.fit_frames = 1;
         }
     });
@@ -90,12 +115,18 @@ fn pass_picker(app: &mut App, ui: &mut egui::Ui) {
     let Some(ph) = &app.phase else { return };
     let n = ph.passes.len();
     let mut target = None;
-    if ui.add_enabled(ph.current > 0, egui::Button::new("◀")).on_hover_text("Previous pass ([)").clicked() {
+    if ui
+        .add_enabled(ph.current > 0, egui::Button::new("◀"))
+        .on_hover_text("Previous pass ([)")
+        .clicked()
+    {
         target = Some(ph.current.saturating_sub(1));
     }
     let label = |i: usize| {
         let p = &ph.passes[i];
-        let nodes = ph.files[i].as_ref().map_or(String::from("…"), |f| f.node_count().to_string());
+        let nodes = ph.files[i]
+            .as_ref()
+            .map_or(String::from("…"), |f| f.node_count().to_string());
         format!("{:03} {}  ({nodes} nodes)", p.index, p.name)
     };
     let current = label(ph.current);
@@ -109,7 +140,11 @@ fn pass_picker(app: &mut App, ui: &mut egui::Ui) {
                 }
             }
         });
-    if ui.add_enabled(ph.current + 1 < n, egui::Button::new("▶")).on_hover_text("Next pass (])").clicked() {
+    if ui
+        .add_enabled(ph.current + 1 < n, egui::Button::new("▶"))
+        .on_hover_text("Next pass (])")
+        .clicked()
+    {
         target = Some(ph.current + 1);
     }
     ui.weak(format!("{}/{}", ph.current + 1, n));
@@ -130,7 +165,10 @@ pub fn before_frame(app: &mut App, st: &mut GraphViewState, ui: &mut egui::Ui, r
         && let Some(scene) = &st.scene
     {
         let [x0, y0, x1, y1] = scene.layout.layout.bounds;
-        vp = Viewport::fitting(Rect::from_min_max(Pos2::new(x0, y0), Pos2::new(x1, y1)), rect);
+        vp = Viewport::fitting(
+            Rect::from_min_max(Pos2::new(x0, y0), Pos2::new(x1, y1)),
+            rect,
+        );
         st.fit_frames -= 1;
     }
     if let Some(ph) = app.phase.as_mut()
@@ -161,7 +199,13 @@ fn selected_pos(app: &App, st: &GraphViewState) -> Option<Pos2> {
     scene.pos(scene.layout.union.id(sel)?)
 }
 
-fn keyboard(app: &mut App, st: &mut GraphViewState, ui: &mut egui::Ui, rect: Rect, vp: &mut Viewport) {
+fn keyboard(
+    app: &mut App,
+    st: &mut GraphViewState,
+    ui: &mut egui::Ui,
+    rect: Rect,
+    vp: &mut Viewport,
+) {
     if ui.ctx().egui_wants_keyboard_input() {
         return;
     }
@@ -192,11 +236,19 @@ fn keyboard(app: &mut App, st: &mut GraphViewState, ui: &mut egui::Ui, rect: Rec
     if pressed(Key::Minus) {
         *vp = vp.zoomed(0.8, rect.center(), rect);
     }
-    let slash = ui.input_mut(|i| i.consume_key(egui::Modifiers::NONE, Key::Slash) || i.consume_key(egui::Modifiers::COMMAND, Key::F));
+    let slash = ui.input_mut(|i| {
+        i.consume_key(egui::Modifiers::NONE, Key::Slash)
+            || i.consume_key(egui::Modifiers::COMMAND, Key::F)
+    });
     if slash {
         st.search.focus = true;
     }
-    for (key, dir) in [(Key::ArrowUp, Walk::Up), (Key::ArrowDown, Walk::Down), (Key::ArrowLeft, Walk::Left), (Key::ArrowRight, Walk::Right)] {
+    for (key, dir) in [
+        (Key::ArrowUp, Walk::Up),
+        (Key::ArrowDown, Walk::Down),
+        (Key::ArrowLeft, Walk::Left),
+        (Key::ArrowRight, Walk::Right),
+    ] {
         if pressed(key)
             && let Some(next) = walk(app, st, dir)
         {
@@ -218,24 +270,44 @@ enum Walk {
 fn walk(app: &App, st: &GraphViewState, dir: Walk) -> Option<String> {
     let scene = st.scene.as_ref()?;
     let names = scene.layout.union.names();
-    let sel = app.phase.as_ref()?.selected.as_deref().and_then(|s| scene.layout.union.id(s));
+    let sel = app
+        .phase
+        .as_ref()?
+        .selected
+        .as_deref()
+        .and_then(|s| scene.layout.union.id(s));
     let Some(sel) = sel else {
         // Nothing selected: start at the top-left-most node of the pass.
         return first_node(scene).map(|i| names[i as usize].clone());
     };
     let x = |i: u32| scene.pos(i).map_or(0.0, |p| p.x);
     let next = match dir {
-        Walk::Up => scene.pass_edges.iter().filter(|e| e.1 == sel).map(|e| e.0).min_by(|a, b| x(*a).total_cmp(&x(*b))),
-        Walk::Down => scene.pass_edges.iter().filter(|e| e.0 == sel).map(|e| e.1).min_by(|a, b| x(*a).total_cmp(&x(*b))),
+        Walk::Up => scene
+            .pass_edges
+            .iter()
+            .filter(|e| e.1 == sel)
+            .map(|e| e.0)
+            .min_by(|a, b| x(*a).total_cmp(&x(*b))),
+        Walk::Down => scene
+            .pass_edges
+            .iter()
+            .filter(|e| e.0 == sel)
+            .map(|e| e.1)
+            .min_by(|a, b| x(*a).total_cmp(&x(*b))),
         Walk::Left | Walk::Right => {
             let layer = scene.layout.layout.layer.get(sel as usize).copied();
             let here = x(sel);
-            let same = (0..scene.present.len() as u32)
-                .filter(|&i| scene.present[i as usize] && scene.layout.layout.layer.get(i as usize).copied() == layer && i != sel);
+            let same = (0..scene.present.len() as u32).filter(|&i| {
+                scene.present[i as usize]
+                    && scene.layout.layout.layer.get(i as usize).copied() == layer
+                    && i != sel
+            });
             if dir == Walk::Left {
-                same.filter(|&i| x(i) < here).max_by(|a, b| x(*a).total_cmp(&x(*b)))
+                same.filter(|&i| x(i) < here)
+                    .max_by(|a, b| x(*a).total_cmp(&x(*b)))
             } else {
-                same.filter(|&i| x(i) > here).min_by(|a, b| x(*a).total_cmp(&x(*b)))
+                same.filter(|&i| x(i) > here)
+                    .min_by(|a, b| x(*a).total_cmp(&x(*b)))
             }
         }
     }?;
@@ -246,15 +318,23 @@ fn first_node(scene: &super::scene::Scene) -> Option<u32> {
     (0..scene.present.len() as u32)
         .filter(|&i| scene.present[i as usize])
         .min_by(|&a, &b| {
-            let (pa, pb) = (scene.pos(a).unwrap_or_default(), scene.pos(b).unwrap_or_default());
-            (pa.y, pa.x).partial_cmp(&(pb.y, pb.x)).unwrap_or(std::cmp::Ordering::Equal)
+            let (pa, pb) = (
+                scene.pos(a).unwrap_or_default(),
+                scene.pos(b).unwrap_or_default(),
+            );
+            (pa.y, pa.x)
+                .partial_cmp(&(pb.y, pb.x))
+                .unwrap_or(std::cmp::Ordering::Equal)
         })
 }
 
 /// Plain wheel pans, Ctrl+wheel and pinch zoom around the pointer, in proportion to the
 /// gesture (egui_graphs' own zoom moves by fixed steps per frame, which overshoots).
 fn wheel(ui: &egui::Ui, rect: Rect, vp: &mut Viewport) {
-    let Some(pointer) = ui.input(|i| i.pointer.hover_pos()).filter(|p| rect.contains(*p)) else {
+    let Some(pointer) = ui
+        .input(|i| i.pointer.hover_pos())
+        .filter(|p| rect.contains(*p))
+    else {
         return;
     };
     if ui.ctx().layer_id_at(pointer) != Some(ui.layer_id()) {
@@ -269,8 +349,15 @@ fn wheel(ui: &egui::Ui, rect: Rect, vp: &mut Viewport) {
 }
 
 /// Dragging the background pans.
-pub fn after_frame(_app: &mut App, _st: &mut GraphViewState, ui: &mut egui::Ui, response: &egui::Response) {
-    if response.dragged_by(egui::PointerButton::Primary) || response.dragged_by(egui::PointerButton::Middle) {
+pub fn after_frame(
+    _app: &mut App,
+    _st: &mut GraphViewState,
+    ui: &mut egui::Ui,
+    response: &egui::Response,
+) {
+    if response.dragged_by(egui::PointerButton::Primary)
+        || response.dragged_by(egui::PointerButton::Middle)
+    {
         let mut vp = Viewport::load(ui);
         vp.pan += response.drag_delta();
         vp.save(ui);

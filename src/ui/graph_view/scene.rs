@@ -70,7 +70,8 @@ impl Scene {
                     || Arc::from(Vec::new()),
                     |p| p.iter().map(|&[x, y]| Pos2::new(x, y)).collect(),
                 );
-                let direct = layout.layout.edge_kinds.get(e) == Some(&crate::analysis::layout::EdgeKind::Direct);
+                let direct = layout.layout.edge_kinds.get(e)
+                    == Some(&crate::analysis::layout::EdgeKind::Direct);
                 let data = EdgeData {
                     route,
                     present: false,
@@ -107,7 +108,14 @@ impl Scene {
     /// Makes the scene show `file` with `selected` and, when `cone` is on, the selection's
     /// upstream/downstream highlighted. Cheap when nothing changed.
     /// `hits_generation` changes whenever `hits` does.
-    pub fn apply(&mut self, file: &Arc<FxFile>, selected: Option<&str>, cone: bool, hits: &[u32], hits_generation: u64) {
+    pub fn apply(
+        &mut self,
+        file: &Arc<FxFile>,
+        selected: Option<&str>,
+        cone: bool,
+        hits: &[u32],
+        hits_generation: u64,
+    ) {
         let want = Applied {
             file: Arc::as_ptr(file) as usize,
             selected: selected.map(str::to_owned),
@@ -132,7 +140,12 @@ impl Scene {
             for (node, id) in g.nodes.iter().zip(graph_ids) {
                 let Some(id) = *id else { continue };
                 self.present[id as usize] = true;
-                let size = self.layout.sizes.get(id as usize).copied().unwrap_or((100.0, 40.0));
+                let size = self
+                    .layout
+                    .sizes
+                    .get(id as usize)
+                    .copied()
+                    .unwrap_or((100.0, 40.0));
                 let [r, gr, b] = op_family::family(node).rgb();
                 let look = Arc::new(NodeLook {
                     name: node.name.clone(),
@@ -154,7 +167,9 @@ impl Scene {
         let mut on: HashSet<u32> = HashSet::new();
         self.pass_edges.clear();
         for (name, inputs) in pass_entries(file) {
-            let Some(b) = self.layout.union.id(&name) else { continue };
+            let Some(b) = self.layout.union.id(&name) else {
+                continue;
+            };
             for input in inputs {
                 if let Some(a) = self.layout.union.id(&input)
                     && let Some(&e) = self.edge_of.get(&(a, b))
@@ -172,7 +187,9 @@ impl Scene {
     }
 
     fn mark(&mut self, selected: Option<&str>, cone: bool, hits: &[u32]) {
-        let sel = selected.and_then(|s| self.layout.union.id(s)).filter(|&i| self.present[i as usize]);
+        let sel = selected
+            .and_then(|s| self.layout.union.id(s))
+            .filter(|&i| self.present[i as usize]);
         let (up, down) = match (sel, cone) {
             (Some(s), true) => (self.reach(s, true), self.reach(s, false)),
             _ => (HashSet::new(), HashSet::new()),
@@ -236,16 +253,25 @@ impl Scene {
 
     /// Canvas centre of a union node.
     pub fn pos(&self, id: u32) -> Option<Pos2> {
-        self.layout.layout.pos.get(id as usize).map(|&[x, y]| Pos2::new(x, y))
+        self.layout
+            .layout
+            .pos
+            .get(id as usize)
+            .map(|&[x, y]| Pos2::new(x, y))
     }
 
     pub fn node_of(&self, idx: NodeIndex) -> Option<u32> {
-        self.node_idx.iter().position(|&i| i == idx).map(|i| i as u32)
+        self.node_idx
+            .iter()
+            .position(|&i| i == idx)
+            .map(|i| i as u32)
     }
 
     /// Union id of the node egui_graphs calls `idx`: node indices are assigned in order.
     pub fn id_of_index(&self, idx: NodeIndex) -> Option<u32> {
         let i = idx.index();
-        (self.node_idx.get(i) == Some(&idx)).then_some(i as u32).or_else(|| self.node_of(idx))
+        (self.node_idx.get(i) == Some(&idx))
+            .then_some(i as u32)
+            .or_else(|| self.node_of(idx))
     }
 }

@@ -27,7 +27,12 @@ pub struct Search {
 impl Search {
     /// Recomputes the hits when the query or the pass changed.
     pub fn refresh(&mut self, file: &Arc<FxFile>) {
-        let key = (self.text.clone(), self.targets, self.regex, Arc::as_ptr(file) as usize);
+        let key = (
+            self.text.clone(),
+            self.targets,
+            self.regex,
+            Arc::as_ptr(file) as usize,
+        );
         if self.key.as_ref() == Some(&key) {
             return;
         }
@@ -44,7 +49,13 @@ impl Search {
             match regex::Regex::new(query) {
                 Ok(re) => Box::new(move |s: &str| re.is_match(s)),
                 Err(e) => {
-                    self.error = Some(e.to_string().lines().last().unwrap_or("bad regex").to_string());
+                    self.error = Some(
+                        e.to_string()
+                            .lines()
+                            .last()
+                            .unwrap_or("bad regex")
+                            .to_string(),
+                    );
                     return;
                 }
             }
@@ -55,7 +66,11 @@ impl Search {
         for (gi, g) in file.graphs.iter().enumerate() {
             for n in &g.nodes {
                 if matcher(&n.name) || (self.targets && matcher(&n.target)) {
-                    let q = if gi == 0 { n.name.clone() } else { format!("{}/{}", g.name, n.name) };
+                    let q = if gi == 0 {
+                        n.name.clone()
+                    } else {
+                        format!("{}/{}", g.name, n.name)
+                    };
                     self.hits.push(q);
                 }
             }
@@ -67,7 +82,10 @@ impl Search {
     }
 
     pub fn hit_ids(&self, scene: &Scene) -> Vec<u32> {
-        self.hits.iter().filter_map(|h| scene.layout.union.id(h)).collect()
+        self.hits
+            .iter()
+            .filter_map(|h| scene.layout.union.id(h))
+            .collect()
     }
 
     fn step(&mut self, forward: bool) -> Option<String> {
@@ -96,20 +114,32 @@ pub fn bar(app: &mut App, st: &mut GraphViewState, ui: &mut egui::Ui) {
         .add(edit)
         .on_hover_text("Find nodes by name (and target): Enter for the next match");
     // A stable accessible name, so tests and screen readers find the box.
-    resp.widget_info(|| egui::WidgetInfo::labeled(egui::WidgetType::TextEdit, true, "graph search"));
+    resp.widget_info(|| {
+        egui::WidgetInfo::labeled(egui::WidgetType::TextEdit, true, "graph search")
+    });
     if s.focus {
         resp.request_focus();
         s.focus = false;
     }
     let enter = resp.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
     let shift = ui.input(|i| i.modifiers.shift);
-    ui.checkbox(&mut s.targets, "targets").on_hover_text("Match op targets (aten.mm…) too");
+    ui.checkbox(&mut s.targets, "targets")
+        .on_hover_text("Match op targets (aten.mm…) too");
     ui.checkbox(&mut s.regex, "regex");
     let mut go = None;
-    if ui.small_button("◀").on_hover_text("Previous match (Shift+Enter)").clicked() {
+    if ui
+        .small_button("◀")
+        .on_hover_text("Previous match (Shift+Enter)")
+        .clicked()
+    {
         go = s.step(false);
     }
-    if ui.small_button("▶").on_hover_text("Next match (Enter)").clicked() || enter {
+    if ui
+        .small_button("▶")
+        .on_hover_text("Next match (Enter)")
+        .clicked()
+        || enter
+    {
         go = s.step(!shift);
         if enter {
             resp.request_focus();

@@ -59,7 +59,8 @@ pub struct EdgeData {
     pub mark: Mark,
 }
 
-pub type FxGraphUi = egui_graphs::Graph<NodeData, EdgeData, Directed, DefaultIx, NodeShape, EdgeShape>;
+pub type FxGraphUi =
+    egui_graphs::Graph<NodeData, EdgeData, Directed, DefaultIx, NodeShape, EdgeShape>;
 
 #[derive(Debug, Clone)]
 pub struct NodeShape {
@@ -115,7 +116,12 @@ impl DisplayNode<NodeData, EdgeData, Directed, DefaultIx> for NodeShape {
         let mut shapes = Vec::with_capacity(5);
         shapes.push(Shape::rect_filled(rect, radius, fill));
         if let Some(stroke) = self.outline(zoom, dark) {
-            shapes.push(Shape::rect_stroke(rect, radius, stroke, StrokeKind::Outside));
+            shapes.push(Shape::rect_stroke(
+                rect,
+                radius,
+                stroke,
+                StrokeKind::Outside,
+            ));
         }
         let font_px = FONT_PX * zoom;
         if font_px >= MIN_TEXT_PX {
@@ -159,9 +165,21 @@ impl NodeShape {
             Color32::WHITE
         };
         let lines = [
-            (look.name.as_str(), egui::FontId::proportional(font_px), text_color),
-            (look.target.as_str(), egui::FontId::proportional(font_px * 0.85), text_color.gamma_multiply(0.85)),
-            (look.subtitle.as_str(), egui::FontId::monospace(font_px * 0.8), text_color.gamma_multiply(0.75)),
+            (
+                look.name.as_str(),
+                egui::FontId::proportional(font_px),
+                text_color,
+            ),
+            (
+                look.target.as_str(),
+                egui::FontId::proportional(font_px * 0.85),
+                text_color.gamma_multiply(0.85),
+            ),
+            (
+                look.subtitle.as_str(),
+                egui::FontId::monospace(font_px * 0.8),
+                text_color.gamma_multiply(0.75),
+            ),
         ];
         let line_h = rect.height() / 3.2;
         let mut y = rect.top() + line_h * 0.2;
@@ -213,7 +231,20 @@ impl DisplayEdge<NodeData, EdgeData, Directed, DefaultIx, NodeShape> for EdgeSha
         }
         let dark = ctx.ctx.global_style().visuals.dark_mode;
         let stroke = edge_stroke(self.data.mark, self.data.direct, dark, ctx.meta.zoom);
-        let points: Vec<Pos2> = route.iter().map(|p| ctx.meta.canvas_to_screen_pos(*p)).collect();
+        let points: Vec<Pos2> = route
+            .iter()
+            .map(|p| ctx.meta.canvas_to_screen_pos(*p))
+            .collect();
+        // A long edge (saved activations in backward graphs span thousands of layers) is drawn
+        // in full only when one of its ends is in focus; otherwise as two short stubs, so a
+        // zoomed-out backward graph is not a hairball of straight lines.
+        let focused = [start, end]
+            .iter()
+            .any(|n| n.hovered() || n.payload().selected)
+            || matches!(self.data.mark, Mark::Upstream | Mark::Downstream);
+        if self.data.direct && !focused {
+            return stubs(&points, stroke, ctx.meta.zoom);
+        }
         let mut shapes = Vec::with_capacity(2);
         if let Some(head) = arrow_head(&points, stroke, ctx.meta.zoom) {
             shapes.push(head);
@@ -234,6 +265,24 @@ impl DisplayEdge<NodeData, EdgeData, Directed, DefaultIx, NodeShape> for EdgeSha
     ) -> bool {
         false
     }
+}
+
+/// The first and last few pixels of a long edge, with the arrow head.
+fn stubs(points: &[Pos2], stroke: Stroke, zoom: f32) -> Vec<Shape> {
+    let len = 24.0 * zoom;
+    if len < 2.0 || points.len() < 2 {
+        return Vec::new();
+    }
+    let (a, b) = (points[0], points[1]);
+    let (y, z) = (points[points.len() - 2], points[points.len() - 1]);
+    let start_end = a + (b - a).normalized() * len;
+    let end_start = z - (z - y).normalized() * len;
+    let mut shapes = vec![
+        Shape::line_segment([a, start_end], stroke),
+        Shape::line_segment([end_start, z], stroke),
+    ];
+    shapes.extend(arrow_head(&[end_start, z], stroke, zoom));
+    shapes
 }
 
 fn edge_stroke(mark: Mark, direct: bool, dark: bool, zoom: f32) -> Stroke {
@@ -270,7 +319,11 @@ fn arrow_head(points: &[Pos2], stroke: Stroke, zoom: f32) -> Option<Shape> {
     let normal = dir.rot90();
     let base = tip - dir * size;
     Some(Shape::convex_polygon(
-        vec![tip, base + normal * size * 0.45, base - normal * size * 0.45],
+        vec![
+            tip,
+            base + normal * size * 0.45,
+            base - normal * size * 0.45,
+        ],
         stroke.color,
         Stroke::NONE,
     ))

@@ -1,0 +1,108 @@
+//! Renders the real app on the fixtures (egui_kittest + wgpu on the CPU) and checks the
+//! pictures are not blank. With `UPDATE_SCREENSHOTS=1` it also writes them to `screenshots/`,
+//! which is how the README's pictures are made:
+//!
+//! ```sh
+//! UPDATE_SCREENSHOTS=1 cargo test --test screenshots
+//! ```
+
+mod common;
+
+use common::fixture;
+use egui_kittest::Harness;
+use fxray::app::App;
+use fxray::ui::{Fxray, Viewport};
+use std::path::Path;
+use std::time::Duration;
+
+fn harness(path: &Path, size: egui::Vec2) -> Harness<'static, Fxray> {
+    let mut app = App::new();
+    app.open(path);
+    assert!(
+        app.wait_idle(Duration::from_secs(120)),
+        "loading {} timed out",
+        path.display()
+    );
+    let mut h = Harness::builder()
+        .with_size(size)
+        .build_ui_state(|ui, s: &mut Fxray| s.ui(ui), Fxray::new(app));
+    h.run_steps(3);
+    assert!(h.state_mut().app.wait_idle(Duration::from_secs(120)));
+    h.run_steps(4);
+    h
+}
+
+/// Renders, checks the picture has real content, and writes it when asked to.
+fn shoot(h: &mut Harness<'static, Fxray>, name: &str) {
+    let img = h.render().expect("render with wgpu");
+    let mut colours = std::collections::HashSet::new();
+    for p in img.pixels().step_by(7) {
+        colours.insert(p.0);
+    }
+    assert!(
+        colours.len() > 50,
+        "{name}: only {} colours: blank?",
+        colours.len()
+    );
+    if std::env::var_os("UPDATE_SCREENSHOTS").is_some() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("screenshots")
+            .join(format!("{name}.png"));
+        img.save(&path).expect("write screenshot");
+    }
+}
+
+#[test]
+fn tree_and_pass_graph() {
+    let mut h = harness(&fixture("showcase"), egui::vec2(1500., 900.));
+    // Pass 004 rewrote mm+add into addmm: look at the attention block at a readable zoom.
+    h.state_mut().app.select_graph(
+        &common::run_dir("showcase").join(
+            "npugraph_ex/model__0/forward/004_aot_forward_graph_after_apply_pattern_passes.txt",
+        ),
+    );
+    h.run_steps(2);
+    assert!(h.state_mut().app.wait_idle(Duration::from_secs(60)));
+    h.state_mut().app.reveal_node("bmm".into());
+    h.run_steps(3);
+    h.state_mut().app.select_node(None);
+    h.run_steps(3);
+    shoot(&mut h, "tree_and_graph");
+}
+
+#[test]
+fn inspector_with_a_node_selected() {
+    let mut h = harness(&fixture("showcase"), egui::vec2(1500., 900.));
+    h.state_mut().app.reveal_node("mul_1".into());
+    h.state_mut().view.graph.cone = true;
+    h.run_steps(4);
+    shoot(&mut h, "inspector");
+}
+
+#[test]
+fn stress_graph_zoomed_out() {
+    let root = fixture("npugraph_ex/stress_24layer");
+    let mut h = harness(&root, egui::vec2(1500., 900.));
+    let backward = h
+        .state()
+        .app
+        .workspace
+        .as_ref()
+        .and_then(|ws| {
+            ws.index.runs[0].models[0]
+                .phases
+                .iter()
+                .find(|p| p.name == "backward")
+        })
+        .map(|p| p.passes[0].path.clone())
+        .expect("backward phase");
+    h.state_mut().app.select_graph(&backward);
+    h.run_steps(2);
+    assert!(h.state_mut().app.wait_idle(Duration::from_secs(120)));
+    h.run_steps(4);
+    let (total, present) = h.state().view.graph.counts();
+    assert!(present > 5000, "{present}/{total} nodes on screen");
+    let zoom = Viewport::load_ctx(&h.ctx).zoom;
+    assert!(zoom < 0.1, "fitted: zoom {zoom}");
+    shoot(&mut h, "stress_zoomed_out");
+}
