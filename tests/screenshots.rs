@@ -106,3 +106,12 @@ fn stress_graph_zoomed_out() {
     assert!(zoom < 0.1, "fitted: zoom {zoom}");
     shoot(&mut h, "stress_zoomed_out");
 }
+
+#[test]
+fn cond_branches_as_groups() {
+    let mut h = harness(&fixture("npugraph_ex/torch_cond"), egui::vec2(1300., 800.));
+    h.state_mut().app.reveal_node("cond".into());
+    h.run_steps(4);
+    assert_eq!(h.state().view.graph.groups().len(), 2);
+    shoot(&mut h, "cond_subgraphs");
+}

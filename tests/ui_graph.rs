@@ -209,6 +209,17 @@ fn cone_highlight_and_subgraphs_of_cond() {
             "{name} drawn"
         );
     }
+    let groups = h.state().view.graph.groups();
+    let names: Vec<&str> = groups.iter().map(|g| g.0.as_str()).collect();
+    assert_eq!(names, ["true_graph_0", "false_graph_0"]);
+    assert!(groups.iter().all(|g| g.1 >= 3 && !g.2), "{groups:?}");
+
+    // Fold the true branch by its title: its nodes leave the canvas.
+    h.get_by_label("fold true_graph_0").click();
+    h.run_steps(3);
+    let groups = h.state().view.graph.groups();
+    assert!(groups[0].2 && !groups[1].2, "{groups:?}");
+
     h.state_mut().app.select_node(Some("cond".into()));
     h.get_by_label("Cone").click();
     h.run_steps(3);

@@ -43,7 +43,10 @@ type CallArgs = (Vec<Arg>, Vec<(String, Arg)>);
 
 /// Parses one graph text file. Never panics; see the module docs for what is skipped.
 pub fn parse_fx(text: &str) -> FxFile {
-    let mut parser = Parser::default();
+    let mut parser = Parser {
+        total_lines: text.bytes().filter(|&b| b == b'\n').count() + 1,
+        ..Parser::default()
+    };
     if text.trim().is_empty() {
         parser.problems.push("the file is empty".into());
         return parser.finish();
@@ -133,6 +136,8 @@ struct Parser {
     problems: Vec<String>,
     /// Node references collected while scanning one statement (reused to avoid allocation).
     refs: Vec<usize>,
+    /// Lines in the file: an upper bound for the size of the top-level graph's body.
+    total_lines: usize,
 }
 
 impl Parser {
@@ -391,6 +396,11 @@ impl Parser {
         });
         let params = parse_signature(stmt)?;
         let b = &mut self.graphs[g];
+        if b.parent.is_none() {
+            // One node per remaining line at most (plus the parameters): growing a vector of
+            // 20k nodes by doubling costs more than the slack left by comments and blanks.
+            b.reserve(self.total_lines.saturating_sub(no) + params.len());
+        }
         let skip_self = params.first().is_some_and(|p| p.name == "self");
         for p in params.into_iter().skip(usize::from(skip_self)) {
             b.add_placeholder(p.name.to_string(), p.target.to_string(), p.ann, no);
@@ -955,6 +965,12 @@ impl Parser {
 }
 
 impl GraphBuilder {
+    fn reserve(&mut self, nodes: usize) {
+        self.graph.nodes.reserve(nodes);
+        self.graph.by_name.reserve(nodes);
+        self.seen.reserve(nodes);
+    }
+
     fn add_placeholder(&mut self, name: String, target: String, ann: Option<&str>, no: usize) {
         if self.graph.by_name.contains_key(&name) {
             return;

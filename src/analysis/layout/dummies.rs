@@ -1,13 +1,16 @@
 //! The proper layered graph: every edge joins adjacent layers, long edges pass through dummy
 //! nodes.
 //!
-//! Blow-up guard. Backward graphs reuse saved activations across thousands of layers; one dummy
-//! per layer per edge would create hundreds of thousands of dummies. Two rules keep the count
-//! bounded:
-//! - All long out-edges of a producer share one chain of dummies (a *trunk*) that runs down to
-//!   the deepest of them; each consumer branches off the trunk in the layer above it. A
-//!   producer costs `max span - 1` dummies, not the sum of its spans, and its edges are drawn
-//!   as one bus instead of a fan.
+//! Blow-up guard. Backward graphs reuse saved activations across thousands of layers, and a
+//! forward graph returns hundreds of activations from all over the graph to one `output` node;
+//! one dummy per layer per edge would create hundreds of thousands of dummies and draw fans of
+//! long, parallel edges. Two rules keep the count bounded and the picture readable:
+//! - Long edges are bundled into *trunks*: one chain of dummies per node and direction. A long
+//!   edge either leaves through its source's fan-out trunk (which runs down to the deepest of
+//!   those consumers, each branching off in the layer above it) or arrives through its target's
+//!   fan-in trunk (which rises to the highest of those producers); it takes the side with more
+//!   long edges, so `output` gets one collecting bus. A trunk costs `longest span - 1` dummies
+//!   however many edges share it, and bundled edges stay unambiguous: they share an endpoint.
 //! - Edges longer than a cut-off span `K` are not routed at all ([`Route::Direct`]): they are
 //!   drawn as straight segments. `K` is the largest span whose trunks fit the budget
 //!   (`dummy_budget x nodes`), found by bisection, and at most `max_edge_span` when set. So the
@@ -19,11 +22,29 @@ use std::sync::atomic::AtomicBool;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Route {
-    /// Adjacent layers, or through the trunk of its source.
-    Routed,
+    /// Between adjacent layers.
+    Adjacent,
+    /// Through the fan-out trunk of its source.
+    OutTrunk,
+    /// Through the fan-in trunk of its target.
+    InTrunk,
     /// Straight segment, no dummies.
     Direct,
 }
+
+/// A chain of dummies of one node, one per layer in `top..top + len`.
+#[derive(Debug, Clone, Copy)]
+struct Trunk {
+    first: u32,
+    top: u32,
+    len: u32,
+}
+
+const NO_TRUNK: Trunk = Trunk {
+    first: u32::MAX,
+    top: 0,
+    len: 0,
+};
 
 pub(crate) struct Layered {
     /// Nodes `0..n_real` are the input's; the rest are dummies.
@@ -37,13 +58,13 @@ pub(crate) struct Layered {
     pub down: Csr,
     /// Predecessors in the previous layer.
     pub up: Csr,
-    /// Per real node: index of its first trunk dummy (one layer below it), if it has a trunk.
-    pub trunk_start: Vec<u32>,
-    /// Per dummy (index `- n_real`): the real node whose trunk it belongs to.
-    pub owner: Vec<u32>,
     /// Per DAG edge.
     pub route: Vec<Route>,
     pub max_routed_span: u32,
+    /// Per dummy (index `- n_real`): the real node whose trunk it belongs to.
+    owner: Vec<u32>,
+    out_trunk: Vec<Trunk>,
+    in_trunk: Vec<Trunk>,
 }
 
 impl Layered {
@@ -67,9 +88,16 @@ impl Layered {
         }
     }
 
-    /// The trunk dummy of `source` in layer `l` (`layer[source] < l`, within the trunk).
-    pub(crate) fn trunk_dummy(&self, source: u32, l: u32) -> u32 {
-        self.trunk_start[source as usize] + (l - self.layer[source as usize] - 1)
+    /// The dummies a routed DAG edge `a -> b` passes through, top to bottom.
+    pub(crate) fn bends(&self, route: Route, a: u32, b: u32) -> impl Iterator<Item = u32> + '_ {
+        let (la, lb) = (self.layer[a as usize], self.layer[b as usize]);
+        let trunk = match route {
+            Route::OutTrunk => self.out_trunk[a as usize],
+            Route::InTrunk => self.in_trunk[b as usize],
+            Route::Adjacent | Route::Direct => NO_TRUNK,
+        };
+        let layers = if trunk.len == 0 { 0..0 } else { la + 1..lb };
+        layers.map(move |l| trunk.first + (l - trunk.top))
     }
 }
 
@@ -83,109 +111,148 @@ pub(crate) fn build(
 ) -> Result<Layered, Cancelled> {
     let n = layer.len();
     let span = |&(s, t): &(u32, u32)| layer[t as usize].saturating_sub(layer[s as usize]);
-    let cut = routed_span_limit(n, dag, &span, budget, max_edge_span);
+    let spans: Vec<u32> = dag.iter().map(span).collect();
+    let fan_in = fan_in_sides(n, dag, &spans);
+    let cut = routed_span_limit(n, dag, &spans, &fan_in, budget, max_edge_span);
     check(cancel)?;
 
-    let route: Vec<Route> = dag
-        .iter()
-        .map(|e| {
-            if span(e) <= cut {
-                Route::Routed
-            } else {
-                Route::Direct
-            }
+    let route: Vec<Route> = (0..dag.len())
+        .map(|e| match spans[e] {
+            0 | 1 => Route::Adjacent,
+            s if s > cut => Route::Direct,
+            _ if fan_in[e] => Route::InTrunk,
+            _ => Route::OutTrunk,
         })
         .collect();
-    // Trunk length of each producer: its longest routed edge minus one.
-    let mut trunk_len = vec![0u32; n];
-    for (e, r) in dag.iter().zip(&route) {
-        if *r == Route::Routed {
-            let l = &mut trunk_len[e.0 as usize];
-            *l = (*l).max(span(e).saturating_sub(1));
-        }
-    }
-    let total: usize = trunk_len.iter().map(|&l| l as usize).sum();
-    let mut node_layer = layer.to_vec();
-    node_layer.reserve(total);
-    let mut size = sizes.to_vec();
-    size.resize(n + total, (0.0, 0.0));
-    let mut trunk_start = vec![u32::MAX; n];
-    let mut owner = Vec::with_capacity(total);
-    let mut proper: Vec<(u32, u32)> = Vec::with_capacity(dag.len() + total);
-    for v in 0..n {
-        if trunk_len[v] == 0 {
-            continue;
-        }
-        trunk_start[v] = node_layer.len() as u32;
-        let mut prev = v as u32;
-        for k in 1..=trunk_len[v] {
-            let d = node_layer.len() as u32;
-            node_layer.push(layer[v] + k);
-            owner.push(v as u32);
-            proper.push((prev, d));
-            prev = d;
-        }
-    }
     let mut graph = Layered {
         n_real: n,
-        layer: node_layer,
+        layer: layer.to_vec(),
         layer_count: layer.iter().max().map_or(0, |&m| m as usize + 1),
-        size,
+        size: sizes.to_vec(),
         down: Csr::default(),
         up: Csr::default(),
-        trunk_start,
-        owner,
         route,
         max_routed_span: 0,
+        owner: Vec::new(),
+        out_trunk: vec![NO_TRUNK; n],
+        in_trunk: vec![NO_TRUNK; n],
     };
-    for (e, r) in dag.iter().zip(&graph.route) {
-        if *r != Route::Routed {
+    let mut proper = make_trunks(&mut graph, dag);
+    for (e, &(a, b)) in dag.iter().enumerate() {
+        let r = graph.route[e];
+        if r == Route::Direct {
             continue;
         }
-        let s = span(e);
-        graph.max_routed_span = graph.max_routed_span.max(s);
-        let from = if s <= 1 {
-            e.0
-        } else {
-            graph.trunk_dummy(e.0, layer[e.1 as usize] - 1)
-        };
-        proper.push((from, e.1));
+        graph.max_routed_span = graph.max_routed_span.max(spans[e]);
+        // The edge joins its trunk in the layer below its source (fan-in) or leaves it in the
+        // layer above its target (fan-out); the trunk's own chain edges are already in.
+        match r {
+            Route::Adjacent => proper.push((a, b)),
+            Route::OutTrunk => proper.push((graph.bends(r, a, b).last().unwrap_or(a), b)),
+            Route::InTrunk => proper.push((a, graph.bends(r, a, b).next().unwrap_or(b))),
+            Route::Direct => {}
+        }
     }
-    let total_nodes = graph.node_count();
-    graph.down = Csr::build(total_nodes, proper.iter().copied());
-    graph.up = Csr::build(total_nodes, proper.iter().map(|&(a, b)| (b, a)));
+    let total = graph.node_count();
+    graph.size.resize(total, (0.0, 0.0));
+    graph.down = Csr::build(total, proper.iter().copied());
+    graph.up = Csr::build(total, proper.iter().map(|&(a, b)| (b, a)));
     Ok(graph)
 }
 
+/// Per DAG edge: route it through its target's fan-in trunk (true) or its source's fan-out
+/// trunk (false)? The side where more long edges meet wins; ties go to the source.
+fn fan_in_sides(n: usize, dag: &[(u32, u32)], spans: &[u32]) -> Vec<bool> {
+    let mut long_out = vec![0u32; n];
+    let mut long_in = vec![0u32; n];
+    for (&(a, b), &s) in dag.iter().zip(spans) {
+        if s >= 2 {
+            long_out[a as usize] += 1;
+            long_in[b as usize] += 1;
+        }
+    }
+    dag.iter()
+        .map(|&(a, b)| long_in[b as usize] > long_out[a as usize])
+        .collect()
+}
+
+/// Creates the dummies of every trunk the routes need, and returns the chain edges.
+fn make_trunks(graph: &mut Layered, dag: &[(u32, u32)]) -> Vec<(u32, u32)> {
+    let n = graph.n_real;
+    // Layer range each trunk must cover: (top, bottom), inclusive.
+    let mut out_range = vec![(u32::MAX, 0u32); n];
+    let mut in_range = vec![(u32::MAX, 0u32); n];
+    for (e, &(a, b)) in dag.iter().enumerate() {
+        let (la, lb) = (graph.layer[a as usize], graph.layer[b as usize]);
+        let range = match graph.route[e] {
+            Route::OutTrunk => &mut out_range[a as usize],
+            Route::InTrunk => &mut in_range[b as usize],
+            Route::Adjacent | Route::Direct => continue,
+        };
+        *range = (range.0.min(la + 1), range.1.max(lb - 1));
+    }
+    let mut chains = Vec::new();
+    for v in 0..n {
+        for (range, fan_in) in [(out_range[v], false), (in_range[v], true)] {
+            if range.0 > range.1 {
+                continue;
+            }
+            let trunk = Trunk {
+                first: graph.layer.len() as u32,
+                top: range.0,
+                len: range.1 - range.0 + 1,
+            };
+            for l in range.0..=range.1 {
+                let d = graph.layer.len() as u32;
+                graph.layer.push(l);
+                graph.owner.push(v as u32);
+                if l > range.0 {
+                    chains.push((d - 1, d));
+                }
+            }
+            // Fan-out trunks hang below their source; fan-in trunks end above their target.
+            if fan_in {
+                chains.push((trunk.first + trunk.len - 1, v as u32));
+                graph.in_trunk[v] = trunk;
+            } else {
+                chains.push((v as u32, trunk.first));
+                graph.out_trunk[v] = trunk;
+            }
+        }
+    }
+    chains
+}
+
 /// The largest span `K` such that routing every edge of span `<= K` costs at most `budget`
-/// dummies (trunks shared per producer), capped by `max_edge_span` when non-zero.
+/// dummies (trunks shared per node and side), capped by `max_edge_span` when non-zero.
 fn routed_span_limit(
     n: usize,
     dag: &[(u32, u32)],
-    span: &impl Fn(&(u32, u32)) -> u32,
+    spans: &[u32],
+    fan_in: &[bool],
     budget: usize,
     max_edge_span: u32,
 ) -> u32 {
-    let longest = dag.iter().map(span).max().unwrap_or(1).max(1);
+    let longest = spans.iter().copied().max().unwrap_or(1).max(1);
     let hi_cap = if max_edge_span == 0 {
         longest
     } else {
         max_edge_span.min(longest)
     };
-    let mut trunk = vec![0u32; n];
+    let mut trunk = vec![0u32; 2 * n];
     let mut cost = |k: u32| -> usize {
         trunk.iter_mut().for_each(|t| *t = 0);
-        for e in dag {
-            let s = span(e);
+        for (e, &(a, b)) in dag.iter().enumerate() {
+            let s = spans[e];
             if s >= 2 && s <= k {
-                let t = &mut trunk[e.0 as usize];
-                *t = (*t).max(s - 1);
+                let slot = if fan_in[e] { n + b as usize } else { a as usize };
+                trunk[slot] = trunk[slot].max(s - 1);
             }
         }
         trunk.iter().map(|&t| t as usize).sum()
     };
     if cost(hi_cap) <= budget {
-        return hi_cap.max(1);
+        return hi_cap;
     }
     // cost(1) == 0 <= budget; invariant: cost(lo) fits, cost(hi) does not.
     let (mut lo, mut hi) = (1u32, hi_cap);

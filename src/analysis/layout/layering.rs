@@ -2,15 +2,18 @@
 //!
 //! Longest path from the top gives the fewest layers, but it leaves every graph input on layer
 //! 0: FX graphs have hundreds of weights, each used once deep in the graph, and each would
-//! draw a long edge down the whole picture. So a second, bottom-up pass sinks a node to just
-//! above its first consumer when that shortens edges:
-//! - sources (placeholders, constants, `get_attr`) always;
-//! - nodes whose whole input tree is private to them (`weight -> permute -> mm`): the tree
-//!   follows the node down, so nothing gets longer;
-//! - nodes with more out-edges than in-edges: the out-edges shorten more than the in-edges
-//!   lengthen.
+//! draw a long edge down the whole picture. Backward graphs are worse: everything computed
+//! from saved activations alone (`pow(saved, 1.0)`) would sit on layer 1. So bottom-up passes
+//! then sink a node to just above its first consumer when that shortens the edges in total
+//! (what the network-simplex ranking of dot optimises, approximated greedily):
+//! - sources (placeholders, constants, `get_attr`) always sink;
+//! - a node whose whole input tree is private to it (`weight -> permute -> mm`) sinks, the tree
+//!   following it down, so nothing gets longer;
+//! - any other node sinks when its out-edges shorten more than its in-edges lengthen, counting
+//!   that the source inputs it reads re-sink behind it.
 //!
-//! Both passes are linear; empty layers left behind are squeezed out.
+//! Each pass is linear (up to the fan-out of the sources read, capped); a few passes reach a
+//! fixed point on FX graphs. Empty layers left behind are squeezed out.
 
 use super::csr::Csr;
 use super::{Cancelled, check};
@@ -78,34 +81,169 @@ fn longest_path(n: usize, topo: &[u32], out: &Csr) -> Vec<u32> {
     layer
 }
 
+/// Passes of [`sink_pass`] at most; each pass only moves nodes down, so this bounds the work.
+const SINK_PASSES: usize = 4;
+
+/// Sources with more consumers than this are pinned by one of them anyway; treating them as
+/// fixed keeps the cost of a move bounded.
+const FOLLOW_FANOUT: usize = 64;
+
+/// Largest block of nodes moved together.
+const BLOCK_CAP: usize = 32;
+
+struct Graph<'a> {
+    out: &'a Csr,
+    preds: Csr,
+    indeg: Vec<u32>,
+}
+
+impl Graph<'_> {
+    fn is_source(&self, v: u32) -> bool {
+        self.indeg[v as usize] == 0
+    }
+
+    fn outdeg(&self, v: u32) -> usize {
+        self.out.row(v).len()
+    }
+}
+
 fn sink_producers(dag: &[(u32, u32)], topo: &[u32], out: &Csr, layer: &mut [u32]) {
     let n = layer.len();
     let mut indeg = vec![0u32; n];
     for &(_, t) in dag {
         indeg[t as usize] += 1;
     }
-    let outdeg = |v: u32| out.row(v).len();
-    // private[v]: every input of v feeds only v, recursively, so the inputs can follow v.
-    let mut private = vec![true; n];
+    let g = Graph {
+        out,
+        preds: Csr::build(n, dag.iter().map(|&(s, t)| (t, s))),
+        indeg,
+    };
+    let private = private_trees(topo, out);
+    let mut block = Block::default();
+    for _ in 0..SINK_PASSES {
+        if !sink_pass(topo, &g, &private, &mut block, layer) {
+            break;
+        }
+    }
+}
+
+/// `private[v]`: every input of `v` feeds only `v`, recursively, so the inputs can follow `v`.
+fn private_trees(topo: &[u32], out: &Csr) -> Vec<bool> {
+    let mut private = vec![true; topo.len()];
     for &v in topo {
-        let feeds_only_one = outdeg(v) == 1 && private[v as usize];
+        let feeds_only_one = out.row(v).len() == 1 && private[v as usize];
         if !feeds_only_one {
             for &w in out.row(v) {
                 private[w as usize] = false;
             }
         }
     }
+    private
+}
+
+/// One bottom-up pass; whether anything moved.
+fn sink_pass(
+    topo: &[u32],
+    g: &Graph,
+    private: &[bool],
+    block: &mut Block,
+    layer: &mut [u32],
+) -> bool {
+    let mut moved = false;
     for &v in topo.iter().rev() {
-        let Some(first) = out.row(v).iter().map(|&w| layer[w as usize]).min() else {
+        let Some(first) = g.out.row(v).iter().map(|&w| layer[w as usize]).min() else {
             continue;
         };
         let i = v as usize;
-        let sink = indeg[i] == 0 || private[i] || outdeg(v) > indeg[i] as usize;
-        if sink && first > 0 {
-            // Consumers were finalised first (reverse topological order), and moving down
-            // keeps every input above: the constraints of the first pass still hold.
-            layer[i] = layer[i].max(first - 1);
+        let step = first.saturating_sub(1).saturating_sub(layer[i]);
+        if step == 0 {
+            continue;
         }
+        if g.is_source(v) || private[i] {
+            // Consumers were settled first (reverse topological order), and moving down keeps
+            // every input above: all constraints still hold. The inputs follow later.
+            layer[i] += step;
+            moved = true;
+        } else if block.gain(v, step, g, layer) > 0 {
+            block.nodes.iter().for_each(|&b| layer[b as usize] += step);
+            moved = true;
+        }
+    }
+    moved
+}
+
+/// `v` with the tree of inputs that feed nothing else (a chain `pow -> mul` computed from a
+/// saved activation): moving `v` alone changes nothing when it has one input and one output,
+/// but moving the chain lets the activation it reads sink as well.
+#[derive(Default)]
+struct Block {
+    nodes: Vec<u32>,
+    /// Sources read by the block, each once.
+    sources: Vec<u32>,
+}
+
+impl Block {
+    /// How much shorter the edges get, in total, when the block of `v` moves down by `step`
+    /// and the sources it reads re-sink to just above their first consumer.
+    fn gain(&mut self, v: u32, step: u32, g: &Graph, layer: &[u32]) -> i64 {
+        self.collect(v, g);
+        let step = i64::from(step);
+        // Only `v` has consumers outside the block; its out-edges shorten.
+        let mut gain = step * g.outdeg(v) as i64;
+        for &c in &self.nodes {
+            for &p in g.preds.row(c) {
+                if !g.is_source(p) && !self.nodes.contains(&p) {
+                    gain -= step;
+                }
+            }
+        }
+        for &s in &self.sources {
+            gain += self.source_gain(s, step as u32, g, layer);
+        }
+        gain
+    }
+
+    fn collect(&mut self, v: u32, g: &Graph) {
+        self.nodes.clear();
+        self.sources.clear();
+        self.nodes.push(v);
+        let mut k = 0;
+        while k < self.nodes.len() {
+            let c = self.nodes[k];
+            k += 1;
+            for &p in g.preds.row(c) {
+                if g.is_source(p) {
+                    if g.outdeg(p) <= FOLLOW_FANOUT && !self.sources.contains(&p) {
+                        self.sources.push(p);
+                    }
+                } else if g.outdeg(p) == 1 && self.nodes.len() < BLOCK_CAP {
+                    self.nodes.push(p);
+                }
+            }
+        }
+    }
+
+    /// Change in the total length of `s`'s edges when the block moves (a source sits at
+    /// `min(consumers) - 1`).
+    fn source_gain(&self, s: u32, step: u32, g: &Graph, layer: &[u32]) -> i64 {
+        let consumers = g.out.row(s);
+        let moved = |c: u32| self.nodes.contains(&c);
+        let old_min = consumers.iter().map(|&c| layer[c as usize]).min();
+        let new_min = consumers
+            .iter()
+            .map(|&c| layer[c as usize] + if moved(c) { step } else { 0 })
+            .min();
+        let (Some(old_min), Some(new_min)) = (old_min, new_min) else {
+            return 0;
+        };
+        let mut gain = 0i64;
+        for &c in consumers {
+            let old_len = i64::from(layer[c as usize]) - i64::from(old_min) + 1;
+            let new_layer = layer[c as usize] + if moved(c) { step } else { 0 };
+            let new_len = i64::from(new_layer) - i64::from(new_min) + 1;
+            gain += old_len - new_len;
+        }
+        gain
     }
 }
 

@@ -1,6 +1,7 @@
 //! Edge polylines. A routed edge leaves the bottom of its source, crosses each intermediate
-//! layer band vertically at its trunk dummy (two points per band, so it never cuts through a
-//! node's row diagonally) and enters the top of its target.
+//! layer band vertically at its trunk dummy (so it never cuts through a node's row diagonally)
+//! and enters the top of its target. Runs of points on one vertical line are merged: a trunk
+//! straight across a thousand layers is two points, not two thousand.
 
 use super::coords::Placed;
 use super::dummies::{Layered, Route};
@@ -39,9 +40,10 @@ pub(crate) fn route(
             EdgeRef::Unique(u) => {
                 let d = dag.of_unique[u as usize] as usize;
                 let (a, b) = dag.edges[d];
-                let routed = graph.route[d] == Route::Routed;
+                let r = graph.route[d];
+                let routed = r != Route::Direct;
                 let mut path = if routed {
-                    through_trunk(graph, placed, a, b)
+                    through_bends(graph, placed, r, a, b)
                 } else {
                     vec![bottom(graph, placed, a), top(graph, placed, b)]
                 };
@@ -73,18 +75,29 @@ fn top(graph: &Layered, placed: &Placed, v: u32) -> [f32; 2] {
     [x, y - graph.size[v as usize].1 / 2.0]
 }
 
-fn through_trunk(graph: &Layered, placed: &Placed, a: u32, b: u32) -> Vec<[f32; 2]> {
-    let (la, lb) = (graph.layer[a as usize], graph.layer[b as usize]);
-    let mut path = Vec::with_capacity(2 + 2 * (lb - la - 1) as usize);
-    path.push(bottom(graph, placed, a));
-    for l in la + 1..lb {
-        let x = placed.centre[graph.trunk_dummy(a, l) as usize][0];
-        let band_top = placed.layer_top[l as usize];
-        path.push([x, band_top]);
-        path.push([x, band_top + placed.layer_height[l as usize]]);
+fn through_bends(graph: &Layered, placed: &Placed, r: Route, a: u32, b: u32) -> Vec<[f32; 2]> {
+    let mut path = vec![bottom(graph, placed, a)];
+    for d in graph.bends(r, a, b) {
+        let x = placed.centre[d as usize][0];
+        let l = graph.layer[d as usize] as usize;
+        let band_top = placed.layer_top[l];
+        push_merging(&mut path, [x, band_top]);
+        push_merging(&mut path, [x, band_top + placed.layer_height[l]]);
     }
     path.push(top(graph, placed, b));
     path
+}
+
+/// Appends `p`, dropping the previous point when it lies on the vertical from the one before
+/// to `p`.
+fn push_merging(path: &mut Vec<[f32; 2]>, p: [f32; 2]) {
+    if let [.., a, b] = path[..]
+        && a[0] == p[0]
+        && b[0] == p[0]
+    {
+        path.pop();
+    }
+    path.push(p);
 }
 
 /// Out of the bottom, around the right side, into the top.

@@ -23,6 +23,12 @@ impl Minimap {
         let area = Rect::from_min_size(canvas.max - SIZE - Vec2::splat(MARGIN), SIZE);
         let [x0, y0, x1, y1] = scene.layout.layout.bounds;
         let world = Rect::from_min_max(Pos2::new(x0, y0), Pos2::new(x1, y1));
+        let vp = Viewport::load(ui);
+        let visible = Rect::from_min_max(vp.to_canvas(canvas.min, canvas), vp.to_canvas(canvas.max, canvas));
+        if visible.contains_rect(world) {
+            // Everything is on screen already: the map would only hide part of it.
+            return;
+        }
         let map = fit(world, area.shrink(4.0));
         let key = Arc::as_ptr(file) as usize;
         let mesh = match &self.cached {

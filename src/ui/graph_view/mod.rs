@@ -4,6 +4,7 @@
 //! View state (zoom, pan, search text) lives in [`GraphViewState`]; the data (which pass, which
 //! node) lives in the app, so switching passes keeps both the selection and the viewport.
 
+mod groups;
 mod minimap;
 mod navigation;
 mod scene;
@@ -29,6 +30,8 @@ pub struct GraphViewState {
     pub search: search::Search,
     /// Highlight the selection's upstream/downstream cone and fade the rest.
     pub cone: bool,
+    /// Sub-graphs folded into their box.
+    pub collapsed: Vec<String>,
     /// Frames left in which to fit the whole graph (egui_graphs fits once on its own first
     /// frame; ours must come after it).
     fit_frames: u8,
@@ -48,6 +51,13 @@ impl GraphViewState {
         let canvas = scene.pos(id)?;
         let vp = Viewport::load_ctx(ui_ctx);
         Some(vp.to_screen(canvas, self.canvas?))
+    }
+
+    /// Sub-graph boxes of the pass on screen: (name, nodes, folded).
+    pub fn groups(&self) -> Vec<(String, usize, bool)> {
+        self.scene.as_ref().map_or_else(Vec::new, |s| {
+            s.groups.iter().map(|g| (g.name.clone(), g.nodes, g.collapsed)).collect()
+        })
     }
 
     /// Union node count and the number present in the pass on screen.
@@ -122,17 +132,18 @@ pub fn show(app: &mut App, st: &mut GraphViewState, ui: &mut egui::Ui) {
         return;
     };
     let hits = st.search.hit_ids(scene);
-    scene.apply(
-        &file,
-        selected.as_deref(),
-        st.cone,
-        &hits,
-        st.search.generation(),
-    );
+    let view = scene::SceneView {
+        selected: selected.as_deref(),
+        cone: st.cone,
+        hits_generation: st.search.generation(),
+        collapsed: &st.collapsed,
+    };
+    scene.apply(&file, &view, &hits);
 
     let rect = ui.available_rect_before_wrap().intersect(ui.clip_rect());
     st.canvas = Some(rect);
     navigation::before_frame(app, st, ui, rect);
+    groups::paint(ui, st, rect);
     let Some(scene) = st.scene.as_mut() else {
         return;
     };
@@ -165,6 +176,7 @@ pub fn show(app: &mut App, st: &mut GraphViewState, ui: &mut egui::Ui) {
         None => {}
     }
     navigation::after_frame(app, st, ui, &response.response);
+    groups::interact(ui, st, rect);
     if let Some(scene) = st.scene.as_ref() {
         st.minimap.show(ui, scene, rect, &file);
     }

@@ -19,6 +19,25 @@ struct Applied {
     selected: Option<String>,
     cone: bool,
     hits: u64,
+    collapsed: Vec<String>,
+}
+
+/// A sub-graph (a branch of `cond`, a `while_loop` body, …) of the pass on screen.
+#[derive(Debug, Clone)]
+pub struct Group {
+    pub name: String,
+    /// Canvas bounds of its nodes.
+    pub rect: egui::Rect,
+    pub nodes: usize,
+    pub collapsed: bool,
+}
+
+/// What the view asks the scene to show besides the pass itself.
+pub struct SceneView<'a> {
+    pub selected: Option<&'a str>,
+    pub cone: bool,
+    pub hits_generation: u64,
+    pub collapsed: &'a [String],
 }
 
 pub struct Scene {
@@ -33,6 +52,8 @@ pub struct Scene {
     pub present: Vec<bool>,
     /// Edges of the pass on screen, as union ids (producer, consumer).
     pub pass_edges: Vec<(u32, u32)>,
+    /// Sub-graphs of the pass on screen.
+    pub groups: Vec<Group>,
     applied: Option<Applied>,
 }
 
@@ -101,39 +122,36 @@ impl Scene {
             edge_of,
             present: vec![false; n],
             pass_edges: Vec::new(),
+            groups: Vec::new(),
             applied: None,
         }
     }
 
-    /// Makes the scene show `file` with `selected` and, when `cone` is on, the selection's
-    /// upstream/downstream highlighted. Cheap when nothing changed.
-    /// `hits_generation` changes whenever `hits` does.
-    pub fn apply(
-        &mut self,
-        file: &Arc<FxFile>,
-        selected: Option<&str>,
-        cone: bool,
-        hits: &[u32],
-        hits_generation: u64,
-    ) {
+    /// Makes the scene show `file` as `view` asks: selection, cone highlight (the selection's
+    /// upstream/downstream), search hits, folded sub-graphs. Cheap when nothing changed.
+    pub fn apply(&mut self, file: &Arc<FxFile>, view: &SceneView, hits: &[u32]) {
         let want = Applied {
             file: Arc::as_ptr(file) as usize,
-            selected: selected.map(str::to_owned),
-            cone,
-            hits: hits_generation,
+            selected: view.selected.map(str::to_owned),
+            cone: view.cone,
+            hits: view.hits_generation,
+            collapsed: view.collapsed.to_vec(),
         };
-        let file_changed = self.applied.as_ref().is_none_or(|a| a.file != want.file);
-        if !file_changed && self.applied.as_ref() == Some(&want) {
+        if self.applied.as_ref() == Some(&want) {
             return;
         }
-        if file_changed {
-            self.show_pass(file);
+        let redraw_pass = self
+            .applied
+            .as_ref()
+            .is_none_or(|a| a.file != want.file || a.collapsed != want.collapsed);
+        if redraw_pass {
+            self.show_pass(file, view.collapsed);
         }
-        self.mark(selected, cone, hits);
+        self.mark(view.selected, view.cone, hits);
         self.applied = Some(want);
     }
 
-    fn show_pass(&mut self, file: &FxFile) {
+    fn show_pass(&mut self, file: &FxFile, collapsed: &[String]) {
         self.present.iter_mut().for_each(|p| *p = false);
         let ids = self.layout.ids_of(file);
         for (g, graph_ids) in file.graphs.iter().zip(&ids) {
@@ -159,9 +177,11 @@ impl Scene {
                 }
             }
         }
+        self.groups = self.collect_groups(collapsed);
         for (i, &idx) in self.node_idx.iter().enumerate() {
+            let folded = self.layout.groups[i].as_ref().is_some_and(|g| collapsed.contains(g));
             if let Some(n) = self.graph.node_mut(idx) {
-                n.payload_mut().present = self.present[i];
+                n.payload_mut().present = self.present[i] && !folded;
             }
         }
         let mut on: HashSet<u32> = HashSet::new();
@@ -184,6 +204,29 @@ impl Scene {
                 x.payload_mut().present = on.contains(&(e as u32));
             }
         }
+    }
+
+    fn collect_groups(&self, collapsed: &[String]) -> Vec<Group> {
+        let mut groups: Vec<Group> = Vec::new();
+        for (i, g) in self.layout.groups.iter().enumerate() {
+            let (Some(name), true) = (g, self.present[i]) else { continue };
+            let Some(p) = self.pos(i as u32) else { continue };
+            let (w, h) = self.layout.sizes.get(i).copied().unwrap_or((100.0, 40.0));
+            let r = egui::Rect::from_center_size(p, Vec2::new(w, h));
+            match groups.iter_mut().find(|x| &x.name == name) {
+                Some(x) => {
+                    x.rect = x.rect.union(r);
+                    x.nodes += 1;
+                }
+                None => groups.push(Group {
+                    name: name.clone(),
+                    rect: r,
+                    nodes: 1,
+                    collapsed: collapsed.contains(name),
+                }),
+            }
+        }
+        groups
     }
 
     fn mark(&mut self, selected: Option<&str>, cone: bool, hits: &[u32]) {
