@@ -53,7 +53,7 @@ pub fn show(app: &mut App, view: &mut ViewState, ui: &mut egui::Ui) {
     app.poll();
     handle_dropped_files(app, ui.ctx());
     egui::Panel::top("menu").show(ui, |ui| menu_bar(app, view, ui));
-    egui::Panel::bottom("status").show(ui, |ui| status_bar::show(app, ui));
+    egui::Panel::bottom("status").show(ui, |ui| status_bar::show(app, view, ui));
     egui::Panel::left("tree")
         .resizable(true)
         .default_size(330.0)
