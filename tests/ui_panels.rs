@@ -12,6 +12,7 @@ use fxray::ui::Fxray;
 use std::path::Path;
 use std::time::Duration;
 
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/fixtures");
 const SHOWCASE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/fixtures/showcase");
 const WAIT: Duration = Duration::from_secs(30);
 
@@ -148,6 +149,37 @@ fn selection_missing_from_the_pass_is_reported() {
 }
 
 #[test]
+fn sub_graph_links_reach_into_the_branches_of_cond() {
+    let mut app = App::new();
+    app.open(&Path::new(FIXTURES).join("npugraph_ex/torch_cond"));
+    assert!(app.wait_idle(WAIT));
+    // `cond = torch.ops.higher_order.cond(gt, true_graph_0, false_graph_0, (addmm,))`
+    app.select_node(Some("cond".into()));
+    let mut h = harness(app);
+    h.run_steps(3);
+    h.get_by_label("torch.ops.higher_order.cond");
+    h.get_by_label("sub-graphs (2)");
+    // `true_graph_0` names both the get_attr node (an argument) and the branch class.
+    h.get_by_label("true_graph_0 (sub-graph)").click();
+    h.run_steps(2);
+    assert_eq!(selected(&h).as_deref(), Some("true_graph_0/output"));
+    h.get_by_label("in sub-graph true_graph_0");
+    // Links inside the branch stay inside it.
+    let input = h
+        .state()
+        .app
+        .phase
+        .as_ref()
+        .and_then(|p| p.selected_node())
+        .and_then(|(g, n)| n.inputs.first().and_then(|&i| g.nodes.get(i)))
+        .map(|n| n.name.clone())
+        .expect("the branch output has an input");
+    h.get_by_label(&format!("{input} (input)")).click();
+    h.run_steps(2);
+    assert_eq!(selected(&h), Some(format!("true_graph_0/{input}")));
+}
+
+#[test]
 fn code_line_click_opens_the_viewer_at_that_line() {
     let mut app = showcase_app();
     app.select_node(Some("mul".into()));
@@ -165,7 +197,7 @@ fn code_line_click_opens_the_viewer_at_that_line() {
         "the viewer took the jump"
     );
     // The window shows the file, with line numbers; line 28 is on screen.
-    h.get_by_label("362 lines");
+    h.get_by_label("362 lines"); // wc -l output_code.py
     h.get_by_label(" 28 ");
 }
 

@@ -58,7 +58,8 @@ pub fn lines_naming(text: &str, node: &str) -> Vec<usize> {
 fn whole_word(b: &[u8], at: usize, node: &str) -> bool {
     let n = node.as_bytes();
     let end = at + n.len();
-    let left_ok = !is_word_byte(n[0]) || at == 0 || !is_word_byte(b[at - 1]);
+    // A word after a dot is an attribute (`aten.mul`), not the variable `mul`.
+    let left_ok = !is_word_byte(n[0]) || at == 0 || !(is_word_byte(b[at - 1]) || b[at - 1] == b'.');
     let right_ok = !is_word_byte(n[n.len() - 1]) || b.get(end).is_none_or(|&c| !is_word_byte(c));
     left_ok && right_ok
 }
@@ -173,8 +174,10 @@ impl OutputCodeIndex {
                     i += 1;
                 }
                 // A run of word bytes starts and ends at char boundaries: non-ASCII
-                // characters are taken whole.
-                if !c.is_ascii_digit() {
+                // characters are taken whole. `x.mul` names an attribute, not the variable
+                // `mul`: an FX node is never reached through a dot.
+                let attribute = start > 0 && b[start - 1] == b'.';
+                if !c.is_ascii_digit() && !attribute {
                     let word = &self.text[start..i];
                     match self.idents.get_mut(word) {
                         Some(lines) if lines.last() == Some(&line) => {}
@@ -224,8 +227,10 @@ impl OutputCodeIndex {
             .map(|l| l.strip_suffix('\r').unwrap_or(l))
     }
 
+    /// Lines as `wc -l` and editors count them: a final newline does not start a line.
     pub fn line_count(&self) -> usize {
-        self.line_starts.len()
+        let trailing = self.text.ends_with('\n') as usize;
+        self.line_starts.len() - trailing
     }
 
     pub fn text(&self) -> &str {
@@ -252,6 +257,15 @@ fn assigns(line: &str, node: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn attributes_do_not_name_the_node() {
+        let code = "    mul = torch.ops.aten.mul.Tensor(a, b)\n    y = f(x, mul)\n    mul_1 = torch.ops.aten.mul.Tensor(a, b)\n    xmul = 1\n";
+        assert_eq!(super::lines_naming(code, "mul"), vec![1, 2]);
+        let index = super::OutputCodeIndex::new(code);
+        assert_eq!(index.lines_naming("mul"), vec![1, 2]);
+        assert_eq!(index.line_count(), 4);
+    }
+
     use super::*;
 
     #[test]

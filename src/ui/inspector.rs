@@ -134,7 +134,7 @@ fn node_view(
         &mut action,
         neighbours(ui, &mut links, graph, &node.users, "users"),
     );
-    merge(&mut action, subgraph_calls(ui, file, node));
+    merge(&mut action, subgraph_calls(ui, &mut links, file, node));
     source_view(ui, node.source.as_ref());
     file_line(ui, ph, graph, node);
     merge(&mut action, output_code_view(ui, ph, node));
@@ -146,6 +146,17 @@ fn merge(into: &mut Option<Action>, a: Option<Action>) {
     if into.is_none() {
         *into = a;
     }
+}
+
+/// A link whose accessible role stays `Link` (UI tests and screen readers look links up by
+/// role and name): egui 0.36 gives link text that is selectable the `Label` role, so links
+/// are drawn with text selection off.
+fn link(ui: &mut egui::Ui, text: impl Into<egui::WidgetText>) -> egui::Response {
+    let selectable = ui.style().interaction.selectable_labels;
+    ui.style_mut().interaction.selectable_labels = false;
+    let r = ui.link(text);
+    ui.style_mut().interaction.selectable_labels = selectable;
+    r
 }
 
 fn node_header(ui: &mut egui::Ui, graph: &FxGraph, node: &FxNode) -> Option<Action> {
@@ -247,7 +258,9 @@ fn args_view(ui: &mut egui::Ui, links: &mut Links, node: &FxNode) -> Option<Acti
     key_value(ui, "args", |ui| {
         ui.spacing_mut().item_spacing.x = 0.0;
         let mut w = ArgWriter::new(links, &mut budget);
-        w.seq(ui, "(", &node.args, ")", node.args.len() == 1);
+        // Call syntax, `f(x)`: no one-tuple comma.
+        w.seq(ui, "(", &node.args, ")", false);
+        w.flush(ui);
         action = w.action;
     });
     for (k, v) in &node.kwargs {
@@ -326,21 +339,20 @@ impl<'a, 'g> ArgWriter<'a, 'g> {
             self.text.push(',');
         }
         self.text.push_str(close);
-        self.flush(ui);
     }
 }
 
 /// Node links of one inspector frame.
 ///
-/// A link's text is always the node's name. UI tests and screen readers find a link by that
-/// name, so only the first link to a node carries it as its accessible label; later links to
-/// the same node (an input named in the args and again in the inputs list) get a context
+/// A link's text is always the node's (or sub-graph's) name. UI tests and screen readers find
+/// a link by that name, so only the first link with a given text carries it as its accessible
+/// label; later ones (an input named in the args and again in the inputs list) get a context
 /// suffix, e.g. `rsqrt (input)`. Clicking either does the same thing.
 struct Links<'g> {
     /// `true_graph_0/` inside a sub-graph, empty at the top level.
     prefix: String,
     graph: &'g FxGraph,
-    seen: HashSet<&'g str>,
+    seen: HashSet<String>,
 }
 
 impl<'g> Links<'g> {
@@ -370,15 +382,22 @@ impl<'g> Links<'g> {
                 .on_hover_text("not a node of this graph");
             return None;
         };
-        let r = ui.link(RichText::new(name).monospace());
-        if !self.seen.insert(target.name.as_str()) {
-            let label = format!("{name} ({context})");
+        let r = self.draw(ui, name, context);
+        let r = r.on_hover_ui(|ui| node_tooltip(ui, target));
+        r.clicked().then(|| format!("{}{name}", self.prefix))
+    }
+
+    /// Draws a link reading `text`; a repeat of a text already linked this frame gets
+    /// `text (context)` as its accessible label.
+    fn draw(&mut self, ui: &mut egui::Ui, text: &str, context: &str) -> egui::Response {
+        let r = link(ui, RichText::new(text).monospace());
+        if !self.seen.insert(text.to_string()) {
+            let label = format!("{text} ({context})");
             r.widget_info(|| {
                 egui::WidgetInfo::labeled(egui::WidgetType::Link, ui.is_enabled(), &label)
             });
         }
-        let r = r.on_hover_ui(|ui| node_tooltip(ui, target));
-        r.clicked().then(|| format!("{}{name}", self.prefix))
+        r
     }
 }
 
@@ -430,7 +449,12 @@ fn more(ui: &mut egui::Ui, total: usize) {
 }
 
 /// The sub-graphs a higher-order op runs; a click shows the sub-graph's output node.
-fn subgraph_calls(ui: &mut egui::Ui, file: &FxFile, node: &FxNode) -> Option<Action> {
+fn subgraph_calls(
+    ui: &mut egui::Ui,
+    links: &mut Links,
+    file: &FxFile,
+    node: &FxNode,
+) -> Option<Action> {
     if node.subgraphs.is_empty() {
         return None;
     }
@@ -450,8 +474,8 @@ fn subgraph_calls(ui: &mut egui::Ui, file: &FxFile, node: &FxNode) -> Option<Act
             ui.add_space(8.0);
             match entry {
                 Some(e) => {
-                    let r = ui
-                        .link(RichText::new(&g.name).monospace())
+                    let r = links
+                        .draw(ui, &g.name, "sub-graph")
                         .on_hover_text(format!("show {} of {}", e.name, g.name));
                     if r.clicked() {
                         action = Some(Action::Reveal(format!("{}/{}", g.name, e.name)));
@@ -509,9 +533,8 @@ fn file_line(ui: &mut egui::Ui, ph: &PhaseState, graph: &FxGraph, node: &FxNode)
 }
 
 fn output_code_view(ui: &mut egui::Ui, ph: &PhaseState, node: &FxNode) -> Option<Action> {
-    if ph.output_code_path.is_none() {
-        return None;
-    }
+    // Phases without generated code (Dynamo graphs, loose files) have no section at all.
+    ph.output_code_path.as_ref()?;
     ui.add_space(4.0);
     let Some(code) = &ph.output_code else {
         ui.horizontal(|ui| {
@@ -545,13 +568,13 @@ fn code_line_link(ui: &mut egui::Ui, code: &OutputCodeIndex, n: usize, is_def: b
     let text = code.line(n).unwrap_or("").trim();
     let mut rich = RichText::new(format!("{n}: {text}")).monospace();
     if is_def {
-        rich = rich.strong();
+        rich = rich.strong().color(ui.visuals().hyperlink_color);
     }
     // One row per line, however long: the code viewer shows the rest.
     let r = ui
         .scope(|ui| {
             ui.style_mut().wrap_mode = Some(egui::TextWrapMode::Truncate);
-            ui.link(rich)
+            link(ui, rich)
         })
         .inner;
     let r = if is_def {

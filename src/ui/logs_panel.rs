@@ -140,6 +140,9 @@ enum Jump {
 
 /// Draws the panel.
 pub fn show(app: &mut App, state: &mut LogsPanelState, ui: &mut egui::Ui) {
+    // egui 0.36 sizes a panel to its content: claim the whole height, or the panel shrinks
+    // to one row while the log loads and stays that small.
+    ui.set_min_height(ui.available_height());
     if app.workspace.is_none() {
         ui.weak("Nothing open.");
         return;
@@ -168,8 +171,11 @@ pub fn show(app: &mut App, state: &mut LogsPanelState, ui: &mut egui::Ui) {
         }
     };
     state.refresh(&log);
-    filter_row(ui, state);
-    state.refresh(&log);
+    if log.records.is_empty() {
+        ui.weak(format!("{} has no records.", file_name(&lv.path)));
+        return;
+    }
+    filter_row(ui, state, &log);
     let ctx = JumpCtx {
         ws,
         phase: app.phase.as_ref(),
@@ -212,9 +218,16 @@ fn log_run<'a>(ws: &'a Workspace, log: &Path) -> Option<&'a Run> {
         .find(|r| r.logs.iter().any(|l| l.path == log))
 }
 
+/// The log to show first: the backend's (npugraph_ex / TorchAir `debug.log`), else
+/// Inductor's, else Dynamo's; an empty file only when all are.
 fn default_log(run: &Run) -> Option<PathBuf> {
-    let backend = run.logs.iter().find(|l| l.kind == LogKind::Backend);
-    backend.or_else(|| run.logs.first()).map(|l| l.path.clone())
+    let rank = |kind: LogKind| match kind {
+        LogKind::Backend => 0,
+        LogKind::Inductor => 1,
+        LogKind::Dynamo => 2,
+    };
+    let best = run.logs.iter().min_by_key(|l| (l.size == 0, rank(l.kind)));
+    best.map(|l| l.path.clone())
 }
 
 /// The log files of `run`; the one picked, if any.
@@ -262,9 +275,10 @@ fn file_name(p: &Path) -> String {
     )
 }
 
-fn filter_row(ui: &mut egui::Ui, state: &mut LogsPanelState) {
-    let Some(c) = &state.cache else { return };
-    let (counts, shown, total) = (c.counts, c.rows.len(), c.log.records.len());
+/// Level boxes, text filter and the count; refilters as soon as either changes, so the count
+/// and the table agree within the frame.
+fn filter_row(ui: &mut egui::Ui, state: &mut LogsPanelState, log: &Arc<ParsedLog>) {
+    let counts = state.cache.as_ref().map_or([0; 6], |c| c.counts);
     ui.horizontal_wrapped(|ui| {
         for (i, name) in LEVEL_BOXES.iter().enumerate() {
             // "no level" only when the log has such records; the named levels always, so the
@@ -292,7 +306,10 @@ fn filter_row(ui: &mut egui::Ui, state: &mut LogsPanelState) {
             state.text.clear();
         }
         ui.separator();
-        ui.label(format!("{shown}/{total} records"));
+        state.refresh(log);
+        if let Some((shown, total)) = state.shown() {
+            ui.label(format!("{shown}/{total} records"));
+        }
     });
 }
 
@@ -356,12 +373,13 @@ fn records_table(
         .resizable(true)
         .sense(egui::Sense::click())
         .cell_layout(egui::Layout::left_to_right(egui::Align::Center))
-        .column(Column::auto().at_least(36.0))
-        .column(Column::initial(118.0).clip(true))
+        // The message gets what is left: it is what people read.
+        .column(Column::auto().at_least(30.0))
+        .column(Column::auto().at_most(160.0).clip(true))
         .column(Column::exact(30.0))
-        .column(Column::initial(170.0).clip(true))
-        .column(Column::initial(190.0).clip(true))
-        .column(Column::remainder().clip(true))
+        .column(Column::initial(130.0).clip(true))
+        .column(Column::initial(130.0).clip(true))
+        .column(Column::remainder().at_least(160.0).clip(true))
         .min_scrolled_height(0.0)
         .max_scroll_height(height.max(60.0))
         .header(row_h, |mut h| {
@@ -657,7 +675,7 @@ mod tests {
         s.levels[level_box(Level::Debug)] = false;
         s.refresh(&log);
         assert_eq!(s.shown(), Some((2, 3)));
-        s.text = "PASS".into();
+        s.text = "DONE".into();
         s.refresh(&log);
         assert_eq!(s.shown(), Some((1, 3)));
         s.text = "passes.py".into();
