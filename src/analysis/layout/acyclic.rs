@@ -33,7 +33,7 @@ pub(crate) fn feedback_edges(
         stack.push((root, 0));
         while let Some(top) = stack.last_mut() {
             steps = steps.wrapping_add(1);
-            if steps % 4096 == 0 {
+            if steps.is_multiple_of(4096) {
                 check(cancel)?;
             }
             let (v, cursor) = *top;

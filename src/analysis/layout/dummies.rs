@@ -11,10 +11,13 @@
 //!   fan-in trunk (which rises to the highest of those producers); it takes the side with more
 //!   long edges, so `output` gets one collecting bus. A trunk costs `longest span - 1` dummies
 //!   however many edges share it, and bundled edges stay unambiguous: they share an endpoint.
-//! - Edges longer than a cut-off span `K` are not routed at all ([`Route::Direct`]): they are
-//!   drawn as straight segments. `K` is the largest span whose trunks fit the budget
-//!   (`dummy_budget x nodes`), found by bisection, and at most `max_edge_span` when set. So the
-//!   longest edges go first, which is also what readability asks for.
+//! - The budget (`dummy_budget x nodes`) is spent in two rounds. First 60% goes to the
+//!   shortest edges, which carry the local structure: the cut-off `K` is the largest span whose
+//!   trunks fit, found by bisection (at most `max_edge_span` when set). The rest then extends
+//!   whole trunks past `K`, those carrying the most edges per extra dummy first: the `output`
+//!   bus costs one dummy per layer however many edges join it, and a bus is far easier on the
+//!   eye than a fan of long lines. Edges still longer than their trunk's cut-off are not routed
+//!   ([`Route::Direct`]) but drawn as straight segments.
 
 use super::csr::Csr;
 use super::{Cancelled, check};
@@ -88,16 +91,29 @@ impl Layered {
         }
     }
 
-    /// The dummies a routed DAG edge `a -> b` passes through, top to bottom.
-    pub(crate) fn bends(&self, route: Route, a: u32, b: u32) -> impl Iterator<Item = u32> + '_ {
+    /// Every trunk as its range of dummy ids, top to bottom (one dummy per layer).
+    pub(crate) fn trunks(&self) -> impl Iterator<Item = std::ops::Range<u32>> + '_ {
+        self.out_trunk
+            .iter()
+            .chain(&self.in_trunk)
+            .filter(|t| t.len > 0)
+            .map(|t| t.first..t.first + t.len)
+    }
+
+    /// The dummies a routed DAG edge `a -> b` passes through, top to bottom: consecutive ids
+    /// of one trunk, one per layer strictly between `a` and `b`.
+    pub(crate) fn bends(&self, route: Route, a: u32, b: u32) -> std::ops::Range<u32> {
         let (la, lb) = (self.layer[a as usize], self.layer[b as usize]);
         let trunk = match route {
             Route::OutTrunk => self.out_trunk[a as usize],
             Route::InTrunk => self.in_trunk[b as usize],
             Route::Adjacent | Route::Direct => NO_TRUNK,
         };
-        let layers = if trunk.len == 0 { 0..0 } else { la + 1..lb };
-        layers.map(move |l| trunk.first + (l - trunk.top))
+        if trunk.len == 0 || lb <= la + 1 {
+            return 0..0;
+        }
+        let first = trunk.first + (la + 1 - trunk.top);
+        first..first + (lb - la - 1)
     }
 }
 
@@ -113,13 +129,29 @@ pub(crate) fn build(
     let span = |&(s, t): &(u32, u32)| layer[t as usize].saturating_sub(layer[s as usize]);
     let spans: Vec<u32> = dag.iter().map(span).collect();
     let fan_in = fan_in_sides(n, dag, &spans);
-    let cut = routed_span_limit(n, dag, &spans, &fan_in, budget, max_edge_span);
+    let slot_of = |e: usize| {
+        let (a, b) = dag[e];
+        if fan_in[e] {
+            n + b as usize
+        } else {
+            a as usize
+        }
+    };
+    let slots: Vec<usize> = (0..dag.len()).map(slot_of).collect();
+    let cap = if max_edge_span == 0 {
+        u32::MAX
+    } else {
+        max_edge_span
+    };
+    // Short edges carry the local structure: they get most of the budget whatever it costs.
+    let cut = routed_span_limit(&spans, &slots, 2 * n, budget * 3 / 5, cap);
+    let cutoff = extend_trunks(&spans, &slots, 2 * n, budget, cut, cap);
     check(cancel)?;
 
     let route: Vec<Route> = (0..dag.len())
         .map(|e| match spans[e] {
             0 | 1 => Route::Adjacent,
-            s if s > cut => Route::Direct,
+            s if s > cutoff[slots[e]] => Route::Direct,
             _ if fan_in[e] => Route::InTrunk,
             _ => Route::OutTrunk,
         })
@@ -223,34 +255,38 @@ fn make_trunks(graph: &mut Layered, dag: &[(u32, u32)]) -> Vec<(u32, u32)> {
     chains
 }
 
-/// The largest span `K` such that routing every edge of span `<= K` costs at most `budget`
-/// dummies (trunks shared per node and side), capped by `max_edge_span` when non-zero.
-fn routed_span_limit(
-    n: usize,
-    dag: &[(u32, u32)],
+/// Dummies needed by the trunks when every edge of span `<= limit[slot]` is routed.
+fn trunk_cost(
     spans: &[u32],
-    fan_in: &[bool],
-    budget: usize,
-    max_edge_span: u32,
-) -> u32 {
-    let longest = spans.iter().copied().max().unwrap_or(1).max(1);
-    let hi_cap = if max_edge_span == 0 {
-        longest
-    } else {
-        max_edge_span.min(longest)
-    };
-    let mut trunk = vec![0u32; 2 * n];
-    let mut cost = |k: u32| -> usize {
-        trunk.iter_mut().for_each(|t| *t = 0);
-        for (e, &(a, b)) in dag.iter().enumerate() {
-            let s = spans[e];
-            if s >= 2 && s <= k {
-                let slot = if fan_in[e] { n + b as usize } else { a as usize };
-                trunk[slot] = trunk[slot].max(s - 1);
-            }
+    slots: &[usize],
+    slot_count: usize,
+    limit: impl Fn(usize) -> u32,
+) -> usize {
+    let mut trunk = vec![0u32; slot_count];
+    for (&s, &slot) in spans.iter().zip(slots) {
+        if s >= 2 && s <= limit(slot) {
+            trunk[slot] = trunk[slot].max(s - 1);
         }
-        trunk.iter().map(|&t| t as usize).sum()
-    };
+    }
+    trunk.iter().map(|&t| t as usize).sum()
+}
+
+/// The largest span `K <= cap` such that routing every edge of span `<= K` costs at most
+/// `budget` dummies.
+fn routed_span_limit(
+    spans: &[u32],
+    slots: &[usize],
+    slot_count: usize,
+    budget: usize,
+    cap: u32,
+) -> u32 {
+    let hi_cap = spans
+        .iter()
+        .copied()
+        .max()
+        .unwrap_or(1)
+        .clamp(1, cap.max(1));
+    let cost = |k: u32| trunk_cost(spans, slots, slot_count, |_| k);
     if cost(hi_cap) <= budget {
         return hi_cap;
     }
@@ -265,4 +301,49 @@ fn routed_span_limit(
         }
     }
     lo
+}
+
+/// Per trunk slot, the longest span routed: `k` for most, more for the trunks that the budget
+/// left after `k` can extend to all their edges (up to `cap`), best edges-per-dummy first.
+fn extend_trunks(
+    spans: &[u32],
+    slots: &[usize],
+    slot_count: usize,
+    budget: usize,
+    k: u32,
+    cap: u32,
+) -> Vec<u32> {
+    let mut cutoff = vec![k; slot_count];
+    // Per slot: current trunk length, full trunk length, edges gained by extending.
+    let mut cur = vec![0u32; slot_count];
+    let mut full = vec![0u32; slot_count];
+    let mut gained = vec![0u32; slot_count];
+    for (&s, &slot) in spans.iter().zip(slots) {
+        if s < 2 || s > cap {
+            continue;
+        }
+        full[slot] = full[slot].max(s - 1);
+        if s <= k {
+            cur[slot] = cur[slot].max(s - 1);
+        } else {
+            gained[slot] += 1;
+        }
+    }
+    let mut used: usize = cur.iter().map(|&c| c as usize).sum();
+    let mut candidates: Vec<usize> = (0..slot_count).filter(|&t| gained[t] > 0).collect();
+    let extra = |t: usize| u64::from(full[t] - cur[t]).max(1);
+    // gained/extra descending, compared by cross-multiplication to stay exact.
+    candidates.sort_by(|&a, &b| {
+        (u64::from(gained[b]) * extra(a))
+            .cmp(&(u64::from(gained[a]) * extra(b)))
+            .then(a.cmp(&b))
+    });
+    for t in candidates {
+        let cost = (full[t] - cur[t]) as usize;
+        if used + cost <= budget {
+            used += cost;
+            cutoff[t] = full[t] + 1;
+        }
+    }
+    cutoff
 }

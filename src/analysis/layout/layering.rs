@@ -9,11 +9,13 @@
 //! - sources (placeholders, constants, `get_attr`) always sink;
 //! - a node whose whole input tree is private to it (`weight -> permute -> mm`) sinks, the tree
 //!   following it down, so nothing gets longer;
-//! - any other node sinks when its out-edges shorten more than its in-edges lengthen, counting
-//!   that the source inputs it reads re-sink behind it.
+//! - any other node sinks, with a block of inputs worth taking along (`neg(alias(saved))`),
+//!   when the edges shorten in total, counting that the sources the block reads re-sink
+//!   behind it.
 //!
-//! Each pass is linear (up to the fan-out of the sources read, capped); a few passes reach a
-//! fixed point on FX graphs. Empty layers left behind are squeezed out.
+//! Each pass is linear up to small factors (blocks of at most `BLOCK_CAP` nodes, inputs of at
+//! most `FOLLOW_FANOUT` consumers); a few passes reach a fixed point on FX graphs. Empty layers
+//! left behind are squeezed out.
 
 use super::csr::Csr;
 use super::{Cancelled, check};
@@ -84,7 +86,7 @@ fn longest_path(n: usize, topo: &[u32], out: &Csr) -> Vec<u32> {
 /// Passes of [`sink_pass`] at most; each pass only moves nodes down, so this bounds the work.
 const SINK_PASSES: usize = 4;
 
-/// Sources with more consumers than this are pinned by one of them anyway; treating them as
+/// Inputs with more consumers than this are pinned by one of them anyway; treating them as
 /// fixed keeps the cost of a move bounded.
 const FOLLOW_FANOUT: usize = 64;
 
@@ -164,46 +166,52 @@ fn sink_pass(
             // every input above: all constraints still hold. The inputs follow later.
             layer[i] += step;
             moved = true;
-        } else if block.gain(v, step, g, layer) > 0 {
-            block.nodes.iter().for_each(|&b| layer[b as usize] += step);
-            moved = true;
+        } else {
+            let (gain, step) = block.gain(v, step, g, layer);
+            if gain > 0 {
+                block.nodes.iter().for_each(|&b| layer[b as usize] += step);
+                moved = true;
+            }
         }
     }
     moved
 }
 
-/// `v` with the tree of inputs that feed nothing else (a chain `pow -> mul` computed from a
-/// saved activation): moving `v` alone changes nothing when it has one input and one output,
-/// but moving the chain lets the activation it reads sink as well.
+/// `v` with the inputs worth taking along. Moving `neg(alias(saved))` alone changes nothing
+/// when it has one input and one output, but moving it with its input lets the saved
+/// activation sink too, and shortens the input's other edges: that is the network-simplex move
+/// of a whole subtree, grown greedily from `v` upwards.
 #[derive(Default)]
 struct Block {
     nodes: Vec<u32>,
-    /// Sources read by the block, each once.
+    /// Sources read by the block (each once) that re-sink behind it.
     sources: Vec<u32>,
 }
 
 impl Block {
-    /// How much shorter the edges get, in total, when the block of `v` moves down by `step`
-    /// and the sources it reads re-sink to just above their first consumer.
-    fn gain(&mut self, v: u32, step: u32, g: &Graph, layer: &[u32]) -> i64 {
-        self.collect(v, g);
-        let step = i64::from(step);
-        // Only `v` has consumers outside the block; its out-edges shorten.
-        let mut gain = step * g.outdeg(v) as i64;
-        for &c in &self.nodes {
-            for &p in g.preds.row(c) {
-                if !g.is_source(p) && !self.nodes.contains(&p) {
-                    gain -= step;
+    /// How much shorter the edges get, in total, when the block of `v` moves down and the
+    /// sources it reads re-sink to just above their first consumer; and by how many layers the
+    /// block moves (at most `step`, less when an input taken along has less room).
+    fn gain(&mut self, v: u32, step: u32, g: &Graph, layer: &[u32]) -> (i64, u32) {
+        let step = self.collect(v, step, g, layer);
+        let mut gain = 0i64;
+        for &u in &self.nodes {
+            let leaving = g.out.row(u).iter().filter(|c| !self.nodes.contains(c));
+            gain += i64::from(step) * leaving.count() as i64;
+            for &p in g.preds.row(u) {
+                if !self.nodes.contains(&p) && !self.sources.contains(&p) {
+                    gain -= i64::from(step);
                 }
             }
         }
         for &s in &self.sources {
-            gain += self.source_gain(s, step as u32, g, layer);
+            gain += self.source_gain(s, step, g, layer);
         }
-        gain
+        (gain, step)
     }
 
-    fn collect(&mut self, v: u32, g: &Graph) {
+    /// Grows the block from `v`; returns the step the whole block can take.
+    fn collect(&mut self, v: u32, mut step: u32, g: &Graph, layer: &[u32]) -> u32 {
         self.nodes.clear();
         self.sources.clear();
         self.nodes.push(v);
@@ -212,15 +220,38 @@ impl Block {
             let c = self.nodes[k];
             k += 1;
             for &p in g.preds.row(c) {
+                if self.nodes.contains(&p) || self.sources.contains(&p) {
+                    continue;
+                }
                 if g.is_source(p) {
-                    if g.outdeg(p) <= FOLLOW_FANOUT && !self.sources.contains(&p) {
+                    if g.outdeg(p) <= FOLLOW_FANOUT {
                         self.sources.push(p);
                     }
-                } else if g.outdeg(p) == 1 && self.nodes.len() < BLOCK_CAP {
+                } else if self.nodes.len() < BLOCK_CAP
+                    && g.outdeg(p) <= FOLLOW_FANOUT
+                    && let Some(room) = self.worth_taking(p, g, layer)
+                {
                     self.nodes.push(p);
+                    step = step.min(room);
                 }
             }
         }
+        step
+    }
+
+    /// If taking `p` along does not lengthen more edges than it shortens, judging by its own
+    /// edges, how far down it can move before reaching its first consumer outside the block.
+    fn worth_taking(&self, p: u32, g: &Graph, layer: &[u32]) -> Option<u32> {
+        let mut room = u32::MAX;
+        let mut outside = 0;
+        for &c in g.out.row(p) {
+            if !self.nodes.contains(&c) {
+                room = room.min(layer[c as usize].saturating_sub(layer[p as usize] + 1));
+                outside += 1;
+            }
+        }
+        let fixed_inputs = g.preds.row(p).iter().filter(|&&q| !g.is_source(q)).count();
+        (room > 0 && 1 + outside >= fixed_inputs).then_some(room)
     }
 
     /// Change in the total length of `s`'s edges when the block moves (a source sits at

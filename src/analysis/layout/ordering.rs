@@ -4,11 +4,14 @@
 //! order is kept, so the result is never worse than the initial order. Sweeps stop early once
 //! a few of them in a row bring no improvement.
 //!
+//! Each sweep is followed by [`Transposer`] (swaps of neighbours that remove crossings).
+//!
 //! With groups, the sort key of a grouped node is first the mean key of its group in that
 //! layer, then its own key: the group moves as a block and stays contiguous.
 
 use super::crossings::{CrossingCounter, total};
 use super::dummies::Layered;
+use super::transpose::Transposer;
 use super::{Cancelled, GraphLayout, check};
 use std::sync::atomic::AtomicBool;
 
@@ -23,8 +26,11 @@ pub(crate) struct Order {
     pub layer_start: Vec<u32>,
     /// Index of each node within its layer.
     pub pos: Vec<u32>,
+    /// Crossings of the initial order.
     pub initial: u64,
+    /// Crossings of the order kept.
     pub best: u64,
+    /// Sweeps run.
     pub sweeps: usize,
 }
 
@@ -73,6 +79,7 @@ pub(crate) fn reduce_crossings(
     ord.best = ord.initial;
     let mut best_order = ord.order.clone();
     let mut since_best = 0;
+    let mut transposer = Transposer::default();
     while ord.sweeps < max_sweeps && ord.best > 0 && since_best < PATIENCE {
         check(cancel)?;
         let downward = ord.sweeps % 2 == 0;
@@ -84,6 +91,7 @@ pub(crate) fn reduce_crossings(
             &mut sorter,
             cancel,
         )?;
+        transposer.run(graph, &mut ord, group_of.as_deref(), cancel)?;
         ord.sweeps += 1;
         let c = count(&ord, &mut counter);
         if c < ord.best {
@@ -163,7 +171,7 @@ fn dfs_ranks(graph: &Layered, cancel: &AtomicBool) -> Result<Vec<f32>, Cancelled
         next += 1;
         stack.push((root, 0));
         while let Some(top) = stack.last_mut() {
-            if next % 4096 == 0 {
+            if next.is_multiple_of(4096) {
                 check(cancel)?;
             }
             let (v, cursor) = *top;
@@ -318,8 +326,8 @@ pub(crate) fn seed_keys(graph: &Layered, dag: &[(u32, u32)], previous: &GraphLay
     let n = graph.n_real;
     let mut key = vec![f32::NAN; graph.node_count()];
     let old = previous.pos.len().min(n);
-    for v in 0..old {
-        key[v] = previous.pos[v][0];
+    for (k, p) in key.iter_mut().zip(&previous.pos[..old]) {
+        *k = p[0];
     }
     let mut sum = vec![(0.0f32, 0u32); n];
     for &(s, t) in dag {

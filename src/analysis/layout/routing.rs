@@ -1,7 +1,7 @@
 //! Edge polylines. A routed edge leaves the bottom of its source, crosses each intermediate
 //! layer band vertically at its trunk dummy (so it never cuts through a node's row diagonally)
 //! and enters the top of its target. Runs of points on one vertical line are merged: a trunk
-//! straight across a thousand layers is two points, not two thousand.
+//! straight across a thousand layers is two points, not two thousand, and costs one step.
 
 use super::coords::Placed;
 use super::dummies::{Layered, Route};
@@ -30,6 +30,7 @@ pub(crate) fn route(
         kinds: Vec::with_capacity(clean.map.len()),
         reversed: Vec::new(),
     };
+    let runs = vertical_runs(graph, placed);
     for (i, r) in clean.map.iter().enumerate() {
         if i % 4096 == 4095 {
             check(cancel)?;
@@ -43,7 +44,7 @@ pub(crate) fn route(
                 let r = graph.route[d];
                 let routed = r != Route::Direct;
                 let mut path = if routed {
-                    through_bends(graph, placed, r, a, b)
+                    through_bends(graph, placed, &runs, r, a, b)
                 } else {
                     vec![bottom(graph, placed, a), top(graph, placed, b)]
                 };
@@ -75,29 +76,45 @@ fn top(graph: &Layered, placed: &Placed, v: u32) -> [f32; 2] {
     [x, y - graph.size[v as usize].1 / 2.0]
 }
 
-fn through_bends(graph: &Layered, placed: &Placed, r: Route, a: u32, b: u32) -> Vec<[f32; 2]> {
+fn through_bends(
+    graph: &Layered,
+    placed: &Placed,
+    runs: &[u32],
+    r: Route,
+    a: u32,
+    b: u32,
+) -> Vec<[f32; 2]> {
     let mut path = vec![bottom(graph, placed, a)];
-    for d in graph.bends(r, a, b) {
+    let bends = graph.bends(r, a, b);
+    let mut d = bends.start;
+    // One vertical segment per run of equal x, however many layers it spans: a bus to
+    // `output` across 5,000 layers costs a handful of steps, not 5,000.
+    while d < bends.end {
+        let last = runs[d as usize - graph.n_real].min(bends.end - 1);
         let x = placed.centre[d as usize][0];
-        let l = graph.layer[d as usize] as usize;
-        let band_top = placed.layer_top[l];
-        push_merging(&mut path, [x, band_top]);
-        push_merging(&mut path, [x, band_top + placed.layer_height[l]]);
+        let (first_band, last_band) = (graph.layer[d as usize], graph.layer[last as usize]);
+        path.push([x, placed.layer_top[first_band as usize]]);
+        let bottom = placed.layer_top[last_band as usize] + placed.layer_height[last_band as usize];
+        path.push([x, bottom]);
+        d = last + 1;
     }
     path.push(top(graph, placed, b));
     path
 }
 
-/// Appends `p`, dropping the previous point when it lies on the vertical from the one before
-/// to `p`.
-fn push_merging(path: &mut Vec<[f32; 2]>, p: [f32; 2]) {
-    if let [.., a, b] = path[..]
-        && a[0] == p[0]
-        && b[0] == p[0]
-    {
-        path.pop();
+/// For every dummy, the last dummy of the vertical run (same x, same trunk) it starts.
+fn vertical_runs(graph: &Layered, placed: &Placed) -> Vec<u32> {
+    let mut runs: Vec<u32> = (graph.n_real as u32..graph.node_count() as u32).collect();
+    for trunk in graph.trunks() {
+        let mut last = trunk.end - 1;
+        for d in trunk.rev() {
+            if placed.centre[d as usize][0] != placed.centre[last as usize][0] {
+                last = d;
+            }
+            runs[d as usize - graph.n_real] = last;
+        }
     }
-    path.push(p);
+    runs
 }
 
 /// Out of the bottom, around the right side, into the top.
