@@ -1023,7 +1023,10 @@ fn nested_hops_while_loop_and_invoke_subgraph() {
         repeated_subgraph0 = self.repeated_subgraph0
         invoke_subgraph = torch.ops.higher_order.invoke_subgraph(repeated_subgraph0, 'subgraph_0', arg1_1);  repeated_subgraph0 = None
         getitem_1: "f32[3]" = invoke_subgraph[0]
-        return (getitem, getitem_1)
+        repeated_subgraph0_1 = self.repeated_subgraph0
+        invoke_subgraph_1 = torch.ops.higher_order.invoke_subgraph(repeated_subgraph0_1, 'subgraph_0', getitem_1);  repeated_subgraph0_1 = None
+        getitem_2: "f32[3]" = invoke_subgraph_1[0]
+        return (getitem, getitem_2)
 
     class while_loop_cond_graph_0(torch.nn.Module):
         def forward(self, arg0_1: "i64[]", arg1_1: "f32[3]"):
@@ -1068,7 +1071,10 @@ fn nested_hops_while_loop_and_invoke_subgraph() {
     assert_eq!(parents, [None, Some(0), Some(0), Some(0), Some(3)]);
     let top = &f.graphs[0];
     assert_eq!(node(top, "while_loop").subgraphs, [1, 2]);
+    // One body, called twice: both calls list it; `used_by` is the first.
     assert_eq!(node(top, "invoke_subgraph").subgraphs, [3]);
+    assert_eq!(node(top, "invoke_subgraph_1").subgraphs, [3]);
+    assert_eq!(f.graphs[3].used_by, Some(idx(top, "invoke_subgraph")));
     assert_eq!(
         node(top, "invoke_subgraph").args[1],
         Arg::Str("subgraph_0".into())
@@ -1143,6 +1149,54 @@ fn comments_strings_ansi_and_expanded_signature() {
         Some(vec![idx(g, "k"), idx(g, "g")])
     );
     assert_eq!(g.nodes.last().map(|x| x.line), Some(16));
+}
+
+#[test]
+fn bare_forward_without_class_as_gm_code_prints_it() {
+    let text = "\n\n\ndef forward(self, x):\n    sin = torch.ops.aten.sin.default(x);  x = None\n    return (sin,)\n    \n";
+    let f = parse_fx(text);
+    assert!(
+        f.unparsed.is_empty() && f.problems.is_empty(),
+        "{:?} {:?}",
+        f.unparsed,
+        f.problems
+    );
+    assert_eq!(f.graphs.len(), 1);
+    assert_eq!(
+        (f.graphs[0].name.as_str(), f.graphs[0].line),
+        ("forward", 4)
+    );
+    let names: Vec<&str> = f.graphs[0].nodes.iter().map(|x| x.name.as_str()).collect();
+    assert_eq!(names, ["x", "sin", "output"]);
+}
+
+#[test]
+fn include_meta_blocks_are_skipped() {
+    let text = r#"class GraphModule(torch.nn.Module):
+    def forward(self, x: "f32[2]"):
+        """
+        stack_trace: ('  File "/m.py", line 3, in f\n'
+         '    return x.sin()\n')
+        val: 'FakeTensor(..., size=(2,))'
+        """
+        sin: "f32[2]" = torch.ops.aten.sin.default(x)
+        """
+        val: 'oops, never closed'
+    return (sin,)
+"#;
+    let f = parse_fx(text);
+    let g = &f.graphs[0];
+    let names: Vec<&str> = g.nodes.iter().map(|x| x.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["x", "sin", "output"],
+        "the dedented `return` ends the stray block"
+    );
+    assert_eq!(
+        f.problems,
+        ["the `\"\"\"` block opened at line 9 is never closed"]
+    );
+    assert!(f.unparsed.is_empty(), "{:?}", f.unparsed);
 }
 
 // ---------------------------------------------------------------------------------------------

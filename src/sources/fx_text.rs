@@ -43,10 +43,7 @@ type CallArgs = (Vec<Arg>, Vec<(String, Arg)>);
 
 /// Parses one graph text file. Never panics; see the module docs for what is skipped.
 pub fn parse_fx(text: &str) -> FxFile {
-    let mut parser = Parser {
-        total_lines: text.bytes().filter(|&b| b == b'\n').count() + 1,
-        ..Parser::default()
-    };
+    let mut parser = Parser::default();
     if text.trim().is_empty() {
         parser.problems.push("the file is empty".into());
         return parser.finish();
@@ -101,7 +98,6 @@ struct Pending {
     text: String,
     /// The first line as written, for the unparsed report.
     first_line: String,
-    may_be_cut: bool,
 }
 
 /// One class being parsed.
@@ -121,8 +117,9 @@ struct GraphBuilder {
     source: Option<SourceLoc>,
     /// `x: "f32[2]"; y: "f32[2]";` lines of unlifted export signatures.
     pending_annotations: Vec<(String, String)>,
-    /// Inside a `"""` metadata block (`print_readable(include_meta=True)`).
-    in_meta_block: bool,
+    /// Line of the `"""` opening a metadata block we are inside
+    /// (`print_readable(include_meta=True)`).
+    meta_block: Option<usize>,
     /// Scratch for de-duplicating `inputs`: `seen[j] == stamp` means already listed.
     seen: Vec<u32>,
 }
@@ -136,8 +133,6 @@ struct Parser {
     problems: Vec<String>,
     /// Node references collected while scanning one statement (reused to avoid allocation).
     refs: Vec<usize>,
-    /// Lines in the file: an upper bound for the size of the top-level graph's body.
-    total_lines: usize,
 }
 
 impl Parser {
@@ -146,15 +141,10 @@ impl Parser {
         let indent = line.len() - body.len();
         let body = body.trim_end();
         if self.pending.is_some() {
-            self.continue_pending(no, indent, line, body);
+            self.continue_pending(no, indent, line, body, may_be_cut);
             return;
         }
-        if let Some(g) = self.innermost_forward()
-            && self.graphs[g].in_meta_block
-        {
-            if body == "\"\"\"" {
-                self.graphs[g].in_meta_block = false;
-            }
+        if self.in_meta_block(indent, body) {
             return;
         }
         if body.is_empty() {
@@ -176,7 +166,6 @@ impl Parser {
                     depth,
                     text: s.to_string(),
                     first_line: line.trim_end().to_string(),
-                    may_be_cut,
                 });
                 return;
             }
@@ -187,7 +176,14 @@ impl Parser {
         self.statement(no, indent, stmt, line, may_be_cut);
     }
 
-    fn continue_pending(&mut self, no: usize, indent: usize, line: &str, body: &str) {
+    fn continue_pending(
+        &mut self,
+        no: usize,
+        indent: usize,
+        line: &str,
+        body: &str,
+        may_be_cut: bool,
+    ) {
         if body.is_empty() || body.starts_with('#') {
             return;
         }
@@ -202,7 +198,7 @@ impl Parser {
                 &p.first_line,
                 "brackets opened here are never closed",
             );
-            self.line(no, line, false);
+            self.line(no, line, may_be_cut);
             return;
         }
         let (delta, comment) = scan_brackets(body);
@@ -212,7 +208,6 @@ impl Parser {
         }
         p.text.push_str(piece);
         p.depth += delta;
-        p.may_be_cut = false;
         if p.text.len() > MAX_STATEMENT_BYTES {
             self.unparsed_line(
                 p.line,
@@ -297,10 +292,7 @@ impl Parser {
                 self.open_forward(g, no, indent, stmt)
             }
             Some(Header::Def(..)) => {
-                self.frames.push(Frame {
-                    indent,
-                    kind: FrameKind::OtherDef,
-                });
+                self.push_frame(indent, FrameKind::OtherDef);
                 Ok(())
             }
             None if stmt.starts_with("class ") => Err("incomplete `class` header".into()),
@@ -325,24 +317,15 @@ impl Parser {
                 self.open_forward(g, no, indent, stmt)
             }
             Some(Header::Def("forward")) => {
-                self.frames.push(Frame {
-                    indent,
-                    kind: FrameKind::OtherDef,
-                });
+                self.push_frame(indent, FrameKind::OtherDef);
                 Err("a second `forward` in the same class".into())
             }
             Some(Header::Def("__init__")) => {
-                self.frames.push(Frame {
-                    indent,
-                    kind: FrameKind::Init(g),
-                });
+                self.push_frame(indent, FrameKind::Init(g));
                 Ok(())
             }
             Some(Header::Def(..)) => {
-                self.frames.push(Frame {
-                    indent,
-                    kind: FrameKind::OtherDef,
-                });
+                self.push_frame(indent, FrameKind::OtherDef);
                 Ok(())
             }
             None if stmt == "pass" || is_docstring(stmt) => Ok(()),
@@ -357,13 +340,16 @@ impl Parser {
         }
     }
 
+    /// Inside a method we skip, a nested `def`/`class` still needs its own frame so that its
+    /// end (by indentation) is seen.
     fn push_def_frame(&mut self, indent: usize, header: Option<Header<'_>>) {
         if header.is_some() {
-            self.frames.push(Frame {
-                indent,
-                kind: FrameKind::OtherDef,
-            });
+            self.push_frame(indent, FrameKind::OtherDef);
         }
+    }
+
+    fn push_frame(&mut self, indent: usize, kind: FrameKind) {
+        self.frames.push(Frame { indent, kind });
     }
 
     fn new_graph(&mut self, no: usize, name: &str, parent: Option<usize>) -> usize {
@@ -380,32 +366,47 @@ impl Parser {
 
     fn open_class(&mut self, no: usize, indent: usize, name: &str, parent: Option<usize>) {
         let g = self.new_graph(no, name, parent);
-        self.frames.push(Frame {
-            indent,
-            kind: FrameKind::Class(g),
-        });
+        self.push_frame(indent, FrameKind::Class(g));
     }
 
     /// Pushes the `forward` frame even when the signature does not parse, so the body still
     /// loads (its references to unknown names become `Arg::Expr`).
     fn open_forward(&mut self, g: usize, no: usize, indent: usize, stmt: &str) -> PResult<()> {
         self.graphs[g].has_forward = true;
-        self.frames.push(Frame {
-            indent,
-            kind: FrameKind::Forward(g),
-        });
+        self.push_frame(indent, FrameKind::Forward(g));
         let params = parse_signature(stmt)?;
         let b = &mut self.graphs[g];
-        if b.parent.is_none() {
-            // One node per remaining line at most (plus the parameters): growing a vector of
-            // 20k nodes by doubling costs more than the slack left by comments and blanks.
-            b.reserve(self.total_lines.saturating_sub(no) + params.len());
-        }
         let skip_self = params.first().is_some_and(|p| p.name == "self");
         for p in params.into_iter().skip(usize::from(skip_self)) {
             b.add_placeholder(p.name.to_string(), p.target.to_string(), p.ann, no);
         }
         Ok(())
+    }
+
+    /// Skips the lines of a `"""` metadata block. A line dedented out of the `forward` body
+    /// ends the block too, so a stray `"""` cannot swallow the rest of the file.
+    fn in_meta_block(&mut self, indent: usize, body: &str) -> bool {
+        let Some(frame) = self.frames.last().copied() else {
+            return false;
+        };
+        let FrameKind::Forward(g) = frame.kind else {
+            return false;
+        };
+        let Some(start) = self.graphs[g].meta_block else {
+            return false;
+        };
+        if body == "\"\"\"" {
+            self.graphs[g].meta_block = None;
+            return true;
+        }
+        if body.is_empty() || indent > frame.indent {
+            return true;
+        }
+        self.graphs[g].meta_block = None;
+        self.problems.push(format!(
+            "the `\"\"\"` block opened at line {start} is never closed"
+        ));
+        false
     }
 
     fn innermost_forward(&self) -> Option<usize> {
@@ -467,11 +468,10 @@ impl Parser {
                 p.line
             ));
         }
-        for g in 0..self.graphs.len() {
-            if self.graphs[g].in_meta_block {
+        for b in &self.graphs {
+            if let Some(start) = b.meta_block {
                 self.problems.push(format!(
-                    "file ends inside a `\"\"\"` metadata block of `{}`",
-                    self.graphs[g].graph.name
+                    "file ends inside the `\"\"\"` block opened at line {start}: truncated?"
                 ));
             }
         }
@@ -541,7 +541,7 @@ impl Parser {
             return Ok(());
         }
         if stmt == "\"\"\"" {
-            self.graphs[g].in_meta_block = true;
+            self.graphs[g].meta_block = Some(no);
             return Ok(());
         }
         if let Some(rest) = strip_keyword(stmt, "return") {
@@ -916,12 +916,22 @@ impl Parser {
     /// `fx_graph_runnable.py` writes submodule classes at top level and attaches them in
     /// `Repro.__init__`; make those classes children of the class that attaches them.
     fn attach_runnable_submodules(&mut self) {
+        let mut top_level: HashMap<String, Vec<usize>> = HashMap::new();
+        for (i, b) in self.graphs.iter().enumerate() {
+            if b.parent.is_none() {
+                top_level.entry(b.graph.name.clone()).or_default().push(i);
+            }
+        }
         for p in 0..self.graphs.len() {
             let attached = std::mem::take(&mut self.graphs[p].attached);
             for (attr, cls) in attached {
-                let child = (0..self.graphs.len()).find(|&c| {
-                    c != p && self.graphs[c].parent.is_none() && self.graphs[c].graph.name == cls
-                });
+                let Some(candidates) = top_level.get(&cls) else {
+                    continue;
+                };
+                let child = candidates
+                    .iter()
+                    .copied()
+                    .find(|&c| c != p && self.graphs[c].parent.is_none());
                 if let Some(c) = child {
                     self.graphs[c].parent = Some(p);
                     self.graphs[c].attr = attr;
@@ -965,12 +975,6 @@ impl Parser {
 }
 
 impl GraphBuilder {
-    fn reserve(&mut self, nodes: usize) {
-        self.graph.nodes.reserve(nodes);
-        self.graph.by_name.reserve(nodes);
-        self.seen.reserve(nodes);
-    }
-
     fn add_placeholder(&mut self, name: String, target: String, ann: Option<&str>, no: usize) {
         if self.graph.by_name.contains_key(&name) {
             return;
@@ -1029,33 +1033,57 @@ fn fill_users_and_dag(graph: &mut FxGraph) {
     graph.dag = dag;
 }
 
-/// Sets `used_by` on each sub-graph and `subgraphs` on the node using it: the first user of
-/// the parent's `get_attr` of the submodule (the `cond`), or a `call_module` of it.
+/// Links each sub-graph to the nodes using it: every user of a parent `get_attr` of the
+/// submodule (the `cond`; a repeated `invoke_subgraph` body has several), or a `call_module`
+/// of it. `used_by` is the first of them. Each parent's nodes are scanned once.
 fn link_subgraphs(graphs: &mut [FxGraph], attrs: &[String]) {
-    for c in 0..graphs.len() {
-        let Some(p) = graphs[c].parent else { continue };
-        let Some(attr) = attrs.get(c).map(String::as_str) else {
-            continue;
-        };
-        let Some(parent) = graphs.get(p) else {
-            continue;
-        };
-        let by_get_attr = parent
-            .nodes
-            .iter()
-            .find(|n| n.op == OpKind::GetAttr && n.target == attr)
-            .and_then(|n| n.users.first().copied());
-        let user = by_get_attr.or_else(|| {
-            parent
-                .nodes
-                .iter()
-                .position(|n| n.op == OpKind::CallModule && n.target == attr)
-        });
-        if let Some(u) = user {
-            graphs[c].used_by = Some(u);
-            graphs[p].nodes[u].subgraphs.push(c);
+    let mut children_of: HashMap<usize, Vec<usize>> = HashMap::new();
+    for (c, g) in graphs.iter().enumerate() {
+        if let Some(p) = g.parent {
+            children_of.entry(p).or_default().push(c);
         }
     }
+    for (p, children) in children_of {
+        let links = subgraph_users(graphs, p, &children, attrs);
+        for (c, users) in links {
+            graphs[c].used_by = users.first().copied();
+            for u in users {
+                graphs[p].nodes[u].subgraphs.push(c);
+            }
+        }
+    }
+}
+
+/// For each child of graph `p`: the parent's nodes that use it, in file order.
+fn subgraph_users(
+    graphs: &[FxGraph],
+    p: usize,
+    children: &[usize],
+    attrs: &[String],
+) -> Vec<(usize, Vec<usize>)> {
+    let Some(parent) = graphs.get(p) else {
+        return Vec::new();
+    };
+    let mut uses: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (i, node) in parent.nodes.iter().enumerate() {
+        match node.op {
+            OpKind::GetAttr => uses
+                .entry(node.target.as_str())
+                .or_default()
+                .extend(&node.users),
+            OpKind::CallModule => uses.entry(node.target.as_str()).or_default().push(i),
+            _ => {}
+        }
+    }
+    children
+        .iter()
+        .filter_map(|&c| {
+            let mut users = uses.get(attrs.get(c)?.as_str())?.clone();
+            users.sort_unstable();
+            users.dedup();
+            Some((c, users))
+        })
+        .collect()
 }
 
 // ---------------------------------------------------------------------------------------------
