@@ -6,6 +6,7 @@ mod common;
 
 use common::run_dir;
 use fxray::analysis::export_svg::{self, SvgOptions};
+use fxray::analysis::layout::EdgeKind;
 use fxray::analysis::phase_layout::{self, PhaseLayout};
 use fxray::model::fx::FxFile;
 use fxray::sources::load;
@@ -198,6 +199,27 @@ fn themes_differ_in_background_only_where_expected() {
     assert_eq!(drawn(&light), drawn(&dark));
 }
 
+#[test]
+fn direct_edges_are_drawn_dashed_with_their_own_arrowhead() {
+    let dir = phase_dir("npugraph_ex/torch_cond", "forward");
+    let file = parse(&dir.join("000_aot_forward_graph.txt"));
+    let mut layout = build(&[&file]);
+    // No fixture is big enough for the layout to give up routing an edge: pretend it did.
+    layout.layout.edge_kinds[0] = EdgeKind::Direct;
+    let svg = svg_of(&file, &layout, false);
+    let doc = roxmltree::Document::parse(&svg).unwrap();
+    let direct: Vec<_> = doc
+        .descendants()
+        .filter(|n| n.attribute("class") == Some("edge direct"))
+        .collect();
+    assert_eq!(direct.len(), 1);
+    assert!(svg.contains("marker-end:url(#arrow-direct)") && svg.contains("stroke-dasharray"));
+    assert_eq!(
+        drawn(&svg).1,
+        drawn(&svg_of(&file, &build(&[&file]), false)).1
+    );
+}
+
 /// Width and height from the IHDR chunk.
 fn png_size(bytes: &[u8]) -> (u32, u32) {
     assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n", "PNG signature");
@@ -348,9 +370,21 @@ fn union_option_uses_the_phase_layout() {
 #[test]
 #[ignore]
 fn timing_stress_backward() {
-    let dir = phase_dir("npugraph_ex/stress_24layer", "backward");
-    let paths = passes(&dir);
-    let path = paths.last().unwrap();
+    for (case, pick_last) in [
+        ("npugraph_ex/stress_24layer", true),
+        ("npugraph_ex/stress_20k", false),
+    ] {
+        let paths = passes(&phase_dir(case, "backward"));
+        let path = if pick_last {
+            paths.last()
+        } else {
+            paths.first()
+        };
+        time_export(path.expect("a backward pass"));
+    }
+}
+
+fn time_export(path: &Path) {
     let t = Instant::now();
     let file = parse(path);
     let parse_t = t.elapsed();

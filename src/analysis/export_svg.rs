@@ -28,6 +28,8 @@ pub const MAX_PNG_SIDE: u32 = 16_384;
 /// Largest PNG area (64 Mpx = a 256 MiB pixmap): a 16k × 16k picture would need 1 GiB.
 pub const MAX_PNG_PIXELS: u64 = 64 << 20;
 
+/// Below this scale node labels (12 px) would be under 3 px high: the PNG leaves them out.
+const MIN_LABEL_SCALE: f32 = 0.25;
 /// Average glyph advance the layout sized boxes with (`phase_layout::node_size`).
 const CHAR_WIDTH: f32 = 6.6;
 /// Horizontal room `node_size` adds around the text.
@@ -80,14 +82,20 @@ pub fn to_png(svg: &str, scale: f32) -> Result<Vec<u8>, String> {
 /// [`to_png`] with the size and the scale actually used, so a caller can say it shrank.
 pub fn render_png(svg: &str, scale: f32) -> Result<PngImage, String> {
     use resvg::{tiny_skia, usvg};
-    let mut opt = usvg::Options {
+    // The renderer has no bold face: a hairline stroke in the text's colour stands in.
+    let mut style = String::from(".nm{stroke-width:0.45px} .title{stroke-width:0.6px}");
+    if declared_size(svg).is_some_and(|(w, h)| fit_scale(w, h, scale) < MIN_LABEL_SCALE) {
+        // Labels a pixel or two high are unreadable smudges, and shaping them is most of the
+        // time on big graphs: leave them out, as the app's level of detail does.
+        style.push_str(" .node text{display:none} .group text{display:none}");
+    }
+    let opt = usvg::Options {
         fontdb: font_db(),
         font_family: "Ubuntu".into(),
-        // The renderer has no bold face: a hairline stroke in the text's colour stands in.
-        style_sheet: Some(".nm{stroke-width:0.45px} .title{stroke-width:0.6px}".into()),
+        style_sheet: Some(style),
+        font_size: 12.0,
         ..usvg::Options::default()
     };
-    opt.font_size = 12.0;
     let tree = usvg::Tree::from_str(svg, &opt).map_err(|e| format!("SVG not understood: {e}"))?;
     let size = tree.size();
     let scale = fit_scale(size.width(), size.height(), scale);
@@ -111,21 +119,36 @@ pub fn render_png(svg: &str, scale: f32) -> Result<PngImage, String> {
     })
 }
 
+/// `width` and `height` of the root element when they are plain numbers (as `to_svg` writes
+/// them); read from the first tag so that a 10 MB SVG is not parsed twice.
+fn declared_size(svg: &str) -> Option<(f32, f32)> {
+    let start = svg.find("<svg")?;
+    let tag = &svg[start..start + svg[start..].find('>')?];
+    let attr = |name: &str| -> Option<f32> {
+        let key = format!(" {name}=\"");
+        let from = tag.find(&key)? + key.len();
+        tag[from..from + tag[from..].find('"')?].parse().ok()
+    };
+    Some((attr("width")?, attr("height")?))
+}
+
 /// `wanted`, reduced so the picture stays within both caps. Non-positive or NaN means 1.
 fn fit_scale(w: f32, h: f32, wanted: f32) -> f32 {
-    let mut s = if wanted.is_finite() && wanted > 0.0 {
+    let wanted = if wanted.is_finite() && wanted > 0.0 {
         wanted
     } else {
         1.0
     };
     let (w, h) = (w.max(1.0), h.max(1.0));
-    s = s.min(MAX_PNG_SIDE as f32 / w).min(MAX_PNG_SIDE as f32 / h);
+    let mut s = wanted
+        .min(MAX_PNG_SIDE as f32 / w)
+        .min(MAX_PNG_SIDE as f32 / h);
     let area = (w * s) as f64 * (h * s) as f64;
     if area > MAX_PNG_PIXELS as f64 {
         s *= (MAX_PNG_PIXELS as f64 / area).sqrt() as f32;
     }
-    // Rounding up to whole pixels must not push a side over the cap.
-    s * 0.9999
+    // Rounding up to whole pixels must not push a capped side over the cap.
+    if s < wanted { s * 0.9999 } else { s }
 }
 
 /// The bundled fonts, loaded once: parsing them for every picture would waste time in tests
@@ -510,12 +533,19 @@ mod tests {
     }
 
     #[test]
+    fn declared_size_reads_the_root_tag() {
+        let svg = "<?xml version=\"1.0\"?>\n<svg xmlns=\"x\" width=\"120\" height=\"80.5\" viewBox=\"0 0 1 1\">";
+        assert_eq!(declared_size(svg), Some((120.0, 80.5)));
+        assert_eq!(declared_size("<svg width=\"10%\" height=\"5\">"), None);
+    }
+
+    #[test]
     fn fit_scale_respects_both_caps() {
         assert!((fit_scale(100.0, 100.0, 2.0) - 2.0).abs() < 0.01);
         let s = fit_scale(1000.0, 100_000.0, 1.0);
         assert!(100_000.0 * s <= MAX_PNG_SIDE as f32);
         let s = fit_scale(16_000.0, 16_000.0, 1.0);
         assert!((16_000.0 * s).powi(2) as u64 <= MAX_PNG_PIXELS);
-        assert_eq!(fit_scale(10.0, 10.0, f32::NAN), 0.9999);
+        assert_eq!(fit_scale(10.0, 10.0, f32::NAN), 1.0);
     }
 }

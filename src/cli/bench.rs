@@ -24,6 +24,10 @@ pub enum BenchCommand {
         /// Also time Graphviz `dot -Tplain` (must be on PATH) and print the ratio.
         #[arg(long)]
         dot: bool,
+        /// Stop Graphviz after this many seconds (it can take hours on 5k nodes); the ratio
+        /// is then a lower bound.
+        #[arg(long, default_value_t = 120)]
+        dot_timeout: u64,
     },
     /// CPU time per frame of the real UI (egui pass + tessellation, no GPU) while panning a
     /// graph zoomed out to fit, then zoomed in.
@@ -45,7 +49,13 @@ pub enum BenchCommand {
 pub fn run(what: BenchCommand) -> Result<()> {
     match what {
         BenchCommand::Parse { path, rounds } => parse(&path, rounds.max(1)),
-        BenchCommand::Layout { graph, rounds, dot } => {
+        BenchCommand::Layout {
+            graph,
+            rounds,
+            dot,
+            dot_timeout,
+        } => {
+            let dot = dot.then_some(Duration::from_secs(dot_timeout.max(1)));
             super::bench_ui::layout(&graph, rounds.max(1), dot)
         }
         BenchCommand::Frame { graph, frames } => super::bench_ui::frame(&graph, frames.max(10)),
