@@ -19,7 +19,10 @@ fn passes(case: &str, phase: &str) -> Vec<FxFile> {
         .filter(|p| p.extension().is_some_and(|x| x == "txt"))
         .collect();
     paths.sort();
-    paths.iter().map(|p| load::graph(p).expect("parse")).collect()
+    paths
+        .iter()
+        .map(|p| load::graph(p).expect("parse"))
+        .collect()
 }
 
 #[test]
@@ -28,7 +31,10 @@ fn union_of_the_showcase_passes_places_every_node_once() {
     assert_eq!(files.len(), 19);
     let refs: Vec<&FxFile> = files.iter().collect();
     let l = phase_layout::build(&refs, &AtomicBool::new(false)).expect("layout");
-    let all: HashSet<&str> = files.iter().flat_map(|f| f.graphs[0].nodes.iter().map(|n| n.name.as_str())).collect();
+    let all: HashSet<&str> = files
+        .iter()
+        .flat_map(|f| f.graphs[0].nodes.iter().map(|n| n.name.as_str()))
+        .collect();
     assert_eq!(l.union.names().len(), all.len());
     assert_eq!(l.layout.pos.len(), all.len());
     // Every pass's nodes have a place, and no two nodes of one pass overlap.
@@ -64,8 +70,14 @@ fn cond_branches_are_qualified_and_grouped() {
     let files = passes("npugraph_ex/torch_cond", "forward");
     let refs: Vec<&FxFile> = files.iter().collect();
     let l = phase_layout::build(&refs, &AtomicBool::new(false)).expect("layout");
-    let sin = l.union.id("true_graph_0/sin").expect("qualified branch node");
-    let cos = l.union.id("false_graph_0/cos").expect("qualified branch node");
+    let sin = l
+        .union
+        .id("true_graph_0/sin")
+        .expect("qualified branch node");
+    let cos = l
+        .union
+        .id("false_graph_0/cos")
+        .expect("qualified branch node");
     assert_eq!(l.groups[sin as usize].as_deref(), Some("true_graph_0"));
     assert_eq!(l.groups[cos as usize].as_deref(), Some("false_graph_0"));
     assert_eq!(l.groups[l.union.id("cond").unwrap() as usize], None);
@@ -94,9 +106,21 @@ fn op_families_of_the_showcase_final_graph() {
     let n = |k: &str| t[k].as_u64().unwrap() as usize;
     assert_eq!(count[&OpFamily::Input], 38);
     assert_eq!(count[&OpFamily::Output], 1);
-    assert_eq!(count[&OpFamily::MatmulConv], n("aten.addmm.default") + n("aten.bmm.default") + n("aten.mm.default"));
-    assert_eq!(count[&OpFamily::Reduction], n("aten._softmax.default") + n("aten.mean.dim"));
-    let node = |name: &str| last.graphs[0].nodes.iter().find(|n| n.name == name).unwrap();
+    assert_eq!(
+        count[&OpFamily::MatmulConv],
+        n("aten.addmm.default") + n("aten.bmm.default") + n("aten.mm.default")
+    );
+    assert_eq!(
+        count[&OpFamily::Reduction],
+        n("aten._softmax.default") + n("aten.mean.dim")
+    );
+    let node = |name: &str| {
+        last.graphs[0]
+            .nodes
+            .iter()
+            .find(|n| n.name == name)
+            .unwrap()
+    };
     assert_eq!(op_family::family(node("_softmax")), OpFamily::Reduction);
     assert_eq!(op_family::family(node("embedding")), OpFamily::ViewLayout);
 }

@@ -43,6 +43,8 @@ pub enum Msg {
         key: PathBuf,
         index: Arc<OutputCodeIndex>,
     },
+    /// An export finished: what was written, or why not.
+    Exported { result: Result<PathBuf, String> },
     /// A log file, parsed.
     Log {
         path: PathBuf,

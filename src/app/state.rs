@@ -40,6 +40,8 @@ pub struct App {
     /// The phase (or single graph) on screen.
     pub phase: Option<PhaseState>,
     pub log: Option<LogView>,
+    /// The last finished action worth telling the user about ("exported to …").
+    pub notice: Option<String>,
     /// Layouts already computed, by phase key: coming back to a phase is instant.
     layouts: HashMap<PathBuf, Arc<PhaseLayout>>,
     jobs: Jobs,
@@ -181,6 +183,42 @@ impl App {
         }
     }
 
+    /// Writes the pass on screen, drawn with the phase's layout, as SVG or PNG to `path`
+    /// (in the background; PNG rasterising takes a second on large graphs).
+    pub fn export_current(&mut self, path: PathBuf, png: bool, dark: bool) {
+        let Some(ph) = &self.phase else { return };
+        let (Some(file), Some(layout)) = (ph.current_file().cloned(), ph.layout.clone()) else {
+            self.error = Some("nothing to export yet: the graph is still loading".into());
+            return;
+        };
+        let title = ph
+            .passes
+            .get(ph.current)
+            .map(|p| {
+                p.path
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default()
+            })
+            .unwrap_or_default();
+        self.jobs.spawn(move |send| {
+            let options = crate::analysis::export_svg::SvgOptions { dark, title };
+            let svg = crate::analysis::export_svg::to_svg(&file, &layout, &options);
+            let bytes = if png {
+                crate::analysis::export_svg::to_png(&svg, 1.0)
+            } else {
+                Ok(svg.into_bytes())
+            };
+            let result = bytes
+                .and_then(|b| {
+                    std::fs::write(&path, b)
+                        .map_err(|e| crate::error::Error::io(&path, &e).to_string())
+                })
+                .map(|()| path);
+            send(Msg::Exported { result });
+        });
+    }
+
     /// Opens a log file in the logs panel (parsed in the background).
     pub fn open_log(&mut self, path: &Path) {
         if self.log.as_ref().is_some_and(|l| l.path == path) {
@@ -265,6 +303,10 @@ impl App {
                     ph.output_code = Some(index);
                 }
             }
+            Msg::Exported { result } => match result {
+                Ok(p) => self.notice = Some(format!("exported {}", p.display())),
+                Err(e) => self.error = Some(format!("export failed: {e}")),
+            },
             Msg::Log { path, result } => {
                 if let Some(lv) = self.log.as_mut().filter(|l| l.path == path) {
                     match result {

@@ -81,7 +81,10 @@ fn time_dot(file: &crate::model::fx::FxFile, limit: Duration) -> Result<Option<f
             .map_err(|e| Error::Internal(format!("writing to dot: {e}")))?;
     }
     loop {
-        if let Some(status) = child.try_wait().map_err(|e| Error::Internal(e.to_string()))? {
+        if let Some(status) = child
+            .try_wait()
+            .map_err(|e| Error::Internal(e.to_string()))?
+        {
             if !status.success() {
                 return Err(Error::Internal(format!("dot failed: {status}")));
             }

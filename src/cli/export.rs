@@ -32,10 +32,6 @@ impl Default for DrawOptions {
     }
 }
 
-pub fn run(graph: &Path, format: ExportFormat, output: Option<&Path>) -> Result<()> {
-    run_with(graph, format, output, &DrawOptions::default())
-}
-
 pub fn run_with(
     graph: &Path,
     format: ExportFormat,

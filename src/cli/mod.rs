@@ -41,6 +41,16 @@ pub enum Command {
         /// Output file; standard output when omitted (text formats only).
         #[arg(long, short)]
         output: Option<PathBuf>,
+        /// svg/png: lay the pass out with all the passes of its phase folder, so nodes sit
+        /// where the app draws them.
+        #[arg(long)]
+        union: bool,
+        /// svg/png: dark background.
+        #[arg(long)]
+        dark: bool,
+        /// png: pixels per layout unit (reduced to fit 16,384 px a side).
+        #[arg(long, default_value_t = 1.0)]
+        scale: f32,
     },
     /// Measure fxray's speed on real files and print the figures.
     Bench {
@@ -67,7 +77,13 @@ pub fn run(command: Command) -> Result<()> {
             graph,
             format,
             output,
-        } => export::run(&graph, format, output.as_deref()),
+            union,
+            dark,
+            scale,
+        } => {
+            let draw = export::DrawOptions { union, dark, scale };
+            export::run_with(&graph, format, output.as_deref(), &draw)
+        }
         Command::Bench { what } => bench::run(what),
     }
 }

@@ -3,6 +3,7 @@
 //! text) lives in [`ViewState`], apart from the app's data.
 
 mod code_view;
+mod dialogs;
 mod graph_view;
 mod inspector;
 mod logs_panel;
@@ -20,6 +21,7 @@ const RECENT_KEY: &str = "fxray.recent";
 /// View state of the whole window: everything that is about *how* things are shown.
 #[derive(Default)]
 pub struct ViewState {
+    pub dialogs: dialogs::Dialogs,
     pub graph: GraphViewState,
     pub show_logs: bool,
     pub show_code: bool,
@@ -51,6 +53,7 @@ impl Fxray {
 /// Draws the whole window. Used by the native app and by UI tests.
 pub fn show(app: &mut App, view: &mut ViewState, ui: &mut egui::Ui) {
     app.poll();
+    view.dialogs.poll(app);
     handle_dropped_files(app, ui.ctx());
     egui::Panel::top("menu").show(ui, |ui| menu_bar(app, view, ui));
     egui::Panel::bottom("status").show(ui, |ui| status_bar::show(app, view, ui));
@@ -83,7 +86,8 @@ fn menu_bar(app: &mut App, view: &mut ViewState, ui: &mut egui::Ui) {
     egui::MenuBar::new().ui(ui, |ui| {
         ui.menu_button("File", |ui| {
             if ui.button("Open folder…").clicked() {
-                pick_folder(app);
+                view.dialogs
+                    .ask(dialogs::Purpose::Open, ui.ctx(), String::new());
                 ui.close();
             }
             if ui.button("Open sample run").clicked() {
@@ -98,6 +102,36 @@ fn menu_bar(app: &mut App, view: &mut ViewState, ui: &mut egui::Ui) {
                     app.open(&p);
                     ui.close();
                 }
+            }
+        });
+        ui.menu_button("Export", |ui| {
+            let name = app
+                .phase
+                .as_ref()
+                .and_then(|p| p.current_path())
+                .and_then(|p| p.file_stem())
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "graph".into());
+            let ready = app
+                .phase
+                .as_ref()
+                .is_some_and(|p| p.layout.is_some() && p.current_file().is_some());
+            let dark = ui.visuals().dark_mode;
+            if ui
+                .add_enabled(ready, egui::Button::new("Current pass as SVG…"))
+                .clicked()
+            {
+                view.dialogs
+                    .ask(dialogs::Purpose::ExportSvg { dark }, ui.ctx(), name.clone());
+                ui.close();
+            }
+            if ui
+                .add_enabled(ready, egui::Button::new("Current pass as PNG…"))
+                .clicked()
+            {
+                view.dialogs
+                    .ask(dialogs::Purpose::ExportPng { dark }, ui.ctx(), name);
+                ui.close();
             }
         });
         ui.menu_button("View", |ui| {
@@ -117,15 +151,6 @@ fn menu_bar(app: &mut App, view: &mut ViewState, ui: &mut egui::Ui) {
             ui.checkbox(&mut view.show_code, "output_code.py");
         });
     });
-}
-
-fn pick_folder(app: &mut App) {
-    let picked = rfd::FileDialog::new()
-        .set_title("Open a torch_compile_debug folder")
-        .pick_folder();
-    if let Some(p) = picked {
-        app.open(&p);
-    }
 }
 
 fn handle_dropped_files(app: &mut App, ctx: &egui::Context) {

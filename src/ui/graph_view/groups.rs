@@ -11,13 +11,18 @@ const ACCENT: Color32 = Color32::from_rgb(150, 120, 220);
 
 /// Screen rects of each group's body and title, in `scene.groups` order.
 fn geometry(st: &GraphViewState, vp: Viewport, canvas: Rect) -> Vec<(Rect, Rect)> {
-    let Some(scene) = &st.scene else { return Vec::new() };
+    let Some(scene) = &st.scene else {
+        return Vec::new();
+    };
     scene
         .groups
         .iter()
         .map(|g| {
-            let r = Rect::from_min_max(vp.to_screen(g.rect.min, canvas), vp.to_screen(g.rect.max, canvas))
-                .expand(PAD * vp.zoom.min(1.0));
+            let r = Rect::from_min_max(
+                vp.to_screen(g.rect.min, canvas),
+                vp.to_screen(g.rect.max, canvas),
+            )
+            .expand(PAD * vp.zoom.min(1.0));
             let body = if g.collapsed {
                 Rect::from_min_size(r.min, Vec2::new(r.width().max(160.0), TITLE_H + 6.0))
             } else {
@@ -40,7 +45,13 @@ pub fn paint(ui: &mut egui::Ui, st: &GraphViewState, canvas: Rect) {
         if !canvas.intersects(body.union(title)) {
             continue;
         }
-        painter.rect(body, 6.0, ACCENT.gamma_multiply(0.08), Stroke::new(1.2, ACCENT.gamma_multiply(0.7)), StrokeKind::Outside);
+        painter.rect(
+            body,
+            6.0,
+            ACCENT.gamma_multiply(0.08),
+            Stroke::new(1.2, ACCENT.gamma_multiply(0.7)),
+            StrokeKind::Outside,
+        );
         let sign = if g.collapsed { "[+]" } else { "[−]" };
         let text = format!("{sign} {}  ({} nodes)", g.name, g.nodes);
         let galley = painter.layout_no_wrap(text, egui::FontId::proportional(11.0), ACCENT);
@@ -55,7 +66,9 @@ pub fn paint(ui: &mut egui::Ui, st: &GraphViewState, canvas: Rect) {
 /// The fold toggles; called after egui_graphs so the titles win the click over the canvas.
 pub fn interact(ui: &mut egui::Ui, st: &mut GraphViewState, canvas: Rect) {
     let vp = Viewport::load(ui);
-    let names: Vec<String> = st.scene.as_ref().map_or_else(Vec::new, |s| s.groups.iter().map(|g| g.name.clone()).collect());
+    let names: Vec<String> = st.scene.as_ref().map_or_else(Vec::new, |s| {
+        s.groups.iter().map(|g| g.name.clone()).collect()
+    });
     let mut toggle = None;
     for (name, (_, title)) in names.iter().zip(geometry(st, vp, canvas)) {
         let visible = title.intersect(canvas);
@@ -65,7 +78,10 @@ pub fn interact(ui: &mut egui::Ui, st: &mut GraphViewState, canvas: Rect) {
         let resp = ui.interact(visible, ui.id().with(("group", name)), Sense::click());
         let label = format!("fold {name}");
         resp.widget_info(|| egui::WidgetInfo::labeled(egui::WidgetType::Button, true, &label));
-        if resp.on_hover_text("Fold or unfold this sub-graph").clicked() {
+        if resp
+            .on_hover_text("Fold or unfold this sub-graph")
+            .clicked()
+        {
             toggle = Some(name.clone());
         }
     }

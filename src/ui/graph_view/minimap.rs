@@ -24,7 +24,10 @@ impl Minimap {
         let [x0, y0, x1, y1] = scene.layout.layout.bounds;
         let world = Rect::from_min_max(Pos2::new(x0, y0), Pos2::new(x1, y1));
         let vp = Viewport::load(ui);
-        let visible = Rect::from_min_max(vp.to_canvas(canvas.min, canvas), vp.to_canvas(canvas.max, canvas));
+        let visible = Rect::from_min_max(
+            vp.to_canvas(canvas.min, canvas),
+            vp.to_canvas(canvas.max, canvas),
+        );
         if visible.contains_rect(world) {
             // Everything is on screen already: the map would only hide part of it.
             return;

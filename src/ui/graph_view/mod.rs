@@ -56,7 +56,10 @@ impl GraphViewState {
     /// Sub-graph boxes of the pass on screen: (name, nodes, folded).
     pub fn groups(&self) -> Vec<(String, usize, bool)> {
         self.scene.as_ref().map_or_else(Vec::new, |s| {
-            s.groups.iter().map(|g| (g.name.clone(), g.nodes, g.collapsed)).collect()
+            s.groups
+                .iter()
+                .map(|g| (g.name.clone(), g.nodes, g.collapsed))
+                .collect()
         })
     }
 

@@ -179,7 +179,9 @@ impl Scene {
         }
         self.groups = self.collect_groups(collapsed);
         for (i, &idx) in self.node_idx.iter().enumerate() {
-            let folded = self.layout.groups[i].as_ref().is_some_and(|g| collapsed.contains(g));
+            let folded = self.layout.groups[i]
+                .as_ref()
+                .is_some_and(|g| collapsed.contains(g));
             if let Some(n) = self.graph.node_mut(idx) {
                 n.payload_mut().present = self.present[i] && !folded;
             }
@@ -209,8 +211,12 @@ impl Scene {
     fn collect_groups(&self, collapsed: &[String]) -> Vec<Group> {
         let mut groups: Vec<Group> = Vec::new();
         for (i, g) in self.layout.groups.iter().enumerate() {
-            let (Some(name), true) = (g, self.present[i]) else { continue };
-            let Some(p) = self.pos(i as u32) else { continue };
+            let (Some(name), true) = (g, self.present[i]) else {
+                continue;
+            };
+            let Some(p) = self.pos(i as u32) else {
+                continue;
+            };
             let (w, h) = self.layout.sizes.get(i).copied().unwrap_or((100.0, 40.0));
             let r = egui::Rect::from_center_size(p, Vec2::new(w, h));
             match groups.iter_mut().find(|x| &x.name == name) {

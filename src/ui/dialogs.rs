@@ -1,0 +1,65 @@
+//! Native file dialogs without freezing the window: each dialog runs on its own thread
+//! (rfd blocks until the user answers) and its answer is picked up on a later frame.
+
+use crate::app::App;
+use std::path::PathBuf;
+use std::sync::mpsc::{Receiver, channel};
+
+/// What to do with the path the user picks.
+#[derive(Debug, Clone, Copy)]
+pub enum Purpose {
+    Open,
+    ExportSvg { dark: bool },
+    ExportPng { dark: bool },
+}
+
+#[derive(Default)]
+pub struct Dialogs {
+    pending: Option<(Purpose, Receiver<Option<PathBuf>>)>,
+}
+
+impl Dialogs {
+    pub fn ask(&mut self, purpose: Purpose, ctx: &egui::Context, suggested_name: String) {
+        if self.pending.is_some() {
+            return;
+        }
+        let (tx, rx) = channel();
+        let ctx = ctx.clone();
+        std::thread::spawn(move || {
+            let picked = match purpose {
+                Purpose::Open => rfd::FileDialog::new()
+                    .set_title("Open a torch_compile_debug folder")
+                    .pick_folder(),
+                Purpose::ExportSvg { .. } => rfd::FileDialog::new()
+                    .set_title("Export the graph as SVG")
+                    .set_file_name(format!("{suggested_name}.svg"))
+                    .add_filter("SVG", &["svg"])
+                    .save_file(),
+                Purpose::ExportPng { .. } => rfd::FileDialog::new()
+                    .set_title("Export the graph as PNG")
+                    .set_file_name(format!("{suggested_name}.png"))
+                    .add_filter("PNG", &["png"])
+                    .save_file(),
+            };
+            let _ = tx.send(picked);
+            ctx.request_repaint();
+        });
+        self.pending = Some((purpose, rx));
+    }
+
+    /// Acts on an answered dialog. Call once per frame.
+    pub fn poll(&mut self, app: &mut App) {
+        let Some((purpose, rx)) = &self.pending else {
+            return;
+        };
+        let Ok(answer) = rx.try_recv() else { return };
+        let purpose = *purpose;
+        self.pending = None;
+        let Some(path) = answer else { return };
+        match purpose {
+            Purpose::Open => app.open(&path),
+            Purpose::ExportSvg { dark } => app.export_current(path, false, dark),
+            Purpose::ExportPng { dark } => app.export_current(path, true, dark),
+        }
+    }
+}
