@@ -36,6 +36,14 @@ pub enum BenchCommand {
         #[arg(long, default_value_t = 120)]
         frames: usize,
     },
+    /// Structural diff of two graphs (files or `PHASE_DIR:k`), best of --rounds. The last line
+    /// is `diff_s=<s> nodes_a=<n> nodes_b=<m>`.
+    Diff {
+        a: PathBuf,
+        b: PathBuf,
+        #[arg(long, default_value_t = 5)]
+        rounds: usize,
+    },
     /// Index time: walk PATH, or a synthetic tree of --files files made in a temp folder.
     Index {
         path: Option<PathBuf>,
@@ -59,6 +67,7 @@ pub fn run(what: BenchCommand) -> Result<()> {
             super::bench_ui::layout(&graph, rounds.max(1), dot)
         }
         BenchCommand::Frame { graph, frames } => super::bench_ui::frame(&graph, frames.max(10)),
+        BenchCommand::Diff { a, b, rounds } => super::diff::bench(&a, &b, rounds.max(1)),
         BenchCommand::Index {
             path,
             files,

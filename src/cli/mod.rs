@@ -2,6 +2,7 @@
 
 pub mod bench;
 mod bench_ui;
+pub mod diff;
 pub mod export;
 pub mod summary;
 
@@ -30,6 +31,15 @@ pub enum Command {
     Summary {
         path: PathBuf,
         /// Machine-readable JSON instead of the tree.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Structural diff of two graphs: added, removed, changed, renamed nodes and rewired edges.
+    /// A and B are graph files or `PHASE_DIR:k` (the pass numbered k in that phase folder).
+    Diff {
+        a: PathBuf,
+        b: PathBuf,
+        /// Machine-readable JSON instead of text.
         #[arg(long)]
         json: bool,
     },
@@ -73,6 +83,7 @@ pub enum ExportFormat {
 pub fn run(command: Command) -> Result<()> {
     match command {
         Command::Summary { path, json } => summary::run(&path, json),
+        Command::Diff { a, b, json } => diff::run(&a, &b, json),
         Command::Export {
             graph,
             format,

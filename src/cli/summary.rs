@@ -1,11 +1,16 @@
-//! `fxray summary PATH [--json]`.
+//! `fxray summary PATH [--json]`. Each pass after the first of its phase also shows its change
+//! to the previous pass (`+added −removed ~changed`, see `analysis::diff`).
 
 use super::emit;
+use crate::analysis::diff::{self, DiffCounts};
 use crate::analysis::summary::{GraphFacts, GraphSummary, Summary};
 use crate::error::{Error, Result};
+use crate::model::fx::FxFile;
+use crate::model::index::{DebugIndex, Phase};
 use crate::sources::load;
 use rayon::prelude::*;
-use std::collections::HashMap;
+use serde_json::Value;
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
@@ -19,16 +24,111 @@ pub fn run(path: &Path, json: bool) -> Result<()> {
             path.display()
         )));
     }
-    let summary = Summary::build(&index, &parse_all(index.graph_files()));
+    let (facts, diffs) = parse_and_diff(&index);
+    let summary = Summary::build(&index, &facts);
     let text = if json {
-        let mut s =
-            serde_json::to_string_pretty(&summary).map_err(|e| Error::Internal(e.to_string()))?;
+        let internal = |e: serde_json::Error| Error::Internal(e.to_string());
+        let mut v = serde_json::to_value(&summary).map_err(internal)?;
+        add_diffs(&mut v, &diffs);
+        let mut s = serde_json::to_string_pretty(&v).map_err(internal)?;
         s.push('\n');
         s
     } else {
-        render(&summary)
+        render(&summary, &diffs)
     };
     emit(&text, None)
+}
+
+/// Facts of every graph file of the index, and for every pass but the first of its phase, its
+/// diff counts against the previous pass (absent when either file could not be read). Phases
+/// are parsed one batch each (passes in parallel, phases in parallel), so at most a few phases'
+/// graphs are held at once.
+pub fn parse_and_diff(
+    index: &DebugIndex,
+) -> (HashMap<PathBuf, GraphFacts>, HashMap<PathBuf, DiffCounts>) {
+    let phases: Vec<&Phase> = index
+        .runs
+        .iter()
+        .flat_map(|r| &r.models)
+        .flat_map(|m| &m.phases)
+        .collect();
+    type PhaseOut = (Vec<(PathBuf, GraphFacts)>, Vec<(PathBuf, DiffCounts)>);
+    let per_phase: Vec<PhaseOut> = phases
+        .par_iter()
+        .map(|ph| {
+            let parsed: Vec<std::result::Result<FxFile, String>> = ph
+                .passes
+                .par_iter()
+                .map(|p| load::graph(&p.path).map_err(|e| e.to_string()))
+                .collect();
+            let facts = ph
+                .passes
+                .iter()
+                .zip(&parsed)
+                .map(|(p, r)| {
+                    let f = match r {
+                        Ok(f) => GraphFacts::of(f),
+                        Err(e) => GraphFacts::unreadable(e.clone()),
+                    };
+                    (p.path.clone(), f)
+                })
+                .collect();
+            let diffs = (1..parsed.len())
+                .into_par_iter()
+                .filter_map(|i| match (&parsed[i - 1], &parsed[i]) {
+                    (Ok(a), Ok(b)) => Some((ph.passes[i].path.clone(), diff::diff(a, b).counts())),
+                    _ => None,
+                })
+                .collect();
+            (facts, diffs)
+        })
+        .collect();
+    let mut facts = HashMap::new();
+    let mut diffs = HashMap::new();
+    for (f, d) in per_phase {
+        facts.extend(f);
+        diffs.extend(d);
+    }
+    let done: HashSet<&Path> = phases
+        .iter()
+        .flat_map(|ph| ph.passes.iter().map(|p| p.path.as_path()))
+        .collect();
+    facts.extend(parse_all(index.graph_files().filter(|p| !done.contains(p))));
+    (facts, diffs)
+}
+
+/// Adds `"diff": {"added", "removed", "changed", "renamed"}` to every pass object of the JSON
+/// summary that has diff counts.
+fn add_diffs(v: &mut Value, diffs: &HashMap<PathBuf, DiffCounts>) {
+    let runs = v.get_mut("runs").and_then(Value::as_array_mut);
+    for run in runs.into_iter().flatten() {
+        let models = run.get_mut("models").and_then(Value::as_array_mut);
+        for m in models.into_iter().flatten() {
+            let phases = m.get_mut("phases").and_then(Value::as_array_mut);
+            for ph in phases.into_iter().flatten() {
+                let passes = ph.get_mut("passes").and_then(Value::as_array_mut);
+                for p in passes.into_iter().flatten() {
+                    let Some(path) = p.get("path").and_then(Value::as_str) else {
+                        continue;
+                    };
+                    let Some(c) = diffs.get(Path::new(path)) else {
+                        continue;
+                    };
+                    if let Some(obj) = p.as_object_mut() {
+                        obj.insert(
+                            "diff".into(),
+                            serde_json::json!({
+                                "added": c.added,
+                                "removed": c.removed,
+                                "changed": c.changed,
+                                "renamed": c.renamed,
+                            }),
+                        );
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// Parses every graph file in parallel; a file that cannot be read gets its reason.
@@ -46,7 +146,7 @@ pub fn parse_all<'a>(paths: impl Iterator<Item = &'a Path>) -> HashMap<PathBuf, 
         .collect()
 }
 
-fn render(s: &Summary) -> String {
+fn render(s: &Summary, diffs: &HashMap<PathBuf, DiffCounts>) -> String {
     let mut o = String::new();
     let _ = writeln!(
         o,
@@ -92,7 +192,14 @@ fn render(s: &Summary) -> String {
                 }
                 o.push('\n');
                 for p in &ph.passes {
-                    let _ = writeln!(o, "      {:03} {:<44} {}", p.index, p.name, facts(p));
+                    let _ = write!(o, "      {:03} {:<44} {}", p.index, p.name, facts(p));
+                    if let Some(c) = diffs.get(&p.path) {
+                        let _ = write!(o, "  +{} \u{2212}{} ~{}", c.added, c.removed, c.changed);
+                        if c.renamed > 0 {
+                            let _ = write!(o, " renamed {}", c.renamed);
+                        }
+                    }
+                    o.push('\n');
                 }
             }
             for c in &m.captures {
