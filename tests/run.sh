@@ -26,6 +26,14 @@ if [ ! -d ../shared/fixtures ]; then
     exit 1
 fi
 
+# winit and wgpu probe Wayland first; give them a private runtime dir so the UI tests' logs
+# are not filled with "XDG_RUNTIME_DIR is invalid".
+if [ -z "${XDG_RUNTIME_DIR:-}" ]; then
+    XDG_RUNTIME_DIR="$(mktemp -d)"
+    chmod 700 "$XDG_RUNTIME_DIR"
+    export XDG_RUNTIME_DIR
+fi
+
 cargo fmt --check
 cargo clippy --all-targets --quiet -- -D warnings
 cargo test --no-fail-fast 2>&1

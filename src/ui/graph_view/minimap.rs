@@ -43,7 +43,7 @@ impl Minimap {
             }
         };
         let painter = ui.painter_at(area);
-        let bg = ui.visuals().extreme_bg_color.gamma_multiply(0.92);
+        let bg = ui.visuals().extreme_bg_color;
         painter.rect(
             area,
             4.0,
