@@ -36,6 +36,7 @@ use crate::model::fx::{Arg, FxFile, FxGraph, FxNode, OpKind, ValueMeta};
 use crate::model::fx_fmt::short_target;
 use serde::{Serialize, Serializer};
 use std::collections::{BTreeSet, HashMap};
+use std::borrow::Borrow;
 use std::fmt;
 use std::ops::Range;
 
@@ -1152,7 +1153,7 @@ pub fn node_history(passes: &[&FxFile], qualified_name: &str) -> Vec<HistoryEntr
 /// [`node_history`] with the consecutive diffs already made (`diffs[i]` = pass i → i+1).
 pub fn node_history_in(
     passes: &[&FxFile],
-    diffs: &[GraphDiff],
+    diffs: &[impl Borrow<GraphDiff>],
     qualified: &str,
 ) -> Vec<HistoryEntry> {
     let mut out: Vec<HistoryEntry> = (0..passes.len())
@@ -1170,7 +1171,7 @@ pub fn node_history_in(
     let name_of = |p: usize, at: (usize, usize)| qualified_name(passes[p], at.0, at.1);
     let paired =
         |p: usize, at: (usize, usize), prev: (usize, usize)| -> (HistoryEvent, Option<String>) {
-            let s = diffs[p - 1].status_b(at.0, at.1);
+            let s = diffs[p - 1].borrow().status_b(at.0, at.1);
             let ev = match s {
                 Some(NodeStatus::Changed { fields }) => HistoryEvent::Changed(fields),
                 _ => HistoryEvent::Unchanged,
@@ -1189,7 +1190,7 @@ pub fn node_history_in(
             out[p].event = HistoryEvent::Appeared;
             break;
         }
-        match diffs.get(p - 1).and_then(|d| d.b_to_a(at.0, at.1)) {
+        match diffs.get(p - 1).and_then(|d| d.borrow().b_to_a(at.0, at.1)) {
             Some(prev) => {
                 let (ev, from) = paired(p, at, prev);
                 out[p].event = ev;
@@ -1207,7 +1208,7 @@ pub fn node_history_in(
     // Forward from the anchor.
     let mut cur = resolve(passes[anchor], qualified);
     for p in anchor + 1..passes.len() {
-        let Some(d) = diffs.get(p - 1) else { break };
+        let Some(d) = diffs.get(p - 1).map(|d| d.borrow()) else { break };
         match cur {
             Some(at) => match d.a_to_b(at.0, at.1) {
                 Some(next) => {

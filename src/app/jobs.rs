@@ -1,6 +1,7 @@
 //! Background work: each job runs on its own thread (or rayon's pool) and reports through one
 //! channel. The UI drains the channel once per frame.
 
+use crate::analysis::diff::{GraphDiff, TextDiffLine};
 use crate::analysis::phase_layout::PhaseLayout;
 use crate::analysis::summary::GraphFacts;
 use crate::error::Error;
@@ -32,6 +33,24 @@ pub enum Msg {
         key: PathBuf,
         pass: usize,
         result: Result<Arc<FxFile>, String>,
+    },
+    /// What each pass of the open phase changed from the one before (`diffs[k]` = k−1 → k).
+    PassDiffs {
+        key: PathBuf,
+        diffs: Vec<Arc<GraphDiff>>,
+    },
+    /// The chosen A graph loaded and diffed against pass `b_pass`.
+    Compared {
+        key: PathBuf,
+        a_path: PathBuf,
+        b_pass: usize,
+        result: Result<(Arc<FxFile>, Arc<GraphDiff>), String>,
+    },
+    /// The text diff of two graph files.
+    TextDiff {
+        a: PathBuf,
+        b: PathBuf,
+        result: Result<Arc<Vec<TextDiffLine>>, String>,
     },
     /// The union layout of the open phase.
     Layout {

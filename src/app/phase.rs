@@ -1,6 +1,7 @@
 //! The phase being looked at: its passes (loaded in the background), the union layout that
 //! keeps nodes in place across passes, the current pass and the selected node.
 
+use crate::analysis::diff::{self, GraphDiff, HistoryEntry};
 use crate::analysis::phase_layout::PhaseLayout;
 use crate::model::fx::{FxFile, FxGraph, FxNode};
 use crate::model::index::{DebugIndex, PassFile};
@@ -37,6 +38,10 @@ pub struct PhaseState {
     pub reveal_selected: bool,
     /// Line of `output_code.py` the code viewer should show, when asked to.
     pub code_line: Option<usize>,
+    /// `diffs[k]`: what pass k changed from pass k−1 (`None` for pass 0 and until computed).
+    pub diffs: Vec<Option<Arc<GraphDiff>>>,
+    /// A chosen "A" graph to compare the pass on screen against, instead of the previous pass.
+    pub compare: Option<Compare>,
     /// `output_code.py` of the phase, once read.
     pub output_code: Option<Arc<crate::sources::output_code::OutputCodeIndex>>,
     pub output_code_path: Option<PathBuf>,
@@ -62,6 +67,8 @@ impl PhaseState {
             passes,
             files: vec![None; n],
             load_errors: vec![None; n],
+            diffs: vec![None; n],
+            compare: None,
             current: 0,
             layout: None,
             layout_error: None,
@@ -93,11 +100,47 @@ impl PhaseState {
         self.passes.iter().position(|p| p.path == path)
     }
 
+    /// The graph the pass on screen is compared with (A) and the diff A → current pass (B):
+    /// the chosen graph when one was picked for this pass, else the previous pass.
+    pub fn diff_view(&self) -> Option<(Arc<FxFile>, Arc<GraphDiff>, String)> {
+        if let Some(c) = &self.compare
+            && c.b_pass == self.current
+        {
+            return Some((c.a_file.clone()?, c.diff.clone()?, c.label.clone()));
+        }
+        let prev = self.current.checked_sub(1)?;
+        let a = self.files.get(prev)?.clone()?;
+        let d = self.diffs.get(self.current)?.clone()?;
+        let p = &self.passes[prev];
+        Some((a, d, format!("{:03} {}", p.index, p.name)))
+    }
+
+    /// The node's history over the loaded passes (needs every consecutive diff).
+    pub fn history(&self, qualified: &str) -> Option<Vec<HistoryEntry>> {
+        let files: Vec<&FxFile> = self.files.iter().map(|f| f.as_deref()).collect::<Option<_>>()?;
+        let diffs: Vec<&GraphDiff> = self.diffs.iter().skip(1).map(|d| d.as_deref()).collect::<Option<_>>()?;
+        Some(diff::node_history_in(&files, &diffs, qualified))
+    }
+
     /// The selected node in the current pass, with its graph.
     pub fn selected_node(&self) -> Option<(&FxGraph, &FxNode)> {
         let file = self.current_file()?;
         find_node(file, self.selected.as_deref()?)
     }
+}
+
+/// An explicit A side for the diff of the pass on screen (another pass, rank, run, or the
+/// Dynamo graph).
+#[derive(Debug, Clone)]
+pub struct Compare {
+    pub a_path: PathBuf,
+    /// `A` as the UI names it (file name, or `rank 1 · 005 view_to_reshape`).
+    pub label: String,
+    /// The pass (of this phase) it is compared with.
+    pub b_pass: usize,
+    pub a_file: Option<Arc<FxFile>>,
+    pub diff: Option<Arc<GraphDiff>>,
+    pub error: Option<String>,
 }
 
 /// Finds a node by qualified name (`name` or `<subgraph class>/name`).

@@ -21,6 +21,14 @@ pub struct Workspace {
     pub facts_done: bool,
 }
 
+/// A text diff of two graph files, for the text diff view.
+pub struct TextDiffView {
+    pub a: PathBuf,
+    pub b: PathBuf,
+    pub lines: Option<Arc<Vec<crate::analysis::diff::TextDiffLine>>>,
+    pub error: Option<String>,
+}
+
 /// A log file shown in the logs panel.
 pub struct LogView {
     pub path: PathBuf,
@@ -40,6 +48,7 @@ pub struct App {
     /// The phase (or single graph) on screen.
     pub phase: Option<PhaseState>,
     pub log: Option<LogView>,
+    pub text_diff: Option<TextDiffView>,
     /// The last finished action worth telling the user about ("exported to …").
     pub notice: Option<String>,
     /// Layouts already computed, by phase key: coming back to a phase is instant.
@@ -148,9 +157,14 @@ impl App {
                     index: Arc::new(output_code::OutputCodeIndex::new(&t.text)),
                 });
             }
+            let mut files = files;
+            files.sort_by_key(|(i, _)| *i);
+            if files.iter().all(|(_, f)| f.is_some()) && files.len() > 1 {
+                let all: Vec<&FxFile> = files.iter().filter_map(|(_, f)| f.as_deref()).collect();
+                let diffs = crate::analysis::diff::consecutive_diffs(&all).into_iter().map(Arc::new).collect();
+                send(Msg::PassDiffs { key: key.clone(), diffs });
+            }
             if need_layout {
-                let mut files = files;
-                files.sort_by_key(|(i, _)| *i);
                 let loaded: Vec<&FxFile> = files.iter().filter_map(|(_, f)| f.as_deref()).collect();
                 let result = match phase_layout::build(&loaded, &cancel) {
                     Ok(l) => Ok(Arc::new(l)),
@@ -181,6 +195,58 @@ impl App {
             ph.selected = Some(qualified);
             ph.reveal_selected = true;
         }
+    }
+
+    /// Compares the pass on screen with the graph file `a` (any pass, rank, run or the Dynamo
+    /// graph) instead of the previous pass; `None` goes back to the previous pass.
+    pub fn compare_with(&mut self, a: Option<PathBuf>) {
+        let Some(ph) = &mut self.phase else { return };
+        let Some(a_path) = a else {
+            ph.compare = None;
+            return;
+        };
+        let (Some(b), Some(key)) = (ph.current_file().cloned(), Some(ph.key.clone())) else { return };
+        let b_pass = ph.current;
+        let known = ph.pass_of(&a_path).and_then(|i| ph.files[i].clone());
+        let label = compare_label(self.workspace.as_ref().map(|w| &w.index), &a_path);
+        ph.compare = Some(super::phase::Compare {
+            a_path: a_path.clone(),
+            label,
+            b_pass,
+            a_file: None,
+            diff: None,
+            error: None,
+        });
+        self.jobs.spawn(move |send| {
+            let a_file = match known {
+                Some(f) => Ok(f),
+                None => load::graph(&a_path).map(Arc::new).map_err(|e| e.to_string()),
+            };
+            let result = a_file.map(|a| {
+                let d = Arc::new(crate::analysis::diff::diff(&a, &b));
+                (a, d)
+            });
+            send(Msg::Compared { key, a_path, b_pass, result });
+        });
+    }
+
+    /// Opens the text diff of the compared graphs (A → the pass on screen).
+    pub fn open_text_diff(&mut self) {
+        let Some(ph) = &self.phase else { return };
+        let Some(b) = ph.current_path().map(Path::to_path_buf) else { return };
+        let a = match &ph.compare {
+            Some(c) if c.b_pass == ph.current => c.a_path.clone(),
+            _ => match ph.current.checked_sub(1) {
+                Some(prev) => ph.passes[prev].path.clone(),
+                None => return,
+            },
+        };
+        self.text_diff = Some(TextDiffView { a: a.clone(), b: b.clone(), lines: None, error: None });
+        self.jobs.spawn(move |send| {
+            let read = |p: &Path| read::read_text(p).map(|t| t.text).map_err(|e| e.to_string());
+            let result = read(&a).and_then(|ta| read(&b).map(|tb| Arc::new(crate::analysis::diff::text_diff(&ta, &tb))));
+            send(Msg::TextDiff { a, b, result });
+        });
     }
 
     /// Writes the pass on screen, drawn with the phase's layout, as SVG or PNG to `path`
@@ -303,6 +369,40 @@ impl App {
                     ph.output_code = Some(index);
                 }
             }
+            Msg::PassDiffs { key, diffs } => {
+                if let Some(ph) = self.phase.as_mut().filter(|p| p.key == key) {
+                    for (k, d) in diffs.into_iter().enumerate() {
+                        if let Some(slot) = ph.diffs.get_mut(k + 1) {
+                            *slot = Some(d);
+                        }
+                    }
+                }
+            }
+            Msg::Compared { key, a_path, b_pass, result } => {
+                if let Some(c) = self
+                    .phase
+                    .as_mut()
+                    .filter(|p| p.key == key)
+                    .and_then(|p| p.compare.as_mut())
+                    .filter(|c| c.a_path == a_path && c.b_pass == b_pass)
+                {
+                    match result {
+                        Ok((a, d)) => {
+                            c.a_file = Some(a);
+                            c.diff = Some(d);
+                        }
+                        Err(e) => c.error = Some(e),
+                    }
+                }
+            }
+            Msg::TextDiff { a, b, result } => {
+                if let Some(t) = self.text_diff.as_mut().filter(|t| t.a == a && t.b == b) {
+                    match result {
+                        Ok(l) => t.lines = Some(l),
+                        Err(e) => t.error = Some(e),
+                    }
+                }
+            }
             Msg::Exported { result } => match result {
                 Ok(p) => self.notice = Some(format!("exported {}", p.display())),
                 Err(e) => self.error = Some(format!("export failed: {e}")),
@@ -348,4 +448,29 @@ impl App {
         self.recent.insert(0, path);
         self.recent.truncate(MAX_RECENT);
     }
+}
+
+/// How the UI names a graph file to compare with: `rank 1 · model__0 · forward · 005 view_to_reshape`.
+fn compare_label(index: Option<&DebugIndex>, path: &Path) -> String {
+    let file = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let Some(index) = index else { return file };
+    for run in &index.runs {
+        for m in &run.models {
+            let mut where_ = vec![];
+            if let Some(r) = run.rank {
+                where_.push(format!("rank {r}"));
+            }
+            if m.dynamo_graph.as_deref() == Some(path) {
+                where_.push(format!("{} · dynamo graph", m.name));
+                return where_.join(" · ");
+            }
+            for ph in &m.phases {
+                if let Some(p) = ph.passes.iter().find(|p| p.path == path) {
+                    where_.push(format!("{} · {} · {:03} {}", m.name, ph.name, p.index, p.name));
+                    return where_.join(" · ");
+                }
+            }
+        }
+    }
+    file
 }

@@ -3,11 +3,13 @@
 //! text) lives in [`ViewState`], apart from the app's data.
 
 mod code_view;
+mod compare_bar;
 mod dialogs;
 mod graph_view;
 mod inspector;
 mod logs_panel;
 mod status_bar;
+mod text_diff_view;
 mod tree;
 
 pub use graph_view::{GraphViewState, Viewport};
@@ -21,6 +23,9 @@ const RECENT_KEY: &str = "fxray.recent";
 /// View state of the whole window: everything that is about *how* things are shown.
 #[derive(Default)]
 pub struct ViewState {
+    pub compare: compare_bar::CompareBarState,
+    pub text_diff: text_diff_view::TextDiffState,
+    pub show_text_diff: bool,
     pub dialogs: dialogs::Dialogs,
     pub graph: GraphViewState,
     pub show_logs: bool,
@@ -71,10 +76,16 @@ pub fn show(app: &mut App, view: &mut ViewState, ui: &mut egui::Ui) {
             .default_size(260.0)
             .show(ui, |ui| logs_panel::show(app, &mut view.logs, ui));
     }
+    if view.show_text_diff {
+        text_diff_view::window(app, &mut view.text_diff, &mut view.show_text_diff, ui.ctx());
+    }
     if view.show_code {
         code_view::window(app, &mut view.show_code, &mut view.code, ui.ctx());
     }
-    egui::CentralPanel::default().show(ui, |ui| graph_view::show(app, &mut view.graph, ui));
+    egui::CentralPanel::default().show(ui, |ui| {
+        compare_bar::show(app, &mut view.compare, &mut view.show_text_diff, ui);
+        graph_view::show(app, &mut view.graph, ui);
+    });
     if app.busy() {
         // Background messages wake us, but a spinner needs frames too.
         ui.ctx()
