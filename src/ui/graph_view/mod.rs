@@ -7,6 +7,7 @@
 mod groups;
 mod minimap;
 mod navigation;
+mod pass_strip;
 mod scene;
 mod search;
 pub mod shapes;
@@ -24,9 +25,16 @@ pub use navigation::Viewport;
 /// egui memory key of the view's zoom/pan (egui_graphs' `MetadataFrame`).
 pub const VIEW_ID: &str = "fxray_graph";
 
-#[derive(Default)]
 pub struct GraphViewState {
     scene: Option<Scene>,
+    /// The compared graph (A) in side-by-side view.
+    scene_a: Option<Scene>,
+    /// Colour what the compared pass added, changed and removed (default on).
+    pub diff_overlay: bool,
+    /// Show the compared graph (A) left of the pass on screen (B).
+    pub side_by_side: bool,
+    /// Nodes drawn as (added, changed, removed ghosts) by the overlay.
+    pub diff_counts: (usize, usize, usize),
     pub search: search::Search,
     /// Highlight the selection's upstream/downstream cone and fade the rest.
     pub cone: bool,
@@ -41,6 +49,25 @@ pub struct GraphViewState {
     pub last_frame_ms: f32,
     /// Screen rect of the canvas in the last frame.
     pub canvas: Option<Rect>,
+}
+
+impl Default for GraphViewState {
+    fn default() -> Self {
+        GraphViewState {
+            scene: None,
+            scene_a: None,
+            diff_overlay: true,
+            side_by_side: false,
+            diff_counts: (0, 0, 0),
+            search: search::Search::default(),
+            cone: false,
+            collapsed: Vec::new(),
+            fit_frames: 0,
+            minimap: minimap::Minimap::default(),
+            last_frame_ms: 0.0,
+            canvas: None,
+        }
+    }
 }
 
 impl GraphViewState {
@@ -112,6 +139,7 @@ pub fn show(app: &mut App, st: &mut GraphViewState, ui: &mut egui::Ui) {
         return;
     }
     navigation::toolbar(app, st, ui);
+    pass_strip::show(app, ui);
     let Some(ph) = &app.phase else { return };
     let (layout, file) = match (ph.layout.clone(), ph.current_file().cloned()) {
         (Some(l), Some(f)) => (l, f),
@@ -120,52 +148,64 @@ pub fn show(app: &mut App, st: &mut GraphViewState, ui: &mut egui::Ui) {
             return;
         }
     };
-    if st
-        .scene
-        .as_ref()
-        .is_none_or(|s| !Arc::ptr_eq(&s.layout, &layout))
-    {
-        st.scene = Some(Scene::new(layout));
+    if st.scene.as_ref().is_none_or(|s| !Arc::ptr_eq(&s.layout, &layout)) {
+        st.scene = Some(Scene::new(layout.clone()));
+        st.scene_a = None;
         st.fit_frames = 2;
     }
     st.search.refresh(&file);
     let started = Instant::now();
     let selected = ph.selected.clone();
-    let Some(scene) = st.scene.as_mut() else {
-        return;
-    };
+    let compared = ph.diff_view();
+    let side_by_side = st.side_by_side && compared.is_some();
+    let diff = compared.as_ref().filter(|_| st.diff_overlay || side_by_side).map(|(a, d, _)| (&**a, &**d));
+    let Some(scene) = st.scene.as_mut() else { return };
     let hits = st.search.hit_ids(scene);
     let view = scene::SceneView {
+        diff,
+        side: scene::Side::After,
         selected: selected.as_deref(),
         cone: st.cone,
         hits_generation: st.search.generation(),
         collapsed: &st.collapsed,
     };
     scene.apply(&file, &view, &hits);
+    st.diff_counts = scene.diff_counts();
 
-    let rect = ui.available_rect_before_wrap().intersect(ui.clip_rect());
+    let full = ui.available_rect_before_wrap().intersect(ui.clip_rect());
+    let (rect_a, rect) = if side_by_side {
+        let (l, r) = full.split_left_right_at_fraction(0.5);
+        (Some(l.shrink2(egui::vec2(2.0, 0.0))), r.shrink2(egui::vec2(2.0, 0.0)))
+    } else {
+        (None, full)
+    };
     st.canvas = Some(rect);
     navigation::before_frame(app, st, ui, rect);
+    if let (Some(ra), Some((a, d, label))) = (rect_a, compared.as_ref()) {
+        let scene_a = st.scene_a.get_or_insert_with(|| Scene::new(layout.clone()));
+        let view_a = scene::SceneView {
+            diff: Some((&**a, &**d)),
+            side: scene::Side::Before,
+            selected: selected.as_deref(),
+            cone: st.cone,
+            hits_generation: 0,
+            collapsed: &st.collapsed,
+        };
+        scene_a.apply(a, &view_a, &[]);
+        if let Some(name) = canvas(ui, scene_a, ra, &format!("A: {label}")) {
+            app.select_node(name);
+        }
+    }
     groups::paint(ui, st, rect);
-    let Some(scene) = st.scene.as_mut() else {
-        return;
-    };
-    let response = egui_graphs::GraphView::<FixedState, Fixed>::new()
-        .with_id(Some(VIEW_ID.to_string()))
-        .with_interactions(
-            &SettingsInteraction::new()
-                .with_dragging_enabled(false)
-                .with_hover_enabled(true)
-                .with_node_clicking_enabled(true),
-        )
-        .with_navigations(
-            &SettingsNavigation::new()
-                .with_fit_to_screen_enabled(false)
-                // Zoom and pan are ours (navigation.rs): proportional, anchored, lag-free.
-                .with_zoom_and_pan_enabled(false),
-        )
-        .with_styles(&SettingsStyle::new().with_labels_always(false))
-        .show(ui, &mut scene.graph);
+    let Some(scene) = st.scene.as_mut() else { return };
+    let title = side_by_side.then(|| {
+        let p = &app.phase.as_ref().map(|p| (p.passes[p.current].index, p.passes[p.current].name.clone()));
+        p.as_ref().map_or_else(String::new, |(i, n)| format!("B: {i:03} {n}"))
+    });
+    let response = graph_canvas(ui, scene, rect);
+    if let Some(t) = title {
+        caption(ui, rect, &t);
+    }
     let clicked = response.changes.iter().find_map(|c| match c {
         GraphChange::NodeClicked { node } | GraphChange::NodeDoubleClicked { node } => Some(*node),
         _ => None,
@@ -184,6 +224,50 @@ pub fn show(app: &mut App, st: &mut GraphViewState, ui: &mut egui::Ui) {
         st.minimap.show(ui, scene, rect, &file);
     }
     st.last_frame_ms = started.elapsed().as_secs_f32() * 1000.0;
+}
+
+/// One egui_graphs view of `scene` in `rect`. Several views share [`VIEW_ID`], so they pan
+/// and zoom together.
+fn graph_canvas(ui: &mut egui::Ui, scene: &mut Scene, rect: Rect) -> egui_graphs::GraphViewResponse {
+    ui.scope_builder(egui::UiBuilder::new().max_rect(rect), |ui| {
+        egui_graphs::GraphView::<FixedState, Fixed>::new()
+            .with_id(Some(VIEW_ID.to_string()))
+            .with_interactions(
+                &SettingsInteraction::new()
+                    .with_dragging_enabled(false)
+                    .with_hover_enabled(true)
+                    .with_node_clicking_enabled(true),
+            )
+            .with_navigations(
+                &SettingsNavigation::new()
+                    .with_fit_to_screen_enabled(false)
+                    // Zoom and pan are ours (navigation.rs): proportional, anchored, lag-free.
+                    .with_zoom_and_pan_enabled(false),
+            )
+            .with_styles(&SettingsStyle::new().with_labels_always(false))
+            .show(ui, &mut scene.graph)
+    })
+    .inner
+}
+
+/// The A side of side-by-side: same viewport, its own scene; returns a clicked node's name.
+fn canvas(ui: &mut egui::Ui, scene: &mut Scene, rect: Rect, title: &str) -> Option<Option<String>> {
+    let response = graph_canvas(ui, scene, rect);
+    caption(ui, rect, title);
+    let clicked = response.changes.iter().find_map(|c| match c {
+        GraphChange::NodeClicked { node } => Some(*node),
+        _ => None,
+    })?;
+    let id = scene.id_of_index(clicked)?;
+    Some(scene.layout.union.names().get(id as usize).cloned())
+}
+
+fn caption(ui: &egui::Ui, rect: Rect, text: &str) {
+    let painter = ui.painter_at(rect);
+    let galley = painter.layout_no_wrap(text.to_owned(), egui::FontId::proportional(13.0), ui.visuals().strong_text_color());
+    let r = Rect::from_min_size(rect.min + egui::vec2(6.0, 6.0), galley.size() + egui::vec2(10.0, 6.0));
+    painter.rect_filled(r, 4.0, ui.visuals().extreme_bg_color);
+    painter.galley(r.min + egui::vec2(5.0, 3.0), galley, ui.visuals().strong_text_color());
 }
 
 fn loading(app: &App, ui: &mut egui::Ui) {

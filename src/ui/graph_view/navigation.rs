@@ -99,6 +99,10 @@ pub fn toolbar(app: &mut App, st: &mut GraphViewState, ui: &mut egui::Ui) {
         ui.separator();
         super::search::bar(app, st, ui);
         ui.separator();
+        ui.toggle_value(&mut st.diff_overlay, "Diff")
+            .on_hover_text("Colour what this pass changed: added green, changed amber, removed as red ghosts (D)");
+        ui.toggle_value(&mut st.side_by_side, "Side by side")
+            .on_hover_text("The compared graph (A) left of this pass (B), panning together (S)");
         ui.toggle_value(&mut st.cone, "Cone")
             .on_hover_text("Highlight the selection's producers (blue) and users (orange); C");
         if ui
@@ -221,6 +225,12 @@ fn keyboard(
     }
     if pressed(Key::C) {
         st.cone = !st.cone;
+    }
+    if pressed(Key::D) {
+        st.diff_overlay = !st.diff_overlay;
+    }
+    if pressed(Key::S) {
+        st.side_by_side = !st.side_by_side;
     }
     if pressed(Key::Escape) {
         app.select_node(None);

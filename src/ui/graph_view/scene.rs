@@ -2,7 +2,8 @@
 //! what is selected, which cone is highlighted. Rebuilt only when the layout changes; a change
 //! of pass or selection only rewrites node flags.
 
-use super::shapes::{EdgeData, FxGraphUi, Mark, NodeData, NodeLook};
+use super::shapes::{DiffMark, EdgeData, FxGraphUi, Mark, NodeData, NodeLook};
+use crate::analysis::diff::{GraphDiff, NodeStatus};
 use crate::analysis::op_family;
 use crate::analysis::phase_layout::{PhaseLayout, pass_entries};
 use crate::model::fx::FxFile;
@@ -20,6 +21,18 @@ struct Applied {
     cone: bool,
     hits: u64,
     collapsed: Vec<String>,
+    diff: usize,
+    side: Side,
+}
+
+/// Which file of a compared pair this scene shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Side {
+    /// The pass on screen (B): added and changed nodes marked, removed ones as ghosts.
+    #[default]
+    After,
+    /// The compared graph (A), in side-by-side view: removed and changed nodes marked.
+    Before,
 }
 
 /// A sub-graph (a branch of `cond`, a `while_loop` body, …) of the pass on screen.
@@ -34,6 +47,9 @@ pub struct Group {
 
 /// What the view asks the scene to show besides the pass itself.
 pub struct SceneView<'a> {
+    /// The diff to overlay: A (the compared graph) and the diff A → shown file.
+    pub diff: Option<(&'a FxFile, &'a GraphDiff)>,
+    pub side: Side,
     pub selected: Option<&'a str>,
     pub cone: bool,
     pub hits_generation: u64,
@@ -54,6 +70,8 @@ pub struct Scene {
     pub pass_edges: Vec<(u32, u32)>,
     /// Sub-graphs of the pass on screen.
     pub groups: Vec<Group>,
+    /// Removed nodes drawn as ghosts.
+    pub ghosts: usize,
     applied: Option<Applied>,
 }
 
@@ -75,6 +93,7 @@ impl Scene {
                     present: false,
                     selected: false,
                     mark: Mark::Plain,
+                    diff: DiffMark::Same,
                 };
                 graph.add_node_with_location(data, Pos2::new(x, y))
             })
@@ -98,6 +117,7 @@ impl Scene {
                     present: false,
                     direct,
                     mark: Mark::Plain,
+                    diff: DiffMark::Same,
                 };
                 graph.add_edge(node_idx[a as usize], node_idx[b as usize], data)
             })
@@ -123,6 +143,7 @@ impl Scene {
             present: vec![false; n],
             pass_edges: Vec::new(),
             groups: Vec::new(),
+            ghosts: 0,
             applied: None,
         }
     }
@@ -136,16 +157,18 @@ impl Scene {
             cone: view.cone,
             hits: view.hits_generation,
             collapsed: view.collapsed.to_vec(),
+            diff: view.diff.map_or(0, |(_, d)| d as *const GraphDiff as usize),
+            side: view.side,
         };
         if self.applied.as_ref() == Some(&want) {
             return;
         }
-        let redraw_pass = self
-            .applied
-            .as_ref()
-            .is_none_or(|a| a.file != want.file || a.collapsed != want.collapsed);
+        let redraw_pass = self.applied.as_ref().is_none_or(|a| {
+            a.file != want.file || a.collapsed != want.collapsed || a.diff != want.diff || a.side != want.side
+        });
         if redraw_pass {
             self.show_pass(file, view.collapsed);
+            self.overlay(file, view.diff, view.side);
         }
         self.mark(view.selected, view.cone, hits);
         self.applied = Some(want);
@@ -206,6 +229,122 @@ impl Scene {
                 x.payload_mut().present = on.contains(&(e as u32));
             }
         }
+    }
+
+    /// Marks what the compared pass did: on the After side added/changed nodes and ghosts of
+    /// removed ones (with their vanished edges); on the Before side removed/changed nodes.
+    fn overlay(&mut self, file: &FxFile, diff: Option<(&FxFile, &GraphDiff)>, side: Side) {
+        self.ghosts = 0;
+        for &idx in &self.node_idx {
+            if let Some(n) = self.graph.node_mut(idx) {
+                n.payload_mut().diff = DiffMark::Same;
+            }
+        }
+        for &idx in &self.edge_idx {
+            if let Some(e) = self.graph.edge_mut(idx) {
+                e.payload_mut().diff = DiffMark::Same;
+            }
+        }
+        let Some((a, d)) = diff else { return };
+        let status = |g: usize, i: usize| match side {
+            Side::After => d.status_b(g, i),
+            Side::Before => d.status_a(g, i),
+        };
+        let ids = self.layout.ids_of(file);
+        for (gi, g) in file.graphs.iter().enumerate() {
+            for (ni, id) in ids[gi].iter().enumerate().take(g.nodes.len()) {
+                let mark = match status(gi, ni) {
+                    Some(NodeStatus::Added) => DiffMark::Added,
+                    Some(NodeStatus::Removed) => DiffMark::Removed,
+                    Some(NodeStatus::Changed { .. }) => DiffMark::Changed,
+                    _ => DiffMark::Same,
+                };
+                if let (Some(id), false) = (id, mark == DiffMark::Same)
+                    && let Some(n) = self.graph.node_mut(self.node_idx[*id as usize])
+                {
+                    n.payload_mut().diff = mark;
+                }
+            }
+        }
+        let shown: HashSet<(u32, u32)> = self.pass_edges.iter().copied().collect();
+        let other = if side == Side::After { a } else { file };
+        let other_edges = self.edges_of(other);
+        // Edges of the shown file that the other one lacks are new (After) or gone (Before).
+        let own_mark = if side == Side::After { DiffMark::Added } else { DiffMark::Removed };
+        let other_set: HashSet<(u32, u32)> = other_edges.iter().copied().collect();
+        for (x, y) in self.pass_edges.clone() {
+            if !other_set.contains(&(x, y)) {
+                self.set_edge_diff(x, y, own_mark, false);
+            }
+        }
+        if side == Side::Before {
+            return;
+        }
+        // Ghosts: nodes of A the pass removed, where the union layout placed them.
+        let ids_a = self.layout.ids_of(a);
+        for (gi, g) in a.graphs.iter().enumerate() {
+            for (ni, node) in g.nodes.iter().enumerate() {
+                let (Some(NodeStatus::Removed), Some(Some(id))) = (d.status_a(gi, ni), ids_a[gi].get(ni)) else {
+                    continue;
+                };
+                let id = *id as usize;
+                if self.present[id] {
+                    continue;
+                }
+                let look = self.look(node, id);
+                if let Some(n) = self.graph.node_mut(self.node_idx[id]) {
+                    let p = n.payload_mut();
+                    p.look = look;
+                    p.present = true;
+                    p.diff = DiffMark::Removed;
+                }
+                self.ghosts += 1;
+            }
+        }
+        for &(x, y) in &other_edges {
+            if !shown.contains(&(x, y)) {
+                self.set_edge_diff(x, y, DiffMark::Removed, true);
+            }
+        }
+    }
+
+    fn set_edge_diff(&mut self, x: u32, y: u32, mark: DiffMark, show: bool) {
+        if let Some(&e) = self.edge_of.get(&(x, y))
+            && let Some(edge) = self.graph.edge_mut(self.edge_idx[e as usize])
+        {
+            let p = edge.payload_mut();
+            p.diff = mark;
+            p.present |= show;
+        }
+    }
+
+    /// Edges of `file` as union ids.
+    fn edges_of(&self, file: &FxFile) -> Vec<(u32, u32)> {
+        let mut out = Vec::new();
+        for (name, inputs) in pass_entries(file) {
+            let Some(b) = self.layout.union.id(&name) else { continue };
+            out.extend(inputs.iter().filter_map(|i| self.layout.union.id(i)).map(|a| (a, b)));
+        }
+        out
+    }
+
+    /// Nodes of each diff kind drawn now: (added, changed, removed ghosts).
+    pub fn diff_counts(&self) -> (usize, usize, usize) {
+        let mut c = (0, 0, 0);
+        for &idx in &self.node_idx {
+            let Some(n) = self.graph.node(idx) else { continue };
+            let p = n.payload();
+            if !p.present {
+                continue;
+            }
+            match p.diff {
+                DiffMark::Added => c.0 += 1,
+                DiffMark::Changed => c.1 += 1,
+                DiffMark::Removed => c.2 += 1,
+                DiffMark::Same => {}
+            }
+        }
+        c
     }
 
     fn collect_groups(&self, collapsed: &[String]) -> Vec<Group> {
@@ -298,6 +437,18 @@ impl Scene {
         }
         seen.remove(&from);
         seen
+    }
+
+    fn look(&self, node: &crate::model::fx::FxNode, id: usize) -> Arc<NodeLook> {
+        let size = self.layout.sizes.get(id).copied().unwrap_or((100.0, 40.0));
+        let [r, g, b] = op_family::family(node).rgb();
+        Arc::new(NodeLook {
+            name: node.name.clone(),
+            target: short_target(node),
+            subtitle: meta_text(node).unwrap_or_default(),
+            fill: Color32::from_rgb(r, g, b),
+            size: Vec2::new(size.0, size.1),
+        })
     }
 
     /// Canvas centre of a union node.

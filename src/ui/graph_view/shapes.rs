@@ -40,13 +40,36 @@ pub enum Mark {
     Hit,
 }
 
+/// What the compared pass did to a node or edge (the diff overlay).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DiffMark {
+    #[default]
+    Same,
+    Added,
+    Changed,
+    /// Gone in the pass on screen: drawn as a ghost where it was.
+    Removed,
+}
+
+impl DiffMark {
+    pub fn color(self) -> Option<Color32> {
+        match self {
+            DiffMark::Same => None,
+            DiffMark::Added => Some(Color32::from_rgb(60, 200, 90)),
+            DiffMark::Changed => Some(Color32::from_rgb(240, 170, 30)),
+            DiffMark::Removed => Some(Color32::from_rgb(230, 70, 70)),
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct NodeData {
     pub look: Arc<NodeLook>,
-    /// The node exists in the pass on screen.
+    /// The node is drawn (it exists in the pass on screen, or is a removed node's ghost).
     pub present: bool,
     pub selected: bool,
     pub mark: Mark,
+    pub diff: DiffMark,
 }
 
 #[derive(Debug, Clone)]
@@ -57,6 +80,7 @@ pub struct EdgeData {
     /// Drawn as a straight segment (too long to route): drawn fainter.
     pub direct: bool,
     pub mark: Mark,
+    pub diff: DiffMark,
 }
 
 pub type FxGraphUi =
@@ -109,7 +133,7 @@ impl DisplayNode<NodeData, EdgeData, Directed, DefaultIx> for NodeShape {
         let dark = ctx.ctx.global_style().visuals.dark_mode;
         let look = &self.data.look;
         let mut fill = look.fill;
-        if self.data.mark == Mark::Faded {
+        if self.data.mark == Mark::Faded || self.data.diff == DiffMark::Removed {
             fill = fill.gamma_multiply(0.25);
         }
         let radius = CornerRadius::same((6.0 * zoom).clamp(0.0, 8.0) as u8);
@@ -137,7 +161,8 @@ impl DisplayNode<NodeData, EdgeData, Directed, DefaultIx> for NodeShape {
     }
 
     fn is_inside(&self, pos: Pos2) -> bool {
-        self.data.present && self.canvas_rect().contains(pos)
+        // Ghosts of removed nodes are shown, not picked: they are not in the pass on screen.
+        self.data.present && self.data.diff != DiffMark::Removed && self.canvas_rect().contains(pos)
     }
 }
 
@@ -153,13 +178,14 @@ impl NodeShape {
             Mark::Downstream => Some(Stroke::new(w, Color32::from_rgb(255, 140, 60))),
             Mark::Hit => Some(Stroke::new(w, Color32::from_rgb(255, 80, 200))),
             _ if self.hovered => Some(Stroke::new(w, fg)),
-            _ => None,
+            // What the compared pass did, when nothing more pressing is shown.
+            _ => self.data.diff.color().map(|c| Stroke::new((3.0 * zoom).clamp(1.5, 3.5), c)),
         }
     }
 
     fn labels(&self, ctx: &DrawContext, rect: Rect, font_px: f32, shapes: &mut Vec<Shape>) {
         let look = &self.data.look;
-        let text_color = if self.data.mark == Mark::Faded {
+        let text_color = if self.data.mark == Mark::Faded || self.data.diff == DiffMark::Removed {
             Color32::from_white_alpha(90)
         } else {
             Color32::WHITE
@@ -230,7 +256,10 @@ impl DisplayEdge<NodeData, EdgeData, Directed, DefaultIx, NodeShape> for EdgeSha
             return Vec::new();
         }
         let dark = ctx.ctx.global_style().visuals.dark_mode;
-        let stroke = edge_stroke(self.data.mark, self.data.direct, dark, ctx.meta.zoom);
+        let mut stroke = edge_stroke(self.data.mark, self.data.direct, dark, ctx.meta.zoom);
+        if let (Some(c), Mark::Plain) = (self.data.diff.color(), self.data.mark) {
+            stroke = Stroke::new(stroke.width.max(1.6), c.gamma_multiply(0.85));
+        }
         let points: Vec<Pos2> = route
             .iter()
             .map(|p| ctx.meta.canvas_to_screen_pos(*p))
