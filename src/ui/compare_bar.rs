@@ -1,8 +1,537 @@
-//! (being written) Choosing what the pass on screen is compared with, and "find the first pass
-//! where …".
+//! The row above the graph: what the pass on screen is compared with (A), the diff counts of
+//! A → the pass on screen, the text diff button, and "find the first pass where …".
+//!
+//! The chosen A sticks while scrubbing: stepping to another pass compares that pass with the
+//! same A (re-issuing `app.compare_with`), until "previous pass" is picked again or another
+//! phase is opened.
+
+use crate::analysis::diff::{self, DiffCounts, FirstQuery};
 use crate::app::App;
+use crate::app::phase::PhaseState;
+use crate::model::fx::FxFile;
+use crate::model::index::{DebugIndex, Run};
+use egui::containers::menu::{MenuButton, MenuConfig};
+use egui::text::{LayoutJob, TextFormat};
+use egui::{Color32, RichText};
+use std::path::PathBuf;
+
+/// Colours of added / removed / changed: those of the graph's diff overlay and pass strip.
+pub const ADDED: Color32 = Color32::from_rgb(60, 200, 90);
+pub const REMOVED: Color32 = Color32::from_rgb(230, 70, 70);
+pub const CHANGED: Color32 = Color32::from_rgb(240, 170, 30);
 
 #[derive(Default)]
-pub struct CompareBarState {}
+pub struct CompareBarState {
+    /// The A chosen in the menu, for the phase it was chosen in: `(phase key, A path)`.
+    sticky: Option<(PathBuf, PathBuf)>,
+    /// Text of the "Find first pass…" box.
+    pub find_text: String,
+    /// What the last search found (or not), for the phase it ran in.
+    find_result: Option<(PathBuf, FindResult)>,
+}
 
-pub fn show(_app: &mut App, _state: &mut CompareBarState, _show_text_diff: &mut bool, _ui: &mut egui::Ui) {}
+#[derive(Clone)]
+enum FindResult {
+    Found(String),
+    NotFound(String),
+}
+
+/// A command chosen in the bar, applied after the frame's borrows of the phase are over.
+enum Action {
+    Compare(Option<PathBuf>),
+    TextDiff,
+    Find(FirstQuery),
+}
+
+pub fn show(
+    app: &mut App,
+    state: &mut CompareBarState,
+    show_text_diff: &mut bool,
+    ui: &mut egui::Ui,
+) {
+    if app.phase.is_none() {
+        return;
+    }
+    keep_sticky(app, state);
+    let Some(ph) = &app.phase else { return };
+    let index = app.workspace.as_ref().map(|w| &w.index);
+    let mut action = None;
+    // One row of constant height, whatever the window width and the pass: the graph below
+    // must not move while scrubbing. The buttons and counts keep their room on the right; the
+    // "Compared with" menu is truncated in a narrow window.
+    let height = ui.spacing().interact_size.y + 2.0;
+    let (left, right) = egui::Sides::new()
+        .shrink_left()
+        .truncate()
+        .height(height)
+        .show(
+            ui,
+            |ui| compare_menu(ui, ph, index),
+            |ui| {
+                // Right to left.
+                let mut action = find_menu(ui, ph, state);
+                let can_diff =
+                    ph.current_path().is_some() && (ph.current > 0 || active_compare(ph).is_some());
+                if ui
+                    .add_enabled(can_diff, egui::Button::new("Text diff"))
+                    .on_hover_text("Line diff of the two graph files (A, then the pass on screen)")
+                    .on_disabled_hover_text(
+                        "The first pass has nothing before it: pick an A to compare with",
+                    )
+                    .clicked()
+                {
+                    merge(&mut action, Some(Action::TextDiff));
+                }
+                counts_view(ui, ph);
+                action
+            },
+        );
+    merge(&mut action, left);
+    merge(&mut action, right);
+    ui.add_space(2.0);
+    match action {
+        Some(Action::Compare(a)) => {
+            state.sticky = match (&a, &app.phase) {
+                (Some(a), Some(ph)) => Some((ph.key.clone(), a.clone())),
+                _ => None,
+            };
+            app.compare_with(a);
+        }
+        Some(Action::TextDiff) => {
+            app.open_text_diff();
+            *show_text_diff = true;
+        }
+        Some(Action::Find(q)) => run_find(app, state, q),
+        None => {}
+    }
+}
+
+fn merge(into: &mut Option<Action>, a: Option<Action>) {
+    if into.is_none() {
+        *into = a;
+    }
+}
+
+/// Re-applies the chosen A when the pass on screen changed; forgets it in another phase.
+fn keep_sticky(app: &mut App, state: &mut CompareBarState) {
+    let Some(ph) = &app.phase else { return };
+    let Some((key, a)) = &state.sticky else {
+        return;
+    };
+    if *key != ph.key {
+        state.sticky = None;
+        return;
+    }
+    let up_to_date = ph
+        .compare
+        .as_ref()
+        .is_some_and(|c| c.b_pass == ph.current && c.a_path == *a);
+    // `compare_with` does nothing until the pass on screen is loaded; retried every frame.
+    if !up_to_date && ph.current_file().is_some() {
+        let a = a.clone();
+        app.compare_with(Some(a));
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Compared with: [A ▾]
+
+/// The explicit compare of the pass on screen, if one applies.
+fn active_compare(ph: &PhaseState) -> Option<&crate::app::phase::Compare> {
+    ph.compare.as_ref().filter(|c| c.b_pass == ph.current)
+}
+
+fn pass_label(ph: &PhaseState, i: usize) -> String {
+    ph.passes
+        .get(i)
+        .map(|p| format!("{:03} {}", p.index, p.name))
+        .unwrap_or_default()
+}
+
+fn compare_menu(ui: &mut egui::Ui, ph: &PhaseState, index: Option<&DebugIndex>) -> Option<Action> {
+    let a_text = match active_compare(ph) {
+        Some(c) => c.label.clone(),
+        None if ph.current > 0 => format!("previous pass ({})", pass_label(ph, ph.current - 1)),
+        None => "nothing (first pass)".into(),
+    };
+    let mut action = None;
+    let button = egui::Button::new(format!("Compared with: {a_text} ⏷")).truncate();
+    let (r, _) = MenuButton::from_button(button).ui(ui, |ui| {
+        ui.set_max_height(ui.ctx().content_rect().height() * 0.7);
+        egui::ScrollArea::vertical().show(ui, |ui| {
+            action = compare_items(ui, ph, index);
+        });
+    });
+    r.on_hover_text(format!(
+        "A: {a_text}\nThe graph the pass on screen is diffed against: pick another pass, rank, run, or the Dynamo graph"
+    ));
+    action
+}
+
+fn compare_items(ui: &mut egui::Ui, ph: &PhaseState, index: Option<&DebugIndex>) -> Option<Action> {
+    let mut action = None;
+    let chosen = active_compare(ph).map(|c| c.a_path.as_path());
+    let mut pick = |ui: &mut egui::Ui, a: Option<PathBuf>| {
+        action = Some(Action::Compare(a));
+        ui.close();
+    };
+    if item(ui, chosen.is_none(), true, "previous pass")
+        .on_hover_text("What this pass changed (the default)")
+        .clicked()
+    {
+        pick(ui, None);
+    }
+    ui.separator();
+    ui.weak("A pass of this phase");
+    for (i, p) in ph.passes.iter().enumerate() {
+        let text = format!("{:03} {}", p.index, p.name);
+        let selected = chosen == Some(p.path.as_path());
+        if item(ui, selected, i != ph.current, &text).clicked() {
+            pick(ui, Some(p.path.clone()));
+        }
+    }
+    let Some(index) = index else { return action };
+    let Some(here) = locate(index, ph) else {
+        return action;
+    };
+    let others = same_pass_elsewhere(index, &here);
+    ui.separator();
+    ui.weak("The same pass in other runs / ranks");
+    if others.is_empty() {
+        ui.weak("  (no other run or rank has it)");
+    }
+    for (label, path) in others {
+        if item(ui, chosen == Some(path.as_path()), true, &label)
+            .on_hover_text(path.display().to_string())
+            .clicked()
+        {
+            pick(ui, Some(path));
+        }
+    }
+    let model = &index.runs[here.run].models[here.model];
+    if let Some(dynamo) = model.dynamo_graph.clone() {
+        ui.separator();
+        let text = format!("{} dynamo_out_graph.txt", model.name);
+        if item(ui, chosen == Some(dynamo.as_path()), true, &text)
+            .on_hover_text("The graph Dynamo captured, before AOT autograd")
+            .clicked()
+        {
+            pick(ui, Some(dynamo));
+        }
+    }
+    action
+}
+
+/// One choice of A. The tree and the pass strip name passes too: the accessible label says
+/// what this one does (`compare with 000 graph`).
+fn item(ui: &mut egui::Ui, selected: bool, enabled: bool, text: &str) -> egui::Response {
+    let r = ui.add_enabled(enabled, egui::Button::selectable(selected, text));
+    let label = format!("compare with {text}");
+    r.widget_info(|| {
+        egui::WidgetInfo::selected(egui::WidgetType::SelectableLabel, enabled, selected, &label)
+    });
+    r
+}
+
+/// Where the pass on screen sits in the index.
+struct Here {
+    run: usize,
+    model: usize,
+    phase: usize,
+    pass: usize,
+}
+
+fn locate(index: &DebugIndex, ph: &PhaseState) -> Option<Here> {
+    let path = ph.current_path()?;
+    for (ri, run) in index.runs.iter().enumerate() {
+        for (mi, m) in run.models.iter().enumerate() {
+            for (pi, phase) in m.phases.iter().enumerate() {
+                if let Some(k) = phase.passes.iter().position(|p| p.path == path) {
+                    return Some(Here {
+                        run: ri,
+                        model: mi,
+                        phase: pi,
+                        pass: k,
+                    });
+                }
+            }
+        }
+    }
+    None
+}
+
+fn run_label(run: &Run) -> String {
+    match run.rank {
+        Some(r) => format!("rank {r}"),
+        None => run.name.clone(),
+    }
+}
+
+/// The pass with the same number and name, in the same model and phase, of every other run:
+/// `rank 1 · 005 view_to_reshape` (runs of the same rank told apart by their folder name).
+fn same_pass_elsewhere(index: &DebugIndex, here: &Here) -> Vec<(String, PathBuf)> {
+    let model = &index.runs[here.run].models[here.model];
+    let phase = &model.phases[here.phase];
+    let pass = &phase.passes[here.pass];
+    let found: Vec<(&Run, PathBuf)> = index
+        .runs
+        .iter()
+        .enumerate()
+        .filter(|&(ri, _)| ri != here.run)
+        .filter_map(|(_, other)| {
+            let p = other
+                .models
+                .iter()
+                .filter(|m| m.name == model.name)
+                .flat_map(|m| m.phases.iter().filter(|p| p.name == phase.name))
+                .flat_map(|p| p.passes.iter())
+                .find(|p| p.index == pass.index && p.name == pass.name)?;
+            Some((other, p.path.clone()))
+        })
+        .collect();
+    let pass_text = format!("{:03} {}", pass.index, pass.name);
+    found
+        .iter()
+        .map(|(run, path)| {
+            let same = found
+                .iter()
+                .filter(|(r, _)| run_label(r) == run_label(run))
+                .count();
+            let who = if same > 1 && run.rank.is_some() {
+                format!("{} ({})", run_label(run), run.name)
+            } else {
+                run_label(run)
+            };
+            (format!("{who} · {pass_text}"), path.clone())
+        })
+        .collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Counts
+
+/// The counts of A → the pass on screen, or why there are none. Drawn right to left.
+fn counts_view(ui: &mut egui::Ui, ph: &PhaseState) {
+    if let Some(c) = active_compare(ph) {
+        if let Some(e) = &c.error {
+            ui.colored_label(
+                ui.visuals().error_fg_color,
+                format!("✖ could not compare: {e}"),
+            )
+            .on_hover_text(c.a_path.display().to_string());
+            return;
+        }
+        if c.diff.is_none() {
+            ui.weak("comparing…");
+            ui.spinner();
+            return;
+        }
+    } else if ph.current == 0 {
+        ui.weak("first pass: nothing before it");
+        return;
+    }
+    match ph.diff_view() {
+        Some((_, d, label)) => {
+            let counts = d.counts();
+            let r = ui.add(egui::Label::new(counts_job(ui, &counts)).selectable(false));
+            r.on_hover_text(format!(
+                "A: {label}\nB: {}\nadded {}, removed {}, changed {}, renamed {}, unchanged {}, rewired edges {}",
+                pass_label(ph, ph.current),
+                counts.added,
+                counts.removed,
+                counts.changed,
+                counts.renamed,
+                counts.unchanged,
+                counts.rewired
+            ));
+        }
+        None => {
+            let failed = ph.load_errors.iter().any(Option::is_some);
+            if failed {
+                ui.colored_label(
+                    ui.visuals().warn_fg_color,
+                    "no diff: a pass could not be loaded",
+                );
+            } else {
+                ui.weak("diffing passes…");
+                ui.spinner();
+            }
+        }
+    }
+}
+
+/// `+3 −5 ~2 renamed 1, 240 unchanged` (as `DiffCounts` displays it), the numbers coloured.
+fn counts_job(ui: &egui::Ui, c: &DiffCounts) -> LayoutJob {
+    let font = egui::TextStyle::Body.resolve(ui.style());
+    let plain = ui.visuals().text_color();
+    let weak = ui.visuals().weak_text_color();
+    let mut job = LayoutJob::default();
+    let mut add = |text: &str, color: Color32| {
+        job.append(text, 0.0, TextFormat::simple(font.clone(), color));
+    };
+    let tint = |n: usize, c: Color32| if n == 0 { weak } else { c };
+    add(&format!("+{}", c.added), tint(c.added, ADDED));
+    add(" ", plain);
+    add(&format!("\u{2212}{}", c.removed), tint(c.removed, REMOVED));
+    add(" ", plain);
+    add(&format!("~{}", c.changed), tint(c.changed, CHANGED));
+    add(
+        &format!(" renamed {}, {} unchanged", c.renamed, c.unchanged),
+        plain,
+    );
+    debug_assert_eq!(job.text, c.to_string());
+    job
+}
+
+// ---------------------------------------------------------------------------------------------
+// Find first pass…
+
+/// Makes a query from the text of the box.
+type MakeQuery = fn(String) -> FirstQuery;
+
+fn find_menu(ui: &mut egui::Ui, ph: &PhaseState, state: &mut CompareBarState) -> Option<Action> {
+    let mut action = None;
+    let config = MenuConfig::new().close_behavior(egui::PopupCloseBehavior::CloseOnClickOutside);
+    MenuButton::new("Find first pass…")
+        .config(config)
+        .ui(ui, |ui| {
+            ui.set_min_width(260.0);
+            ui.label(RichText::new("First pass where…").strong());
+            let edit = egui::TextEdit::singleline(&mut state.find_text)
+                .hint_text("node name or target (aten.addmm)")
+                .desired_width(240.0);
+            let r = ui.add(edit);
+            r.widget_info(|| {
+                egui::WidgetInfo::labeled(egui::WidgetType::TextEdit, true, "first pass query")
+            });
+            let q = state.find_text.trim().to_string();
+            let loaded = ph.files.iter().all(Option::is_some);
+            let failed = ph.load_errors.iter().any(Option::is_some);
+            let enabled = loaded && !q.is_empty();
+            let buttons: [(&str, MakeQuery); 5] = [
+                ("node appears", FirstQuery::NodeAppears),
+                ("node disappears", FirstQuery::NodeDisappears),
+                ("node changes", FirstQuery::NodeChanges),
+                ("target appears", FirstQuery::TargetAppears),
+                ("target disappears", FirstQuery::TargetDisappears),
+            ];
+            // "changes" reads the node's history, made of the consecutive diffs.
+            let diffs_ready = ph.diffs.iter().skip(1).all(Option::is_some);
+            ui.horizontal_wrapped(|ui| {
+                for (text, make) in buttons {
+                    let on = enabled && (diffs_ready || text != "node changes");
+                    if ui.add_enabled(on, egui::Button::new(text)).clicked() {
+                        action = Some(Action::Find(make(q.clone())));
+                    }
+                }
+            });
+            if failed {
+                ui.colored_label(
+                    ui.visuals().warn_fg_color,
+                    "a pass could not be loaded: searching needs every pass",
+                );
+            } else if !loaded {
+                ui.horizontal(|ui| {
+                    ui.spinner();
+                    ui.weak("loading passes…");
+                });
+            }
+            if let Some((key, res)) = &state.find_result
+                && *key == ph.key
+            {
+                match res {
+                    FindResult::Found(t) => {
+                        ui.label(t);
+                    }
+                    FindResult::NotFound(t) => {
+                        ui.colored_label(ui.visuals().warn_fg_color, t);
+                    }
+                }
+            }
+        });
+    action
+}
+
+fn query_text(q: &FirstQuery) -> (&str, &str) {
+    match q {
+        FirstQuery::NodeAppears(s) => (s, "node appears"),
+        FirstQuery::NodeDisappears(s) => (s, "node disappears"),
+        FirstQuery::NodeChanges(s) => (s, "node changes"),
+        FirstQuery::TargetAppears(s) => (s, "target appears"),
+        FirstQuery::TargetDisappears(s) => (s, "target disappears"),
+    }
+}
+
+/// Runs the query over the loaded passes and jumps to the pass found (selecting the node it
+/// is about, when that pass has it).
+fn run_find(app: &mut App, state: &mut CompareBarState, q: FirstQuery) {
+    let Some(ph) = &app.phase else { return };
+    let Some(files) = ph
+        .files
+        .iter()
+        .map(|f| f.as_deref())
+        .collect::<Option<Vec<&FxFile>>>()
+    else {
+        return;
+    };
+    let (subject, what) = query_text(&q);
+    let (subject, what) = (subject.to_string(), what.to_string());
+    // "changes" from the node's history: the consecutive diffs are already made (the button
+    // waits for them).
+    let found = match &q {
+        FirstQuery::NodeChanges(name) => {
+            let Some(h) = ph.history(name) else { return };
+            h.iter().find(|e| e.is_change()).map(|e| e.pass)
+        }
+        _ => diff::first_pass_where(&files, q.clone()),
+    };
+    let key = ph.key.clone();
+    let Some(i) = found else {
+        state.find_result = Some((
+            key,
+            FindResult::NotFound(format!("{subject}: {what}: not found")),
+        ));
+        return;
+    };
+    let label = pass_label(ph, i);
+    let path = ph.passes[i].path.clone();
+    let select = select_after_find(&q, ph, &files, i);
+    state.find_result = Some((
+        key,
+        FindResult::Found(format!("{subject}: {what} in {label}")),
+    ));
+    app.select_graph(&path);
+    if let Some(name) = select {
+        app.reveal_node(name);
+    }
+}
+
+/// The node to select in pass `i` once a search jumped there.
+fn select_after_find(
+    q: &FirstQuery,
+    ph: &PhaseState,
+    files: &[&FxFile],
+    i: usize,
+) -> Option<String> {
+    match q {
+        FirstQuery::NodeAppears(n) | FirstQuery::NodeChanges(n) => {
+            // Followed across renames: the node's name in that pass.
+            let renamed = ph
+                .history(n)
+                .and_then(|h| h.get(i).and_then(|e| e.name.clone()));
+            Some(renamed.unwrap_or_else(|| n.clone()))
+        }
+        // Selected still: the inspector says it is not in this pass.
+        FirstQuery::NodeDisappears(n) => Some(n.clone()),
+        FirstQuery::TargetAppears(t) => {
+            let f = files[i];
+            f.graphs.iter().enumerate().find_map(|(g, gr)| {
+                gr.nodes
+                    .iter()
+                    .position(|n| diff::target_matches(n, t))
+                    .and_then(|k| diff::qualified_name(f, g, k))
+            })
+        }
+        FirstQuery::TargetDisappears(_) => None,
+    }
+}

@@ -32,6 +32,7 @@ pub struct ViewState {
     pub show_code: bool,
     pub logs: logs_panel::LogsPanelState,
     pub code: code_view::CodeViewState,
+    pub inspector: inspector::InspectorState,
 }
 
 /// The app and its views: what the native window and the UI tests drive.
@@ -69,7 +70,9 @@ pub fn show(app: &mut App, view: &mut ViewState, ui: &mut egui::Ui) {
     egui::Panel::right("inspector")
         .resizable(true)
         .default_size(380.0)
-        .show(ui, |ui| inspector::show(app, ui, &mut view.show_code));
+        .show(ui, |ui| {
+            inspector::show(app, &mut view.inspector, ui, &mut view.show_code)
+        });
     if view.show_logs {
         egui::Panel::bottom("logs")
             .resizable(true)
