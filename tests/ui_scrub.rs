@@ -29,7 +29,10 @@ fn harness() -> Harness<'static, Fxray> {
 
 fn settle(h: &mut Harness<'static, Fxray>) {
     h.run_steps(2);
-    assert!(h.state_mut().app.wait_idle(WAIT), "background work timed out");
+    assert!(
+        h.state_mut().app.wait_idle(WAIT),
+        "background work timed out"
+    );
     h.run_steps(3);
 }
 
@@ -61,7 +64,11 @@ fn current(h: &Harness<'static, Fxray>) -> usize {
 fn scrubbing_marks_exactly_what_each_pass_changed() {
     let mut h = harness();
     assert_eq!(current(&h), 0);
-    assert_eq!(h.state().view.graph.diff_counts, (0, 0, 0), "pass 000 has nothing to compare with");
+    assert_eq!(
+        h.state().view.graph.diff_counts,
+        (0, 0, 0),
+        "pass 000 has nothing to compare with"
+    );
     let changing: Vec<usize> = (1..19).filter(|&k| expected(k) != (0, 0, 0)).collect();
     // expected.json: seven passes change the graph.
     assert_eq!(changing, [1, 2, 4, 5, 6, 10, 11]);
@@ -69,7 +76,11 @@ fn scrubbing_marks_exactly_what_each_pass_changed() {
         h.key_press(egui::Key::CloseBracket);
         h.run_steps(3);
         assert_eq!(current(&h), k);
-        assert_eq!(h.state().view.graph.diff_counts, expected(k), "overlay of pass {k}");
+        assert_eq!(
+            h.state().view.graph.diff_counts,
+            expected(k),
+            "overlay of pass {k}"
+        );
     }
     // Pass 002 optimize_noop_ops removed `alias` and `alias_1`: two ghosts.
     assert_eq!(expected(2).2, 2);
@@ -101,12 +112,18 @@ fn side_by_side_shows_the_compared_pass() {
     assert!(h.state().view.graph.side_by_side);
     // Both halves share the viewport: B's canvas is the right half.
     let canvas = h.state().view.graph.canvas.unwrap();
-    assert!(canvas.left() > 600.0, "B is drawn on the right half: {canvas:?}");
+    assert!(
+        canvas.left() > 600.0,
+        "B is drawn on the right half: {canvas:?}"
+    );
     if std::env::var_os("UPDATE_SCREENSHOTS").is_some() {
         h.state_mut().app.reveal_node("addmm_default".into());
         h.run_steps(4);
         let img = h.render().expect("render");
-        img.save(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("screenshots/side_by_side.png")).unwrap();
+        img.save(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("screenshots/side_by_side.png"),
+        )
+        .unwrap();
     }
 }
 
@@ -123,6 +140,9 @@ fn overlay_screenshot() {
     assert_eq!(h.state().view.graph.diff_counts, (12, 6, 0));
     if std::env::var_os("UPDATE_SCREENSHOTS").is_some() {
         let img = h.render().expect("render");
-        img.save(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("screenshots/diff_overlay.png")).unwrap();
+        img.save(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("screenshots/diff_overlay.png"),
+        )
+        .unwrap();
     }
 }

@@ -35,8 +35,8 @@
 use crate::model::fx::{Arg, FxFile, FxGraph, FxNode, OpKind, ValueMeta};
 use crate::model::fx_fmt::short_target;
 use serde::{Serialize, Serializer};
-use std::collections::{BTreeSet, HashMap};
 use std::borrow::Borrow;
+use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 use std::ops::Range;
 
@@ -1208,7 +1208,9 @@ pub fn node_history_in(
     // Forward from the anchor.
     let mut cur = resolve(passes[anchor], qualified);
     for p in anchor + 1..passes.len() {
-        let Some(d) = diffs.get(p - 1).map(|d| d.borrow()) else { break };
+        let Some(d) = diffs.get(p - 1).map(|d| d.borrow()) else {
+            break;
+        };
         match cur {
             Some(at) => match d.a_to_b(at.0, at.1) {
                 Some(next) => {

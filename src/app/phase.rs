@@ -117,8 +117,17 @@ impl PhaseState {
 
     /// The node's history over the loaded passes (needs every consecutive diff).
     pub fn history(&self, qualified: &str) -> Option<Vec<HistoryEntry>> {
-        let files: Vec<&FxFile> = self.files.iter().map(|f| f.as_deref()).collect::<Option<_>>()?;
-        let diffs: Vec<&GraphDiff> = self.diffs.iter().skip(1).map(|d| d.as_deref()).collect::<Option<_>>()?;
+        let files: Vec<&FxFile> = self
+            .files
+            .iter()
+            .map(|f| f.as_deref())
+            .collect::<Option<_>>()?;
+        let diffs: Vec<&GraphDiff> = self
+            .diffs
+            .iter()
+            .skip(1)
+            .map(|d| d.as_deref())
+            .collect::<Option<_>>()?;
         Some(diff::node_history_in(&files, &diffs, qualified))
     }
 

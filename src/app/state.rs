@@ -161,8 +161,14 @@ impl App {
             files.sort_by_key(|(i, _)| *i);
             if files.iter().all(|(_, f)| f.is_some()) && files.len() > 1 {
                 let all: Vec<&FxFile> = files.iter().filter_map(|(_, f)| f.as_deref()).collect();
-                let diffs = crate::analysis::diff::consecutive_diffs(&all).into_iter().map(Arc::new).collect();
-                send(Msg::PassDiffs { key: key.clone(), diffs });
+                let diffs = crate::analysis::diff::consecutive_diffs(&all)
+                    .into_iter()
+                    .map(Arc::new)
+                    .collect();
+                send(Msg::PassDiffs {
+                    key: key.clone(),
+                    diffs,
+                });
             }
             if need_layout {
                 let loaded: Vec<&FxFile> = files.iter().filter_map(|(_, f)| f.as_deref()).collect();
@@ -205,7 +211,9 @@ impl App {
             ph.compare = None;
             return;
         };
-        let (Some(b), Some(key)) = (ph.current_file().cloned(), Some(ph.key.clone())) else { return };
+        let (Some(b), Some(key)) = (ph.current_file().cloned(), Some(ph.key.clone())) else {
+            return;
+        };
         let b_pass = ph.current;
         let known = ph.pass_of(&a_path).and_then(|i| ph.files[i].clone());
         let label = compare_label(self.workspace.as_ref().map(|w| &w.index), &a_path);
@@ -220,20 +228,29 @@ impl App {
         self.jobs.spawn(move |send| {
             let a_file = match known {
                 Some(f) => Ok(f),
-                None => load::graph(&a_path).map(Arc::new).map_err(|e| e.to_string()),
+                None => load::graph(&a_path)
+                    .map(Arc::new)
+                    .map_err(|e| e.to_string()),
             };
             let result = a_file.map(|a| {
                 let d = Arc::new(crate::analysis::diff::diff(&a, &b));
                 (a, d)
             });
-            send(Msg::Compared { key, a_path, b_pass, result });
+            send(Msg::Compared {
+                key,
+                a_path,
+                b_pass,
+                result,
+            });
         });
     }
 
     /// Opens the text diff of the compared graphs (A → the pass on screen).
     pub fn open_text_diff(&mut self) {
         let Some(ph) = &self.phase else { return };
-        let Some(b) = ph.current_path().map(Path::to_path_buf) else { return };
+        let Some(b) = ph.current_path().map(Path::to_path_buf) else {
+            return;
+        };
         let a = match &ph.compare {
             Some(c) if c.b_pass == ph.current => c.a_path.clone(),
             _ => match ph.current.checked_sub(1) {
@@ -241,10 +258,21 @@ impl App {
                 None => return,
             },
         };
-        self.text_diff = Some(TextDiffView { a: a.clone(), b: b.clone(), lines: None, error: None });
+        self.text_diff = Some(TextDiffView {
+            a: a.clone(),
+            b: b.clone(),
+            lines: None,
+            error: None,
+        });
         self.jobs.spawn(move |send| {
-            let read = |p: &Path| read::read_text(p).map(|t| t.text).map_err(|e| e.to_string());
-            let result = read(&a).and_then(|ta| read(&b).map(|tb| Arc::new(crate::analysis::diff::text_diff(&ta, &tb))));
+            let read = |p: &Path| {
+                read::read_text(p)
+                    .map(|t| t.text)
+                    .map_err(|e| e.to_string())
+            };
+            let result = read(&a).and_then(|ta| {
+                read(&b).map(|tb| Arc::new(crate::analysis::diff::text_diff(&ta, &tb)))
+            });
             send(Msg::TextDiff { a, b, result });
         });
     }
@@ -378,7 +406,12 @@ impl App {
                     }
                 }
             }
-            Msg::Compared { key, a_path, b_pass, result } => {
+            Msg::Compared {
+                key,
+                a_path,
+                b_pass,
+                result,
+            } => {
                 if let Some(c) = self
                     .phase
                     .as_mut()
@@ -452,7 +485,10 @@ impl App {
 
 /// How the UI names a graph file to compare with: `rank 1 · model__0 · forward · 005 view_to_reshape`.
 fn compare_label(index: Option<&DebugIndex>, path: &Path) -> String {
-    let file = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let file = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let Some(index) = index else { return file };
     for run in &index.runs {
         for m in &run.models {
@@ -466,7 +502,10 @@ fn compare_label(index: Option<&DebugIndex>, path: &Path) -> String {
             }
             for ph in &m.phases {
                 if let Some(p) = ph.passes.iter().find(|p| p.path == path) {
-                    where_.push(format!("{} · {} · {:03} {}", m.name, ph.name, p.index, p.name));
+                    where_.push(format!(
+                        "{} · {} · {:03} {}",
+                        m.name, ph.name, p.index, p.name
+                    ));
                     return where_.join(" · ");
                 }
             }

@@ -16,9 +16,7 @@ use egui::{Color32, RichText};
 use std::path::PathBuf;
 
 /// Colours of added / removed / changed: those of the graph's diff overlay and pass strip.
-pub const ADDED: Color32 = Color32::from_rgb(60, 200, 90);
-pub const REMOVED: Color32 = Color32::from_rgb(230, 70, 70);
-pub const CHANGED: Color32 = Color32::from_rgb(240, 170, 30);
+use super::palette::{ADDED, CHANGED, REMOVED};
 
 #[derive(Default)]
 pub struct CompareBarState {

@@ -763,9 +763,9 @@ fn history_row(ui: &mut egui::Ui, ph: &PhaseState, e: &HistoryEntry) -> Option<A
             action = Some(Action::GoToPass(pass.path.clone(), select));
         }
         let (green, red, amber) = (
-            super::compare_bar::ADDED,
-            super::compare_bar::REMOVED,
-            super::compare_bar::CHANGED,
+            super::palette::ADDED,
+            super::palette::REMOVED,
+            super::palette::CHANGED,
         );
         match e.event {
             HistoryEvent::Appeared if e.pass == 0 => {
@@ -810,7 +810,7 @@ fn changed_by_this_pass(ui: &mut egui::Ui, ph: &PhaseState, qualified: &str) {
             } else {
                 "Removed by this pass".into()
             };
-            ui.colored_label(super::compare_bar::REMOVED, text);
+            ui.colored_label(super::palette::REMOVED, text);
         }
         return;
     };
@@ -842,7 +842,7 @@ fn changed_by_this_pass(ui: &mut egui::Ui, ph: &PhaseState, qualified: &str) {
     };
     ui.label(RichText::new(title).strong())
         .on_hover_text(format!("compared with {label}"));
-    let (green, red) = (super::compare_bar::ADDED, super::compare_bar::REMOVED);
+    let (green, red) = (super::palette::ADDED, super::palette::REMOVED);
     if status == NodeStatus::Added {
         ui.colored_label(green, "added: not in A");
         return;

@@ -8,6 +8,7 @@ mod dialogs;
 mod graph_view;
 mod inspector;
 mod logs_panel;
+mod palette;
 mod status_bar;
 mod text_diff_view;
 mod tree;

@@ -5,7 +5,7 @@
 //! Files can be 10 MB: rows are virtualised (`ScrollArea::show_rows`) and the row model is
 //! built once per diff (and per folding choice), not per frame.
 
-use super::compare_bar::{ADDED, REMOVED};
+use super::palette::{ADDED, REMOVED};
 use crate::analysis::diff::{LineTag, TextDiffLine, hunks};
 use crate::app::App;
 use crate::app::phase::PhaseState;

@@ -148,7 +148,11 @@ pub fn show(app: &mut App, st: &mut GraphViewState, ui: &mut egui::Ui) {
             return;
         }
     };
-    if st.scene.as_ref().is_none_or(|s| !Arc::ptr_eq(&s.layout, &layout)) {
+    if st
+        .scene
+        .as_ref()
+        .is_none_or(|s| !Arc::ptr_eq(&s.layout, &layout))
+    {
         st.scene = Some(Scene::new(layout.clone()));
         st.scene_a = None;
         st.fit_frames = 2;
@@ -158,8 +162,13 @@ pub fn show(app: &mut App, st: &mut GraphViewState, ui: &mut egui::Ui) {
     let selected = ph.selected.clone();
     let compared = ph.diff_view();
     let side_by_side = st.side_by_side && compared.is_some();
-    let diff = compared.as_ref().filter(|_| st.diff_overlay || side_by_side).map(|(a, d, _)| (&**a, &**d));
-    let Some(scene) = st.scene.as_mut() else { return };
+    let diff = compared
+        .as_ref()
+        .filter(|_| st.diff_overlay || side_by_side)
+        .map(|(a, d, _)| (&**a, &**d));
+    let Some(scene) = st.scene.as_mut() else {
+        return;
+    };
     let hits = st.search.hit_ids(scene);
     let view = scene::SceneView {
         diff,
@@ -175,7 +184,10 @@ pub fn show(app: &mut App, st: &mut GraphViewState, ui: &mut egui::Ui) {
     let full = ui.available_rect_before_wrap().intersect(ui.clip_rect());
     let (rect_a, rect) = if side_by_side {
         let (l, r) = full.split_left_right_at_fraction(0.5);
-        (Some(l.shrink2(egui::vec2(2.0, 0.0))), r.shrink2(egui::vec2(2.0, 0.0)))
+        (
+            Some(l.shrink2(egui::vec2(2.0, 0.0))),
+            r.shrink2(egui::vec2(2.0, 0.0)),
+        )
     } else {
         (None, full)
     };
@@ -197,10 +209,16 @@ pub fn show(app: &mut App, st: &mut GraphViewState, ui: &mut egui::Ui) {
         }
     }
     groups::paint(ui, st, rect);
-    let Some(scene) = st.scene.as_mut() else { return };
+    let Some(scene) = st.scene.as_mut() else {
+        return;
+    };
     let title = side_by_side.then(|| {
-        let p = &app.phase.as_ref().map(|p| (p.passes[p.current].index, p.passes[p.current].name.clone()));
-        p.as_ref().map_or_else(String::new, |(i, n)| format!("B: {i:03} {n}"))
+        let p = &app
+            .phase
+            .as_ref()
+            .map(|p| (p.passes[p.current].index, p.passes[p.current].name.clone()));
+        p.as_ref()
+            .map_or_else(String::new, |(i, n)| format!("B: {i:03} {n}"))
     });
     let response = graph_canvas(ui, scene, rect);
     if let Some(t) = title {
@@ -228,7 +246,11 @@ pub fn show(app: &mut App, st: &mut GraphViewState, ui: &mut egui::Ui) {
 
 /// One egui_graphs view of `scene` in `rect`. Several views share [`VIEW_ID`], so they pan
 /// and zoom together.
-fn graph_canvas(ui: &mut egui::Ui, scene: &mut Scene, rect: Rect) -> egui_graphs::GraphViewResponse {
+fn graph_canvas(
+    ui: &mut egui::Ui,
+    scene: &mut Scene,
+    rect: Rect,
+) -> egui_graphs::GraphViewResponse {
     ui.scope_builder(egui::UiBuilder::new().max_rect(rect), |ui| {
         egui_graphs::GraphView::<FixedState, Fixed>::new()
             .with_id(Some(VIEW_ID.to_string()))
@@ -264,10 +286,21 @@ fn canvas(ui: &mut egui::Ui, scene: &mut Scene, rect: Rect, title: &str) -> Opti
 
 fn caption(ui: &egui::Ui, rect: Rect, text: &str) {
     let painter = ui.painter_at(rect);
-    let galley = painter.layout_no_wrap(text.to_owned(), egui::FontId::proportional(13.0), ui.visuals().strong_text_color());
-    let r = Rect::from_min_size(rect.min + egui::vec2(6.0, 6.0), galley.size() + egui::vec2(10.0, 6.0));
+    let galley = painter.layout_no_wrap(
+        text.to_owned(),
+        egui::FontId::proportional(13.0),
+        ui.visuals().strong_text_color(),
+    );
+    let r = Rect::from_min_size(
+        rect.min + egui::vec2(6.0, 6.0),
+        galley.size() + egui::vec2(10.0, 6.0),
+    );
     painter.rect_filled(r, 4.0, ui.visuals().extreme_bg_color);
-    painter.galley(r.min + egui::vec2(5.0, 3.0), galley, ui.visuals().strong_text_color());
+    painter.galley(
+        r.min + egui::vec2(5.0, 3.0),
+        galley,
+        ui.visuals().strong_text_color(),
+    );
 }
 
 fn loading(app: &App, ui: &mut egui::Ui) {

@@ -99,8 +99,9 @@ pub fn toolbar(app: &mut App, st: &mut GraphViewState, ui: &mut egui::Ui) {
         ui.separator();
         super::search::bar(app, st, ui);
         ui.separator();
-        ui.toggle_value(&mut st.diff_overlay, "Diff")
-            .on_hover_text("Colour what this pass changed: added green, changed amber, removed as red ghosts (D)");
+        ui.toggle_value(&mut st.diff_overlay, "Diff").on_hover_text(
+            "Colour what this pass changed: added green, changed amber, removed as red ghosts (D)",
+        );
         ui.toggle_value(&mut st.side_by_side, "Side by side")
             .on_hover_text("The compared graph (A) left of this pass (B), panning together (S)");
         ui.toggle_value(&mut st.cone, "Cone")

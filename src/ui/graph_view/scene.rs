@@ -164,7 +164,10 @@ impl Scene {
             return;
         }
         let redraw_pass = self.applied.as_ref().is_none_or(|a| {
-            a.file != want.file || a.collapsed != want.collapsed || a.diff != want.diff || a.side != want.side
+            a.file != want.file
+                || a.collapsed != want.collapsed
+                || a.diff != want.diff
+                || a.side != want.side
         });
         if redraw_pass {
             self.show_pass(file, view.collapsed);
@@ -270,7 +273,11 @@ impl Scene {
         let other = if side == Side::After { a } else { file };
         let other_edges = self.edges_of(other);
         // Edges of the shown file that the other one lacks are new (After) or gone (Before).
-        let own_mark = if side == Side::After { DiffMark::Added } else { DiffMark::Removed };
+        let own_mark = if side == Side::After {
+            DiffMark::Added
+        } else {
+            DiffMark::Removed
+        };
         let other_set: HashSet<(u32, u32)> = other_edges.iter().copied().collect();
         for (x, y) in self.pass_edges.clone() {
             if !other_set.contains(&(x, y)) {
@@ -284,7 +291,9 @@ impl Scene {
         let ids_a = self.layout.ids_of(a);
         for (gi, g) in a.graphs.iter().enumerate() {
             for (ni, node) in g.nodes.iter().enumerate() {
-                let (Some(NodeStatus::Removed), Some(Some(id))) = (d.status_a(gi, ni), ids_a[gi].get(ni)) else {
+                let (Some(NodeStatus::Removed), Some(Some(id))) =
+                    (d.status_a(gi, ni), ids_a[gi].get(ni))
+                else {
                     continue;
                 };
                 let id = *id as usize;
@@ -322,8 +331,15 @@ impl Scene {
     fn edges_of(&self, file: &FxFile) -> Vec<(u32, u32)> {
         let mut out = Vec::new();
         for (name, inputs) in pass_entries(file) {
-            let Some(b) = self.layout.union.id(&name) else { continue };
-            out.extend(inputs.iter().filter_map(|i| self.layout.union.id(i)).map(|a| (a, b)));
+            let Some(b) = self.layout.union.id(&name) else {
+                continue;
+            };
+            out.extend(
+                inputs
+                    .iter()
+                    .filter_map(|i| self.layout.union.id(i))
+                    .map(|a| (a, b)),
+            );
         }
         out
     }
@@ -332,7 +348,9 @@ impl Scene {
     pub fn diff_counts(&self) -> (usize, usize, usize) {
         let mut c = (0, 0, 0);
         for &idx in &self.node_idx {
-            let Some(n) = self.graph.node(idx) else { continue };
+            let Some(n) = self.graph.node(idx) else {
+                continue;
+            };
             let p = n.payload();
             if !p.present {
                 continue;

@@ -55,9 +55,9 @@ impl DiffMark {
     pub fn color(self) -> Option<Color32> {
         match self {
             DiffMark::Same => None,
-            DiffMark::Added => Some(Color32::from_rgb(60, 200, 90)),
-            DiffMark::Changed => Some(Color32::from_rgb(240, 170, 30)),
-            DiffMark::Removed => Some(Color32::from_rgb(230, 70, 70)),
+            DiffMark::Added => Some(crate::ui::palette::ADDED),
+            DiffMark::Changed => Some(crate::ui::palette::CHANGED),
+            DiffMark::Removed => Some(crate::ui::palette::REMOVED),
         }
     }
 }
@@ -179,7 +179,11 @@ impl NodeShape {
             Mark::Hit => Some(Stroke::new(w, Color32::from_rgb(255, 80, 200))),
             _ if self.hovered => Some(Stroke::new(w, fg)),
             // What the compared pass did, when nothing more pressing is shown.
-            _ => self.data.diff.color().map(|c| Stroke::new((3.0 * zoom).clamp(1.5, 3.5), c)),
+            _ => self
+                .data
+                .diff
+                .color()
+                .map(|c| Stroke::new((3.0 * zoom).clamp(1.5, 3.5), c)),
         }
     }
 
