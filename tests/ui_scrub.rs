@@ -82,6 +82,18 @@ fn scrubbing_marks_exactly_what_each_pass_changed() {
             "overlay of pass {k}"
         );
     }
+    // The strip tells each pass's counts on hover: pass 004's are those of the engine.
+    let counts = {
+        let files = pass_files();
+        let a = load::graph(&files[3]).unwrap();
+        let b = load::graph(&files[4]).unwrap();
+        diff::diff(&a, &b).counts().to_string()
+    };
+    let shown = |h: &Harness<'static, Fxray>| h.query_all_by_label_contains(&counts).count();
+    let before = shown(&h);
+    h.get_by_label("pass 004 apply_pattern_passes").hover();
+    h.run_steps(3);
+    assert_eq!(shown(&h), before + 1, "the strip's tooltip shows {counts}");
     // Pass 002 optimize_noop_ops removed `alias` and `alias_1`: two ghosts.
     assert_eq!(expected(2).2, 2);
 
