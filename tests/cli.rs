@@ -2,32 +2,14 @@
 
 mod common;
 
-use common::{fixture, run_dir};
+use common::{fixture, fxray, run_dir, stdout_json};
 use serde_json::Value;
 use std::path::Path;
-use std::process::{Command, Output};
-
-fn fxray(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fxray"))
-        .args(args)
-        .output()
-        .expect("run fxray")
-}
-
-fn json_of(out: &Output) -> Value {
-    assert!(
-        out.status.success(),
-        "exit {:?}: {}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("valid JSON on stdout")
-}
 
 #[test]
 fn summary_json_of_the_showcase() {
     let root = fixture("showcase");
-    let v = json_of(&fxray(&["summary", root.to_str().unwrap(), "--json"]));
+    let v = stdout_json(&fxray(&["summary", root.to_str().unwrap(), "--json"]));
     let exp: Value =
         serde_json::from_str(&std::fs::read_to_string(fixture("showcase/expected.json")).unwrap())
             .unwrap();
@@ -73,7 +55,7 @@ fn summary_of_every_fixture_tree_is_clean() {
         "inductor/f_torch_cond",
         "data_dump/attention_bf16_nan_inf",
     ] {
-        let v = json_of(&fxray(&[
+        let v = stdout_json(&fxray(&[
             "summary",
             fixture(case).to_str().unwrap(),
             "--json",
@@ -119,7 +101,7 @@ fn summary_text_names_runs_models_and_passes() {
 #[test]
 fn export_json_has_the_promised_shape() {
     let g = run_dir("showcase").join("npugraph_ex/model__0/forward/000_aot_forward_graph.txt");
-    let v = json_of(&fxray(&["export", g.to_str().unwrap(), "--format", "json"]));
+    let v = stdout_json(&fxray(&["export", g.to_str().unwrap(), "--format", "json"]));
     assert_eq!(v["file"], g.to_str().unwrap());
     assert_eq!(v["unparsed"].as_array().unwrap().len(), 0);
     let graphs = v["graphs"].as_array().unwrap();
@@ -146,7 +128,7 @@ fn export_json_has_the_promised_shape() {
 fn export_json_nests_cond_branches() {
     let g = run_dir("npugraph_ex/torch_cond")
         .join("npugraph_ex/model__0/forward/000_aot_forward_graph.txt");
-    let v = json_of(&fxray(&["export", g.to_str().unwrap()]));
+    let v = stdout_json(&fxray(&["export", g.to_str().unwrap()]));
     let graphs = v["graphs"].as_array().unwrap();
     let names: Vec<&str> = graphs.iter().map(|g| g["name"].as_str().unwrap()).collect();
     assert_eq!(names, ["<lambda>", "true_graph_0", "false_graph_0"]);
@@ -183,7 +165,7 @@ fn export_dot_draws_every_node_and_edge() {
     );
     let dot = std::fs::read_to_string(&out_path).unwrap();
     assert!(dot.starts_with("digraph "));
-    let v = json_of(&fxray(&["export", g.to_str().unwrap()]));
+    let v = stdout_json(&fxray(&["export", g.to_str().unwrap()]));
     let nodes = v["graphs"][0]["nodes"].as_array().unwrap();
     let edges: usize = nodes
         .iter()

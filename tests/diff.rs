@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{copy_tree, fixture, run_dir};
+use common::{copy_tree, fixture, fxray, run_dir, stdout_json};
 use fxray::analysis::diff::{
     self, DiffReport, EdgeKind, Field, Fields, FirstQuery, HistoryEvent, LineTag, NodeStatus,
 };
@@ -13,7 +13,6 @@ use fxray::sources::load;
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
@@ -101,23 +100,6 @@ fn changing_passes(dir: &Path) -> Vec<usize> {
         }
     }
     out
-}
-
-fn fxray(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fxray"))
-        .args(args)
-        .output()
-        .expect("run fxray")
-}
-
-fn stdout_json(out: &Output) -> Value {
-    assert!(
-        out.status.success(),
-        "exit {:?}: {}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("valid JSON on stdout")
 }
 
 /// Renames identifiers in code lines (not comments, not after a `.`, not inside quotes).

@@ -3,7 +3,6 @@
 
 mod common;
 
-use common::run_dir;
 use fxray::analysis::op_family::{self, OpFamily};
 use fxray::analysis::phase_layout;
 use fxray::model::fx::FxFile;
@@ -12,14 +11,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::sync::atomic::AtomicBool;
 
 fn passes(case: &str, phase: &str) -> Vec<FxFile> {
-    let dir = run_dir(case).join("npugraph_ex/model__0").join(phase);
-    let mut paths: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "txt"))
-        .collect();
-    paths.sort();
-    paths
+    common::pass_files(case, phase)
         .iter()
         .map(|p| load::graph(p).expect("parse"))
         .collect()

@@ -9,26 +9,14 @@
 mod common;
 
 use common::fixture;
+use common::ui::{harness_sized, opened, settle};
 use egui_kittest::Harness;
-use fxray::app::App;
 use fxray::ui::{Fxray, Viewport};
 use std::path::Path;
-use std::time::Duration;
 
 fn harness(path: &Path, size: egui::Vec2) -> Harness<'static, Fxray> {
-    let mut app = App::new();
-    app.open(path);
-    assert!(
-        app.wait_idle(Duration::from_secs(120)),
-        "loading {} timed out",
-        path.display()
-    );
-    let mut h = Harness::builder()
-        .with_size(size)
-        .build_ui_state(|ui, s: &mut Fxray| s.ui(ui), Fxray::new(app));
-    h.run_steps(3);
-    assert!(h.state_mut().app.wait_idle(Duration::from_secs(120)));
-    h.run_steps(4);
+    let mut h = harness_sized(opened(path), size);
+    settle(&mut h);
     h
 }
 
@@ -61,8 +49,7 @@ fn tree_and_pass_graph() {
             "npugraph_ex/model__0/forward/004_aot_forward_graph_after_apply_pattern_passes.txt",
         ),
     );
-    h.run_steps(2);
-    assert!(h.state_mut().app.wait_idle(Duration::from_secs(60)));
+    settle(&mut h);
     h.state_mut().app.reveal_node("bmm".into());
     h.run_steps(3);
     h.state_mut().app.select_node(None);
@@ -97,9 +84,7 @@ fn stress_graph_zoomed_out() {
         .map(|p| p.passes[0].path.clone())
         .expect("backward phase");
     h.state_mut().app.select_graph(&backward);
-    h.run_steps(2);
-    assert!(h.state_mut().app.wait_idle(Duration::from_secs(120)));
-    h.run_steps(4);
+    settle(&mut h);
     let (total, present) = h.state().view.graph.counts();
     assert!(present > 5000, "{present}/{total} nodes on screen");
     let zoom = Viewport::load_ctx(&h.ctx).zoom;

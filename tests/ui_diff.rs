@@ -7,73 +7,16 @@
 
 mod common;
 
-use common::{fixture, run_dir};
+use common::ui::{current_pass, harness, opened, selected, settle};
+use common::{fixture, pass_files};
 use egui::accesskit::Role;
-use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use fxray::analysis::diff::{self, LineTag};
-use fxray::app::App;
 use fxray::sources::load;
-use fxray::ui::Fxray;
-use std::path::{Path, PathBuf};
-use std::time::Duration;
-
-const WAIT: Duration = Duration::from_secs(60);
-
-fn opened(path: &Path) -> App {
-    let mut app = App::new();
-    app.open(path);
-    assert!(app.wait_idle(WAIT), "opening {} timed out", path.display());
-    app
-}
-
-fn harness(app: App) -> Harness<'static, Fxray> {
-    Harness::builder()
-        .with_size(egui::vec2(1400., 900.))
-        .build_ui_state(|ui, s: &mut Fxray| s.ui(ui), Fxray::new(app))
-}
-
-/// Lets the background work started by the last frames finish, then draws its results.
-fn settle(h: &mut Harness<'static, Fxray>) {
-    h.run_steps(2);
-    assert!(
-        h.state_mut().app.wait_idle(WAIT),
-        "background work timed out"
-    );
-    h.run_steps(3);
-}
-
-fn current_pass(h: &Harness<'static, Fxray>) -> usize {
-    h.state()
-        .app
-        .phase
-        .as_ref()
-        .map_or(usize::MAX, |p| p.current)
-}
-
-fn selected(h: &Harness<'static, Fxray>) -> Option<String> {
-    h.state()
-        .app
-        .phase
-        .as_ref()
-        .and_then(|p| p.selected.clone())
-}
-
-/// The showcase's forward passes, in order.
-fn pass_files() -> Vec<PathBuf> {
-    let dir = run_dir("showcase").join("npugraph_ex/model__0/forward");
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "txt"))
-        .collect();
-    v.sort();
-    v
-}
 
 /// The compare bar's counts of pass `a` → pass `b`, as the diff engine makes them.
 fn counts(a: usize, b: usize) -> String {
-    let files = pass_files();
+    let files = pass_files("showcase", "forward");
     let fa = load::graph(&files[a]).unwrap();
     let fb = load::graph(&files[b]).unwrap();
     diff::diff(&fa, &fb).counts().to_string()
@@ -108,7 +51,7 @@ fn compare_bar_counts_other_a_and_text_diff() {
     h.get_by_label("Text diff").click();
     settle(&mut h);
     assert!(h.state().view.show_text_diff);
-    let files = pass_files();
+    let files = pass_files("showcase", "forward");
     let ta = std::fs::read_to_string(&files[0]).unwrap();
     let tb = std::fs::read_to_string(&files[4]).unwrap();
     let lines = diff::text_diff(&ta, &tb);

@@ -7,54 +7,12 @@
 mod common;
 
 use common::fixture;
+use common::ui::{current_pass, harness, opened, selected, settle};
 use egui::accesskit::Role;
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
-use fxray::app::App;
 use fxray::ui::{Fxray, Viewport};
-use std::path::Path;
 use std::time::Duration;
-
-const WAIT: Duration = Duration::from_secs(60);
-
-fn opened(path: &Path) -> App {
-    let mut app = App::new();
-    app.open(path);
-    assert!(app.wait_idle(WAIT), "opening {} timed out", path.display());
-    app
-}
-
-fn harness(app: App) -> Harness<'static, Fxray> {
-    Harness::builder()
-        .with_size(egui::vec2(1400., 900.))
-        .build_ui_state(|ui, s: &mut Fxray| s.ui(ui), Fxray::new(app))
-}
-
-/// Lets the background work started by the last frames finish, then draws its results.
-fn settle(h: &mut Harness<'static, Fxray>) {
-    h.run_steps(2);
-    assert!(
-        h.state_mut().app.wait_idle(WAIT),
-        "background work timed out"
-    );
-    h.run_steps(3);
-}
-
-fn selected(h: &Harness<'static, Fxray>) -> Option<String> {
-    h.state()
-        .app
-        .phase
-        .as_ref()
-        .and_then(|p| p.selected.clone())
-}
-
-fn current_pass(h: &Harness<'static, Fxray>) -> usize {
-    h.state()
-        .app
-        .phase
-        .as_ref()
-        .map_or(usize::MAX, |p| p.current)
-}
 
 fn viewport(h: &Harness<'static, Fxray>) -> (f32, egui::Vec2) {
     let vp = Viewport::load_ctx(&h.ctx);

@@ -4,50 +4,25 @@
 //!
 //! Frames are stepped with `run_steps`, never `run`: the graph view repaints every frame.
 
+mod common;
+
+use common::ui::{WAIT, harness, opened, selected, settle};
 use egui::accesskit::Role;
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use fxray::app::App;
 use fxray::ui::Fxray;
 use std::path::Path;
-use std::time::Duration;
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/fixtures");
 const SHOWCASE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/fixtures/showcase");
-const WAIT: Duration = Duration::from_secs(30);
 
 /// The showcase opened, its first phase loaded: pass 000 of model__0/forward on screen.
 fn showcase_app() -> App {
-    let mut app = App::new();
-    app.open(Path::new(SHOWCASE));
-    assert!(app.wait_idle(WAIT), "opening the showcase timed out");
+    let app = opened(Path::new(SHOWCASE));
     let pass = app.phase.as_ref().map(|p| p.current);
     assert_eq!(pass, Some(0), "the first pass is shown");
     app
-}
-
-fn harness(app: App) -> Harness<'static, Fxray> {
-    Harness::builder()
-        .with_size(egui::vec2(1400., 900.))
-        .build_ui_state(|ui, s: &mut Fxray| s.ui(ui), Fxray::new(app))
-}
-
-/// Lets background jobs started by the last frame finish, then draws their results.
-fn settle(h: &mut Harness<'static, Fxray>) {
-    h.run_steps(2);
-    assert!(
-        h.state_mut().app.wait_idle(WAIT),
-        "background work timed out"
-    );
-    h.run_steps(2);
-}
-
-fn selected(h: &Harness<'static, Fxray>) -> Option<String> {
-    h.state()
-        .app
-        .phase
-        .as_ref()
-        .and_then(|p| p.selected.clone())
 }
 
 fn current_pass_name(h: &Harness<'static, Fxray>) -> Option<String> {

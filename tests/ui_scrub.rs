@@ -4,52 +4,23 @@
 
 mod common;
 
-use common::{fixture, run_dir};
+use common::ui::{harness_sized, opened, settle};
+use common::{fixture, pass_files};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use fxray::analysis::diff;
-use fxray::app::App;
 use fxray::sources::load;
 use fxray::ui::Fxray;
-use std::path::PathBuf;
-use std::time::Duration;
-
-const WAIT: Duration = Duration::from_secs(60);
 
 fn harness() -> Harness<'static, Fxray> {
-    let mut app = App::new();
-    app.open(&fixture("showcase"));
-    assert!(app.wait_idle(WAIT));
-    let mut h = Harness::builder()
-        .with_size(egui::vec2(1500., 900.))
-        .build_ui_state(|ui, s: &mut Fxray| s.ui(ui), Fxray::new(app));
+    let mut h = harness_sized(opened(&fixture("showcase")), egui::vec2(1500., 900.));
     settle(&mut h);
     h
 }
 
-fn settle(h: &mut Harness<'static, Fxray>) {
-    h.run_steps(2);
-    assert!(
-        h.state_mut().app.wait_idle(WAIT),
-        "background work timed out"
-    );
-    h.run_steps(3);
-}
-
-fn pass_files() -> Vec<PathBuf> {
-    let dir = run_dir("showcase").join("npugraph_ex/model__0/forward");
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "txt"))
-        .collect();
-    v.sort();
-    v
-}
-
 /// (added, changed, removed) between showcase passes `k-1` and `k`, by the diff engine.
 fn expected(k: usize) -> (usize, usize, usize) {
-    let files = pass_files();
+    let files = pass_files("showcase", "forward");
     let a = load::graph(&files[k - 1]).unwrap();
     let b = load::graph(&files[k]).unwrap();
     let c = diff::diff(&a, &b).counts();
@@ -84,7 +55,7 @@ fn scrubbing_marks_exactly_what_each_pass_changed() {
     }
     // The strip tells each pass's counts on hover: pass 004's are those of the engine.
     let counts = {
-        let files = pass_files();
+        let files = pass_files("showcase", "forward");
         let a = load::graph(&files[3]).unwrap();
         let b = load::graph(&files[4]).unwrap();
         diff::diff(&a, &b).counts().to_string()

@@ -36,3 +36,36 @@ pub fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
         }
     }
 }
+
+pub mod ui;
+
+/// The sorted `*.txt` pass dumps of `<case>`'s model__0 `phase` folder.
+pub fn pass_files(case: &str, phase: &str) -> Vec<PathBuf> {
+    let dir = run_dir(case).join("npugraph_ex/model__0").join(phase);
+    let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "txt"))
+        .collect();
+    v.sort();
+    v
+}
+
+/// Runs the `fxray` binary with `args`.
+pub fn fxray(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_fxray"))
+        .args(args)
+        .output()
+        .expect("run fxray")
+}
+
+/// Its standard output as JSON, after checking it succeeded.
+pub fn stdout_json(out: &std::process::Output) -> serde_json::Value {
+    assert!(
+        out.status.success(),
+        "exit {:?}: {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("valid JSON on stdout")
+}

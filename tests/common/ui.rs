@@ -1,0 +1,55 @@
+//! Driving the real app in egui_kittest: open a path, wait for the background jobs, read the
+//! selection. Frames are stepped with `run_steps`, never `run`: the graph view repaints every
+//! frame.
+
+use egui_kittest::Harness;
+use fxray::app::App;
+use fxray::ui::Fxray;
+use std::path::Path;
+use std::time::Duration;
+
+pub const WAIT: Duration = Duration::from_secs(60);
+
+/// An app with `path` opened and its first phase loaded.
+pub fn opened(path: &Path) -> App {
+    let mut app = App::new();
+    app.open(path);
+    assert!(app.wait_idle(WAIT), "opening {} timed out", path.display());
+    app
+}
+
+pub fn harness(app: App) -> Harness<'static, Fxray> {
+    harness_sized(app, egui::vec2(1400., 900.))
+}
+
+pub fn harness_sized(app: App, size: egui::Vec2) -> Harness<'static, Fxray> {
+    Harness::builder()
+        .with_size(size)
+        .build_ui_state(|ui, s: &mut Fxray| s.ui(ui), Fxray::new(app))
+}
+
+/// Lets the background work started by the last frames finish, then draws its results.
+pub fn settle(h: &mut Harness<'static, Fxray>) {
+    h.run_steps(2);
+    assert!(
+        h.state_mut().app.wait_idle(WAIT),
+        "background work timed out"
+    );
+    h.run_steps(3);
+}
+
+pub fn selected(h: &Harness<'static, Fxray>) -> Option<String> {
+    h.state()
+        .app
+        .phase
+        .as_ref()
+        .and_then(|p| p.selected.clone())
+}
+
+pub fn current_pass(h: &Harness<'static, Fxray>) -> usize {
+    h.state()
+        .app
+        .phase
+        .as_ref()
+        .map_or(usize::MAX, |p| p.current)
+}
