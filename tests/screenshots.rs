@@ -9,7 +9,7 @@
 mod common;
 
 use common::fixture;
-use common::ui::{harness_sized, opened, settle};
+use common::ui::{first_pass_of, harness_sized, opened, settle};
 use egui_kittest::Harness;
 use fxray::ui::{Fxray, Viewport};
 use std::path::Path;
@@ -70,19 +70,7 @@ fn inspector_with_a_node_selected() {
 fn stress_graph_zoomed_out() {
     let root = fixture("npugraph_ex/stress_24layer");
     let mut h = harness(&root, egui::vec2(1500., 900.));
-    let backward = h
-        .state()
-        .app
-        .workspace
-        .as_ref()
-        .and_then(|ws| {
-            ws.index.runs[0].models[0]
-                .phases
-                .iter()
-                .find(|p| p.name == "backward")
-        })
-        .map(|p| p.passes[0].path.clone())
-        .expect("backward phase");
+    let backward = first_pass_of(&h.state().app, "backward");
     h.state_mut().app.select_graph(&backward);
     settle(&mut h);
     let (total, present) = h.state().view.graph.counts();

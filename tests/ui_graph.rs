@@ -7,7 +7,7 @@
 mod common;
 
 use common::fixture;
-use common::ui::{current_pass, harness, opened, selected, settle};
+use common::ui::{current_pass, first_pass_of, harness, opened, selected, settle};
 use egui::accesskit::Role;
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
@@ -190,17 +190,7 @@ fn ui_keeps_drawing_while_a_large_graph_is_laid_out() {
     // the window must keep drawing frames meanwhile.
     let root = fixture("npugraph_ex/stress_20k");
     let mut app = opened(&root);
-    let backward = app
-        .workspace
-        .as_ref()
-        .and_then(|ws| {
-            ws.index.runs[0].models[0]
-                .phases
-                .iter()
-                .find(|p| p.name == "backward")
-        })
-        .map(|p| p.passes[0].path.clone())
-        .expect("a backward phase");
+    let backward = first_pass_of(&app, "backward");
     app.select_graph(&backward);
     let mut h = harness(app);
     let mut frames_while_pending = 0;

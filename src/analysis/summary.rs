@@ -29,6 +29,14 @@ impl GraphFacts {
         }
     }
 
+    /// Facts of a load attempt: the parsed file's, or the reason it could not be read.
+    pub fn of_result(loaded: Result<&FxFile, impl std::fmt::Display>) -> Self {
+        match loaded {
+            Ok(f) => Self::of(f),
+            Err(e) => Self::unreadable(e.to_string()),
+        }
+    }
+
     pub fn unreadable(reason: String) -> Self {
         GraphFacts {
             problems: vec![reason],

@@ -89,10 +89,7 @@ impl App {
             send(Msg::Indexed { generation, result });
             // Prefetch: parse every graph for its facts, so the tree fills in its counts.
             files.par_iter().for_each(|p| {
-                let facts = match load::graph(p) {
-                    Ok(f) => GraphFacts::of(&f),
-                    Err(e) => GraphFacts::unreadable(e.to_string()),
-                };
+                let facts = GraphFacts::of_result(load::graph(p).as_ref());
                 send(Msg::Facts {
                     generation,
                     path: p.clone(),

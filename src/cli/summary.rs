@@ -65,13 +65,7 @@ pub fn parse_and_diff(
                 .passes
                 .iter()
                 .zip(&parsed)
-                .map(|(p, r)| {
-                    let f = match r {
-                        Ok(f) => GraphFacts::of(f),
-                        Err(e) => GraphFacts::unreadable(e.clone()),
-                    };
-                    (p.path.clone(), f)
-                })
+                .map(|(p, r)| (p.path.clone(), GraphFacts::of_result(r.as_ref())))
                 .collect();
             let diffs = (1..parsed.len())
                 .into_par_iter()
@@ -137,11 +131,10 @@ pub fn parse_all<'a>(paths: impl Iterator<Item = &'a Path>) -> HashMap<PathBuf, 
     paths
         .par_iter()
         .map(|p| {
-            let facts = match load::graph(p) {
-                Ok(f) => GraphFacts::of(&f),
-                Err(e) => GraphFacts::unreadable(e.to_string()),
-            };
-            (p.to_path_buf(), facts)
+            (
+                p.to_path_buf(),
+                GraphFacts::of_result(load::graph(p).as_ref()),
+            )
         })
         .collect()
 }

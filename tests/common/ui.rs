@@ -38,6 +38,20 @@ pub fn settle(h: &mut Harness<'static, Fxray>) {
     h.run_steps(3);
 }
 
+/// The first pass of the first model's phase called `phase` in the opened workspace.
+pub fn first_pass_of(app: &App, phase: &str) -> std::path::PathBuf {
+    app.workspace
+        .as_ref()
+        .and_then(|ws| {
+            ws.index.runs[0].models[0]
+                .phases
+                .iter()
+                .find(|p| p.name == phase)
+        })
+        .map(|p| p.passes[0].path.clone())
+        .unwrap_or_else(|| panic!("no {phase} phase"))
+}
+
 pub fn selected(h: &Harness<'static, Fxray>) -> Option<String> {
     h.state()
         .app
