@@ -27,7 +27,9 @@ pub enum Msg {
         facts: GraphFacts,
     },
     /// Every graph file of an index has been parsed.
-    FactsDone { generation: u64 },
+    FactsDone {
+        generation: u64,
+    },
     /// One pass of the open phase, parsed.
     PassLoaded {
         key: PathBuf,
@@ -63,12 +65,17 @@ pub enum Msg {
         index: Arc<OutputCodeIndex>,
     },
     /// An export finished: what was written, or why not.
-    Exported { result: Result<PathBuf, String> },
+    Exported {
+        result: Result<PathBuf, String>,
+    },
     /// A log file, parsed.
     Log {
         path: PathBuf,
         result: Result<Arc<ParsedLog>, String>,
     },
+    Timeline(super::timeline::TimelineMsg),
+    Tensors(super::tensors::TensorsMsg),
+    Autotune(super::autotune::AutotuneMsg),
 }
 
 /// Wakes the UI when a message arrives (egui's `request_repaint`); a no-op headless.

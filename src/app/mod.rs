@@ -2,9 +2,12 @@
 //! is loading. Slow work runs in [`jobs`] on other threads and comes back as messages, so the
 //! UI thread never waits on disk or parsing.
 
+pub mod autotune;
 pub mod jobs;
 pub mod phase;
 pub mod state;
+pub mod tensors;
+pub mod timeline;
 
 pub use state::{App, Workspace};
 

@@ -52,8 +52,11 @@ pub struct App {
     /// The last finished action worth telling the user about ("exported to …").
     pub notice: Option<String>,
     /// Layouts already computed, by phase key: coming back to a phase is instant.
+    pub timeline: super::timeline::TimelineState,
+    pub tensors: super::tensors::TensorsState,
+    pub autotune: super::autotune::AutotuneState,
     layouts: HashMap<PathBuf, Arc<PhaseLayout>>,
-    jobs: Jobs,
+    pub(super) jobs: Jobs,
     generation: u64,
 }
 
@@ -445,6 +448,9 @@ impl App {
                     }
                 }
             }
+            Msg::Timeline(m) => self.on_timeline(m),
+            Msg::Tensors(m) => self.on_tensors(m),
+            Msg::Autotune(m) => self.on_autotune(m),
         }
     }
 

@@ -4,6 +4,7 @@
 //! Drawing never changes the app: widgets report an [`Action`], applied once the frame's
 //! borrows of the phase are over.
 
+use super::tensor_panel::{self, TensorPanelState};
 use crate::analysis::diff::{self, HistoryEntry, HistoryEvent, NodeStatus};
 use crate::analysis::op_family::{self, ALL_FAMILIES, OpFamily};
 use crate::app::App;
@@ -86,16 +87,29 @@ impl InspectorState {
 }
 
 /// Draws the inspector. Sets `show_code` when the user asks for a line of `output_code.py`.
-pub fn show(app: &mut App, state: &mut InspectorState, ui: &mut egui::Ui, show_code: &mut bool) {
+pub fn show(
+    app: &mut App,
+    state: &mut InspectorState,
+    tensors: &mut TensorPanelState,
+    ui: &mut egui::Ui,
+    show_code: &mut bool,
+) {
     let Some(ph) = &app.phase else {
         nothing_open(app, ui);
         return;
     };
     let mut action = None;
+    let mut tensor_action = None;
     egui::ScrollArea::vertical()
         .id_salt("inspector")
         .auto_shrink(false)
-        .show(ui, |ui| action = phase_view(ui, ph, state));
+        .show(ui, |ui| {
+            action = phase_view(ui, ph, state);
+            tensor_action = tensor_panel::show(&app.tensors, ph, tensors, ui);
+        });
+    if let Some(a) = tensor_action {
+        tensor_panel::apply(app, a);
+    }
     match action {
         Some(Action::GoToPass(path, select)) => {
             app.select_graph(&path);

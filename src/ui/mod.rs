@@ -2,6 +2,7 @@
 //! commands (`app.open(..)`, selections). View-only state (zoom, the egui_graphs graph, search
 //! text) lives in [`ViewState`], apart from the app's data.
 
+mod autotune_view;
 mod code_view;
 mod compare_bar;
 mod dialogs;
@@ -10,7 +11,9 @@ mod inspector;
 mod logs_panel;
 mod palette;
 mod status_bar;
+mod tensor_panel;
 mod text_diff_view;
+mod timeline_view;
 mod tree;
 
 pub use graph_view::{GraphViewState, Viewport};
@@ -34,6 +37,20 @@ pub struct ViewState {
     pub logs: logs_panel::LogsPanelState,
     pub code: code_view::CodeViewState,
     pub inspector: inspector::InspectorState,
+    /// Which view fills the centre of the window.
+    pub central: CentralTab,
+    pub timeline: timeline_view::TimelineViewState,
+    pub autotune: autotune_view::AutotuneViewState,
+    pub tensors: tensor_panel::TensorPanelState,
+}
+
+/// The views that can fill the centre of the window.
+#[derive(Default, Clone, Copy, PartialEq, Eq, Debug)]
+pub enum CentralTab {
+    #[default]
+    Graph,
+    Timeline,
+    Autotune,
 }
 
 /// The app and its views: what the native window and the UI tests drive.
@@ -72,7 +89,13 @@ pub fn show(app: &mut App, view: &mut ViewState, ui: &mut egui::Ui) {
         .resizable(true)
         .default_size(380.0)
         .show(ui, |ui| {
-            inspector::show(app, &mut view.inspector, ui, &mut view.show_code)
+            inspector::show(
+                app,
+                &mut view.inspector,
+                &mut view.tensors,
+                ui,
+                &mut view.show_code,
+            )
         });
     if view.show_logs {
         egui::Panel::bottom("logs")
@@ -87,14 +110,30 @@ pub fn show(app: &mut App, view: &mut ViewState, ui: &mut egui::Ui) {
         code_view::window(app, &mut view.show_code, &mut view.code, ui.ctx());
     }
     egui::CentralPanel::default().show(ui, |ui| {
-        compare_bar::show(app, &mut view.compare, &mut view.show_text_diff, ui);
-        graph_view::show(app, &mut view.graph, ui);
+        central_tabs(&mut view.central, ui);
+        match view.central {
+            CentralTab::Graph => {
+                compare_bar::show(app, &mut view.compare, &mut view.show_text_diff, ui);
+                graph_view::show(app, &mut view.graph, ui);
+            }
+            CentralTab::Timeline => timeline_view::show(app, &mut view.timeline, ui),
+            CentralTab::Autotune => autotune_view::show(app, &mut view.autotune, ui),
+        }
     });
     if app.busy() {
         // Background messages wake us, but a spinner needs frames too.
         ui.ctx()
             .request_repaint_after(std::time::Duration::from_millis(100));
     }
+}
+
+fn central_tabs(tab: &mut CentralTab, ui: &mut egui::Ui) {
+    ui.horizontal(|ui| {
+        ui.selectable_value(tab, CentralTab::Graph, "Graph");
+        ui.selectable_value(tab, CentralTab::Timeline, "Timeline");
+        ui.selectable_value(tab, CentralTab::Autotune, "Autotune");
+    });
+    ui.separator();
 }
 
 fn menu_bar(app: &mut App, view: &mut ViewState, ui: &mut egui::Ui) {
