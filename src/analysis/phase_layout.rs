@@ -78,9 +78,36 @@ pub fn node_size(node: &FxNode) -> (f32, f32) {
 
 /// Lays out the union of `passes` (in execution order).
 pub fn build(passes: &[&FxFile], cancel: &AtomicBool) -> Result<PhaseLayout, Cancelled> {
-    let mut union = UnionGraph::new();
+    grow(None, passes, cancel)
+}
+
+/// The layout of `previous`'s passes followed by `more` (passes written since): nodes already
+/// placed keep their places as far as the new nodes allow, so a watched phase does not jump
+/// about each time a pass lands.
+pub fn extend(
+    previous: &PhaseLayout,
+    more: &[&FxFile],
+    cancel: &AtomicBool,
+) -> Result<PhaseLayout, Cancelled> {
+    grow(Some(previous), more, cancel)
+}
+
+fn grow(
+    previous: Option<&PhaseLayout>,
+    passes: &[&FxFile],
+    cancel: &AtomicBool,
+) -> Result<PhaseLayout, Cancelled> {
+    let mut union = previous.map_or_else(UnionGraph::new, |p| p.union.clone());
     let mut sizes: HashMap<String, (f32, f32)> = HashMap::new();
     let mut group_of: HashMap<String, String> = HashMap::new();
+    if let Some(p) = previous {
+        for (i, name) in p.union.names().iter().enumerate() {
+            sizes.insert(name.clone(), p.sizes[i]);
+            if let Some(g) = &p.groups[i] {
+                group_of.insert(name.clone(), g.clone());
+            }
+        }
+    }
     for file in passes {
         let entries = pass_entries(file);
         let refs: Vec<(&str, Vec<&str>)> = entries
@@ -119,7 +146,18 @@ pub fn build(passes: &[&FxFile], cancel: &AtomicBool) -> Result<PhaseLayout, Can
             })
         })
         .collect();
-    let layout = layout::layout(&input, &LayoutParams::default(), cancel)?;
+    let params = LayoutParams::default();
+    let layout = match previous {
+        // Few sweeps: the previous order is already good, and every sweep may move old nodes.
+        Some(p) => {
+            let params = LayoutParams {
+                max_sweeps: 4,
+                ..params
+            };
+            layout::relayout(&input, &params, &p.layout, cancel)?
+        }
+        None => layout::layout(&input, &params, cancel)?,
+    };
     Ok(PhaseLayout {
         sizes: input.sizes,
         union,

@@ -19,6 +19,8 @@ pub enum Msg {
     Indexed {
         generation: u64,
         result: Result<DebugIndex, Error>,
+        /// The files the index was built from, for the watcher to start from.
+        set: Option<Box<crate::sources::discover::FileSet>>,
     },
     /// One graph file parsed for its facts (node counts, problems).
     Facts {
@@ -73,6 +75,19 @@ pub enum Msg {
         path: PathBuf,
         result: Result<Arc<ParsedLog>, String>,
     },
+    /// The diff of a pass appended while watching with the pass before it.
+    PassDiff {
+        key: PathBuf,
+        pass: usize,
+        diff: Arc<GraphDiff>,
+    },
+    /// The phase's layout extended to `passes` passes.
+    LayoutExtended {
+        key: PathBuf,
+        passes: usize,
+        layout: Arc<PhaseLayout>,
+    },
+    Run(super::run::RunMsg),
     Timeline(super::timeline::TimelineMsg),
     Tensors(super::tensors::TensorsMsg),
     Autotune(super::autotune::AutotuneMsg),
@@ -121,6 +136,11 @@ impl Jobs {
             running.fetch_sub(1, Ordering::SeqCst);
             waker();
         });
+    }
+
+    /// The waker, for services that report through channels of their own.
+    pub fn waker(&self) -> Waker {
+        self.waker.clone()
     }
 
     pub fn try_recv(&self) -> Option<Msg> {

@@ -4,7 +4,9 @@
 
 pub mod autotune;
 pub mod jobs;
+pub mod live;
 pub mod phase;
+pub mod run;
 pub mod state;
 pub mod tensors;
 pub mod timeline;

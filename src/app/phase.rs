@@ -45,6 +45,15 @@ pub struct PhaseState {
     /// `output_code.py` of the phase, once read.
     pub output_code: Option<Arc<crate::sources::output_code::OutputCodeIndex>>,
     pub output_code_path: Option<PathBuf>,
+    /// Passes from this one on were appended while watching (their diffs and layout come
+    /// from [`App::extend_phase`](super::App)).
+    pub appended_from: usize,
+    /// Appended passes whose diff is being computed.
+    pub diff_pending: std::collections::HashSet<usize>,
+    /// How many passes the layout covers (`None` until it is known).
+    pub layout_passes: Option<usize>,
+    /// The layout is being extended to newly appended passes.
+    pub extending: bool,
 }
 
 impl Drop for PhaseState {
@@ -78,6 +87,10 @@ impl PhaseState {
             code_line: None,
             output_code: None,
             output_code_path,
+            appended_from: n,
+            diff_pending: Default::default(),
+            layout_passes: None,
+            extending: false,
         }
     }
 
@@ -191,6 +204,20 @@ pub fn phase_for(index: &DebugIndex, path: &Path) -> Option<PhaseState> {
         .iter()
         .find(|p| p.path == path)
         .map(|p| single(&p.path, p.name.clone()))
+}
+
+/// The passes the index now holds for the phase keyed `key` (a phase folder, or a lone graph
+/// file); `None` when it is gone.
+pub fn phase_for_key(index: &DebugIndex, key: &Path) -> Option<Vec<PassRef>> {
+    for run in &index.runs {
+        for model in &run.models {
+            if let Some(ph) = model.phases.iter().find(|p| p.path == key) {
+                return Some(ph.passes.iter().map(pass_ref).collect());
+            }
+        }
+    }
+    let st = phase_for(index, key)?;
+    (st.key == key).then_some(st.passes.clone())
 }
 
 fn single(path: &Path, title: String) -> PhaseState {

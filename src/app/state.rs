@@ -55,9 +55,12 @@ pub struct App {
     pub timeline: super::timeline::TimelineState,
     pub tensors: super::tensors::TensorsState,
     pub autotune: super::autotune::AutotuneState,
-    layouts: HashMap<PathBuf, Arc<PhaseLayout>>,
+    /// (layout, passes it covers).
+    pub(super) layouts: HashMap<PathBuf, (Arc<PhaseLayout>, usize)>,
+    pub live: super::live::Live,
+    pub run: super::run::RunState,
     pub(super) jobs: Jobs,
-    generation: u64,
+    pub(super) generation: u64,
 }
 
 const MAX_RECENT: usize = 10;
@@ -84,12 +87,23 @@ impl App {
         self.error = None;
         let path = path.to_path_buf();
         self.jobs.spawn(move |send| {
-            let result = load::index(&path);
+            let (result, set) = match crate::sources::discover::scan(&path) {
+                Ok(set) => {
+                    let mut index = set.index();
+                    load::join_captures(&mut index);
+                    (Ok(index), Some(Box::new(set)))
+                }
+                Err(e) => (Err(e), None),
+            };
             let files: Vec<PathBuf> = match &result {
                 Ok(idx) => idx.graph_files().map(Path::to_path_buf).collect(),
                 Err(_) => Vec::new(),
             };
-            send(Msg::Indexed { generation, result });
+            send(Msg::Indexed {
+                generation,
+                result,
+                set,
+            });
             // Prefetch: parse every graph for its facts, so the tree fills in its counts.
             files.par_iter().for_each(|p| {
                 let facts = GraphFacts::of_result(load::graph(p).as_ref());
@@ -116,8 +130,9 @@ impl App {
         let Some(mut st) = phase::phase_for(&ws.index, path) else {
             return;
         };
-        if let Some(l) = self.layouts.get(&st.key) {
+        if let Some((l, n)) = self.layouts.get(&st.key) {
             st.layout = Some(l.clone());
+            st.layout_passes = Some(*n);
         }
         self.start_phase_jobs(&st);
         self.phase = Some(st);
@@ -337,6 +352,8 @@ impl App {
         while let Some(msg) = self.jobs.try_recv() {
             self.apply(msg);
         }
+        self.poll_watch();
+        self.poll_run();
     }
 
     /// Waits (headless, for tests and the CLI) until no background job is running.
@@ -360,7 +377,13 @@ impl App {
             | Msg::Facts { generation, .. }
             | Msg::FactsDone { generation }
                 if generation != self.generation => {}
-            Msg::Indexed { result, .. } => self.indexed(result),
+            Msg::Indexed { result, set, .. } => {
+                let ok = result.is_ok();
+                self.indexed(result);
+                if let (true, Some(set)) = (ok, set) {
+                    self.start_watch(*set);
+                }
+            }
             Msg::Facts { path, facts, .. } => {
                 if let Some(ws) = &mut self.workspace {
                     ws.facts.insert(path, facts);
@@ -380,16 +403,42 @@ impl App {
                         Err(e) => ph.load_errors[pass] = Some(e),
                     }
                 }
+                self.extend_phase();
             }
             Msg::Layout { key, result } => {
-                if let Ok(l) = &result {
-                    self.layouts.insert(key.clone(), l.clone());
-                }
                 if let Some(ph) = self.phase.as_mut().filter(|p| p.key == key) {
+                    // The first layout covers the passes the phase had when it opened.
+                    ph.layout_passes = Some(ph.appended_from);
                     match result {
-                        Ok(l) => ph.layout = Some(l),
+                        Ok(l) => {
+                            self.layouts
+                                .insert(key.clone(), (l.clone(), ph.appended_from));
+                            ph.layout = Some(l);
+                        }
                         Err(e) => ph.layout_error = Some(e),
                     }
+                }
+                self.extend_phase();
+            }
+            Msg::LayoutExtended {
+                key,
+                passes,
+                layout,
+            } => {
+                if let Some(ph) = self.phase.as_mut().filter(|p| p.key == key) {
+                    self.layouts.insert(key, (layout.clone(), passes));
+                    ph.layout = Some(layout);
+                    ph.layout_passes = Some(passes);
+                    ph.extending = false;
+                }
+                self.extend_phase();
+            }
+            Msg::PassDiff { key, pass, diff } => {
+                if let Some(ph) = self.phase.as_mut().filter(|p| p.key == key)
+                    && let Some(slot) = ph.diffs.get_mut(pass)
+                {
+                    *slot = Some(diff);
+                    ph.diff_pending.remove(&pass);
                 }
             }
             Msg::OutputCode { key, index } => {
@@ -448,6 +497,7 @@ impl App {
                     }
                 }
             }
+            Msg::Run(m) => self.on_run(m),
             Msg::Timeline(m) => self.on_timeline(m),
             Msg::Tensors(m) => self.on_tensors(m),
             Msg::Autotune(m) => self.on_autotune(m),

@@ -2,9 +2,12 @@
 
 pub mod bench;
 mod bench_ui;
+mod bench_watch;
 pub mod diff;
 pub mod export;
+pub mod run;
 pub mod summary;
+pub mod watch;
 
 use crate::error::Result;
 use clap::{Parser, Subcommand, ValueEnum};
@@ -62,6 +65,59 @@ pub enum Command {
         #[arg(long, default_value_t = 1.0)]
         scale: f32,
     },
+    /// Print one line per change (time, kind, role, path) while a compile writes into PATH,
+    /// until interrupted.
+    Watch {
+        path: PathBuf,
+        /// One JSON object per line.
+        #[arg(long)]
+        json: bool,
+        /// Poll instead of using the OS file events.
+        #[arg(long)]
+        poll: bool,
+        /// Stop after this many changes.
+        #[arg(long)]
+        count: Option<usize>,
+    },
+    /// Run a compile with TORCH_COMPILE_DEBUG=1 through fxray's launcher: the output streams
+    /// through, the run folders written are printed at the end, the exit code is the script's.
+    Run {
+        /// The torch.compile backend to force (default: the script's own).
+        #[arg(long, value_enum, default_value_t = crate::runner::spec::Backend::Script)]
+        backend: crate::runner::spec::Backend,
+        /// TorchAir CompilerConfig.mode (with --backend torchair).
+        #[arg(long, value_enum)]
+        mode: Option<crate::runner::spec::Mode>,
+        /// The interpreter (default: the active venv/conda, else python3 on PATH).
+        #[arg(long)]
+        python: Option<PathBuf>,
+        /// Ranks, launched with `python -m torch.distributed.run --nproc_per_node N`.
+        #[arg(long, default_value_t = 1)]
+        nproc: u32,
+        /// Working folder (default: the script's folder).
+        #[arg(long)]
+        cwd: Option<PathBuf>,
+        /// TORCH_COMPILE_DEBUG_DIR (default: the working folder).
+        #[arg(long)]
+        debug_dir: Option<PathBuf>,
+        /// ASCEND_RT_VISIBLE_DEVICES, e.g. 0,1.
+        #[arg(long)]
+        devices: Option<String>,
+        /// Dump every node's tensors as .npy under this folder.
+        #[arg(long)]
+        data_dump: Option<PathBuf>,
+        #[arg(long)]
+        deadlock_check: bool,
+        /// TORCHINDUCTOR_ASCENDC_AUTOTUNE_TOPN.
+        #[arg(long)]
+        autotune_topn: Option<u32>,
+        /// Extra environment, KEY=VALUE (repeatable).
+        #[arg(long = "env", value_parser = crate::runner::spec::parse_env)]
+        env: Vec<(String, String)>,
+        /// `script.py args…` after `--` (a leading `python3` is taken as --python).
+        #[arg(last = true, required = true)]
+        command: Vec<String>,
+    },
     /// Measure fxray's speed on real files and print the figures.
     Bench {
         #[command(subcommand)]
@@ -95,8 +151,65 @@ pub fn run(command: Command) -> Result<()> {
             let draw = export::DrawOptions { union, dark, scale };
             export::run_with(&graph, format, output.as_deref(), &draw)
         }
+        Command::Watch {
+            path,
+            json,
+            poll,
+            count,
+        } => watch::run(&path, &watch::WatchArgs { json, poll, count }),
+        Command::Run {
+            backend,
+            mode,
+            python,
+            nproc,
+            cwd,
+            debug_dir,
+            devices,
+            data_dump,
+            deadlock_check,
+            autotune_topn,
+            env,
+            command,
+        } => {
+            let (python, command) = split_interpreter(python, command);
+            let mut words = command.into_iter();
+            let spec = crate::runner::spec::RunSpec {
+                python,
+                script: words.next().map(PathBuf::from).unwrap_or_default(),
+                args: words.collect(),
+                cwd,
+                backend,
+                mode,
+                devices: devices.unwrap_or_default(),
+                nproc,
+                data_dump,
+                deadlock_check,
+                autotune_topn,
+                debug_dir,
+                env,
+            };
+            let code = run::run(&spec)?;
+            std::process::exit(code);
+        }
         Command::Bench { what } => bench::run(what),
     }
+}
+
+/// `-- python3 script.py …`: the interpreter named before the script becomes `--python`.
+fn split_interpreter(
+    python: Option<PathBuf>,
+    mut command: Vec<String>,
+) -> (Option<PathBuf>, Vec<String>) {
+    let names_python = command.first().is_some_and(|w| {
+        std::path::Path::new(w)
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with("python"))
+    });
+    if python.is_none() && names_python && command.len() > 1 {
+        let p = command.remove(0);
+        return (Some(PathBuf::from(p)), command);
+    }
+    (python, command)
 }
 
 /// Writes `text` to `path`, or to standard output when `path` is `None`.

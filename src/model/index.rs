@@ -243,6 +243,48 @@ impl DebugIndex {
             .or_else(|| self.graph_files().next())
     }
 
+    /// What `path` is to this index (`pass`, `capture`, `log`, …; `other` when unknown), for
+    /// people reading a change feed.
+    pub fn role_of(&self, path: &std::path::Path) -> &'static str {
+        for run in &self.runs {
+            if run.logs.iter().any(|l| l.path == path) {
+                return "log";
+            }
+            for m in &run.models {
+                if m.dynamo_graph.as_deref() == Some(path) {
+                    return "dynamo_graph";
+                }
+                if m.captures.iter().any(|c| c.path == path) {
+                    return "capture";
+                }
+                for ph in &m.phases {
+                    if ph.passes.iter().any(|p| p.path == path) {
+                        return "pass";
+                    }
+                    if ph.output_code.as_deref() == Some(path) {
+                        return "output_code";
+                    }
+                }
+            }
+        }
+        let under = |p: &std::path::Path| path.starts_with(p);
+        if self.loose_graphs.iter().any(|g| g.path == path) {
+            "graph"
+        } else if self.loose_captures.iter().any(|c| c.path == path) {
+            "capture"
+        } else if self.msprobe.iter().any(|m| under(&m.path)) {
+            "msprobe"
+        } else if self.data_dumps.iter().any(|d| under(&d.path)) {
+            "data_dump"
+        } else if self.autotune.iter().any(|k| under(&k.path)) {
+            "kernel"
+        } else if self.traces.iter().any(|t| t == path) {
+            "trace"
+        } else {
+            "other"
+        }
+    }
+
     /// Every graph file, in tree order: (run, model, phase, pass) or loose.
     pub fn graph_files(&self) -> impl Iterator<Item = &std::path::Path> {
         let in_runs = self.runs.iter().flat_map(|r| {

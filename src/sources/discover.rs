@@ -556,14 +556,17 @@ fn looks_like_graph_file(name: &str) -> bool {
 /// Moves each capture JSON to the model whose `output_code.py` names its `graph_K`
 /// (formats.md §1.6: captures land in the *latest* model folder, not their own).
 /// `graph_name_of` reads an `output_code.py` and returns its `fx_graph_name`.
-pub fn join_captures(index: &mut DebugIndex, graph_name_of: impl Fn(&Path) -> Option<String>) {
+pub fn join_captures(
+    index: &mut DebugIndex,
+    mut graph_name_of: impl FnMut(&Path) -> Option<String>,
+) {
     for run in &mut index.runs {
         for model in &mut run.models {
             model.graph_name = model
                 .phases
                 .iter()
                 .filter_map(|p| p.output_code.as_deref())
-                .find_map(&graph_name_of);
+                .find_map(&mut graph_name_of);
         }
         let owner: BTreeMap<String, usize> = run
             .models

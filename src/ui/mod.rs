@@ -10,6 +10,7 @@ mod graph_view;
 mod inspector;
 mod logs_panel;
 mod palette;
+mod run_panel;
 mod status_bar;
 mod tensor_panel;
 mod text_diff_view;
@@ -23,6 +24,8 @@ use crate::error::{Error, Result};
 use std::path::PathBuf;
 
 const RECENT_KEY: &str = "fxray.recent";
+const RUN_FORM_KEY: &str = "fxray.run.form";
+const RUN_HISTORY_KEY: &str = "fxray.run.history";
 
 /// View state of the whole window: everything that is about *how* things are shown.
 #[derive(Default)]
@@ -42,6 +45,7 @@ pub struct ViewState {
     pub timeline: timeline_view::TimelineViewState,
     pub autotune: autotune_view::AutotuneViewState,
     pub tensors: tensor_panel::TensorPanelState,
+    pub run: run_panel::RunPanelState,
 }
 
 /// The views that can fill the centre of the window.
@@ -51,6 +55,7 @@ pub enum CentralTab {
     Graph,
     Timeline,
     Autotune,
+    Run,
 }
 
 /// The app and its views: what the native window and the UI tests drive.
@@ -118,8 +123,14 @@ pub fn show(app: &mut App, view: &mut ViewState, ui: &mut egui::Ui) {
             }
             CentralTab::Timeline => timeline_view::show(app, &mut view.timeline, ui),
             CentralTab::Autotune => autotune_view::show(app, &mut view.autotune, ui),
+            CentralTab::Run => run_panel::show(app, &mut view.run, ui),
         }
     });
+    if app.live_settling() {
+        // Files in their grace period are judged again without any event to wake us.
+        ui.ctx()
+            .request_repaint_after(std::time::Duration::from_millis(500));
+    }
     if app.busy() {
         // Background messages wake us, but a spinner needs frames too.
         ui.ctx()
@@ -132,6 +143,7 @@ fn central_tabs(tab: &mut CentralTab, ui: &mut egui::Ui) {
         ui.selectable_value(tab, CentralTab::Graph, "Graph");
         ui.selectable_value(tab, CentralTab::Timeline, "Timeline");
         ui.selectable_value(tab, CentralTab::Autotune, "Autotune");
+        ui.selectable_value(tab, CentralTab::Run, "▶ Run");
     });
     ui.separator();
 }
@@ -235,6 +247,12 @@ impl eframe::App for Fxray {
         if let Ok(s) = serde_json::to_string(&recent) {
             storage.set_string(RECENT_KEY, s);
         }
+        if let Ok(s) = serde_json::to_string(&self.app.run.form) {
+            storage.set_string(RUN_FORM_KEY, s);
+        }
+        if let Ok(s) = serde_json::to_string(&self.app.run.history) {
+            storage.set_string(RUN_HISTORY_KEY, s);
+        }
     }
 }
 
@@ -264,6 +282,17 @@ pub fn run_native(path: Option<PathBuf>) -> Result<()> {
             if let Some(s) = cc.storage.and_then(|s| s.get_string(RECENT_KEY)) {
                 let recent: Vec<String> = serde_json::from_str(&s).unwrap_or_default();
                 app.recent = recent.into_iter().map(PathBuf::from).collect();
+            }
+            // Settings from an older fxray that no longer parse are dropped, not fatal.
+            if let Some(f) = cc.storage.and_then(|s| s.get_string(RUN_FORM_KEY))
+                && let Ok(form) = serde_json::from_str(&f)
+            {
+                app.run.form = form;
+            }
+            if let Some(h) = cc.storage.and_then(|s| s.get_string(RUN_HISTORY_KEY))
+                && let Ok(history) = serde_json::from_str(&h)
+            {
+                app.run.history = history;
             }
             app.open(&path);
             Ok(Box::new(Fxray::new(app)))

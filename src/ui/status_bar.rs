@@ -3,8 +3,11 @@
 use super::ViewState;
 use crate::app::App;
 
-pub fn show(app: &App, view: &ViewState, ui: &mut egui::Ui) {
+pub fn show(app: &mut App, view: &ViewState, ui: &mut egui::Ui) {
     ui.horizontal(|ui| {
+        if app.workspace.is_some() {
+            live(app, ui);
+        }
         if let Some(p) = &app.opening {
             ui.spinner();
             ui.label(format!("indexing {}", p.display()));
@@ -26,7 +29,7 @@ pub fn show(app: &App, view: &ViewState, ui: &mut egui::Ui) {
                 .on_hover_text(ws.index.warnings.join("\n"));
             }
         }
-        if let Some(e) = &app.error {
+        if let Some(e) = app.live.failed.as_ref().or(app.error.as_ref()) {
             ui.colored_label(ui.visuals().error_fg_color, e);
         } else if let Some(n) = &app.notice {
             ui.label(n);
@@ -42,4 +45,42 @@ pub fn show(app: &App, view: &ViewState, ui: &mut egui::Ui) {
             }
         });
     });
+}
+
+/// Whether the folder is watched (and how), follow mode, and what landed unseen.
+fn live(app: &mut App, ui: &mut egui::Ui) {
+    use crate::sources::watch::Backend;
+    match &app.live.backend {
+        Some(b @ Backend::Native) => {
+            ui.colored_label(egui::Color32::from_rgb(90, 180, 90), "● live")
+                .on_hover_text(format!("{b}: new files appear as they are written"));
+        }
+        Some(b @ Backend::Polling { .. }) => {
+            ui.colored_label(ui.visuals().warn_fg_color, "● polling")
+                .on_hover_text(b.to_string());
+        }
+        None => {}
+    }
+    if app.live.backend.is_some() {
+        let mut follow = app.live.follow;
+        if ui
+            .checkbox(&mut follow, "Follow")
+            .on_hover_text("Jump to each new pass as it is written")
+            .changed()
+        {
+            app.set_follow(follow);
+        }
+        if app.live.unseen > 0
+            && ui
+                .button(format!("{} new", app.live.unseen))
+                .on_hover_text("Passes written since; click to show the newest")
+                .clicked()
+        {
+            app.show_newest();
+        }
+        if !app.live.writing.is_empty() {
+            ui.weak(format!("writing {}", app.live.writing.len()));
+        }
+    }
+    ui.separator();
 }

@@ -4,6 +4,7 @@
 use super::ViewState;
 use crate::analysis::summary::GraphFacts;
 use crate::app::App;
+use crate::app::live::FileStatus;
 use crate::model::index::{DebugIndex, PassFile};
 use std::path::{Path, PathBuf};
 
@@ -33,8 +34,9 @@ pub fn show(app: &mut App, view: &mut ViewState, ui: &mut egui::Ui) {
     egui::ScrollArea::vertical()
         .auto_shrink(false)
         .show(ui, |ui| {
-            runs(ui, &ws.index, &ws.facts, current.as_deref(), &mut click);
-            loose(ui, &ws.index, &ws.facts, current.as_deref(), &mut click);
+            let facts = Facts { app };
+            runs(ui, &ws.index, &facts, current.as_deref(), &mut click);
+            loose(ui, &ws.index, &facts, current.as_deref(), &mut click);
         });
     match click {
         Some(Click::Graph(p)) => app.select_graph(&p),
@@ -49,7 +51,7 @@ pub fn show(app: &mut App, view: &mut ViewState, ui: &mut egui::Ui) {
 fn runs(
     ui: &mut egui::Ui,
     index: &DebugIndex,
-    facts: &std::collections::HashMap<PathBuf, GraphFacts>,
+    facts: &Facts,
     current: Option<&Path>,
     click: &mut Option<Click>,
 ) {
@@ -138,7 +140,7 @@ fn runs(
 fn loose(
     ui: &mut egui::Ui,
     index: &DebugIndex,
-    facts: &std::collections::HashMap<PathBuf, GraphFacts>,
+    facts: &Facts,
     current: Option<&Path>,
     click: &mut Option<Click>,
 ) {
@@ -166,26 +168,48 @@ fn loose(
     }
 }
 
-fn pass_entry(
-    ui: &mut egui::Ui,
-    p: &PassFile,
-    f: Option<&GraphFacts>,
-    current: Option<&Path>,
-) -> bool {
+/// What the tree knows of a graph file: its facts, or that it is still being written.
+struct Facts<'a> {
+    app: &'a App,
+}
+
+enum Row<'a> {
+    Writing,
+    Pending,
+    Known(&'a GraphFacts),
+}
+
+impl<'a> Facts<'a> {
+    fn get(&self, path: &Path) -> Row<'a> {
+        let known = self.app.workspace.as_ref().and_then(|w| w.facts.get(path));
+        match (self.app.file_status(path), known) {
+            (FileStatus::Writing, _) => Row::Writing,
+            (_, Some(f)) => Row::Known(f),
+            (_, None) => Row::Pending,
+        }
+    }
+}
+
+fn pass_entry(ui: &mut egui::Ui, p: &PassFile, f: Row, current: Option<&Path>) -> bool {
     let label = format!("{:03} {}", p.index, p.name);
     entry(ui, &label, f, current == Some(p.path.as_path()))
 }
 
 /// One clickable tree row with its node count and status badge; true when clicked.
-fn entry(ui: &mut egui::Ui, label: &str, f: Option<&GraphFacts>, selected: bool) -> bool {
+fn entry(ui: &mut egui::Ui, label: &str, f: Row, selected: bool) -> bool {
     let mut clicked = false;
     ui.horizontal(|ui| {
         clicked = ui.selectable_label(selected, label).clicked();
         match f {
-            None => {
+            Row::Pending => {
                 ui.weak("…");
             }
-            Some(f) => {
+            Row::Writing => {
+                ui.weak("writing…").on_hover_text(
+                    "the file is still being written; it is read once it stops changing",
+                );
+            }
+            Row::Known(f) => {
                 ui.weak(f.nodes.to_string());
                 match f.status() {
                     "ok" => {}
