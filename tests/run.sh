@@ -2,7 +2,10 @@
 # Runs every test of fxray on a fresh Debian machine, set-up included:
 #   1. installs what the UI tests need (Mesa's software Vulkan for egui_kittest snapshots),
 #   2. checks formatting and lints,
-#   3. runs `cargo test` (unit, integration, CLI and UI tests against ../shared/fixtures).
+#   3. runs `cargo test` (unit, integration, CLI and UI tests against ../shared/fixtures),
+#   4. runs the end-to-end runner tests with real PyTorch (CPU), installed from PyPI into a
+#      cached virtual environment ($FXRAY_TORCH_VENV, default ~/.cache/fxray/venv-torch; reused
+#      when present, set up in the background while the tests build).
 # .ci/run calls exactly this script.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,6 +37,26 @@ if [ -z "${XDG_RUNTIME_DIR:-}" ]; then
     export XDG_RUNTIME_DIR
 fi
 
+venv="${FXRAY_TORCH_VENV:-$HOME/.cache/fxray/venv-torch}"
+torch_log="$(mktemp)"
+(
+    if ! "$venv/bin/python" -c "import torch" >/dev/null 2>&1; then
+        python3 -m venv "$venv" && "$venv/bin/pip" install --quiet --disable-pip-version-check torch
+    fi
+) >"$torch_log" 2>&1 &
+torch_setup=$!
+
 cargo fmt --check
 cargo clippy --all-targets --quiet -- -D warnings
-cargo test --no-fail-fast 2>&1
+status=0
+cargo test --no-fail-fast 2>&1 || status=$?
+
+echo "waiting for the PyTorch environment ($venv)…"
+if wait "$torch_setup"; then
+    FXRAY_TEST_PYTHON="$venv/bin/python" cargo test --test e2e_torch -- --ignored 2>&1 || status=$?
+else
+    cat "$torch_log" >&2
+    echo "error: could not install torch into $venv (see above)" >&2
+    status=1
+fi
+exit "$status"

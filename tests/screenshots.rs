@@ -9,7 +9,7 @@
 mod common;
 
 use common::fixture;
-use common::ui::{first_pass_of, harness_sized, opened, settle};
+use common::ui::{first_pass_of, harness_sized, opened, settle, shoot};
 use egui_kittest::Harness;
 use fxray::ui::{Fxray, Viewport};
 use std::path::Path;
@@ -18,26 +18,6 @@ fn harness(path: &Path, size: egui::Vec2) -> Harness<'static, Fxray> {
     let mut h = harness_sized(opened(path), size);
     settle(&mut h);
     h
-}
-
-/// Renders, checks the picture has real content, and writes it when asked to.
-fn shoot(h: &mut Harness<'static, Fxray>, name: &str) {
-    let img = h.render().expect("render with wgpu");
-    let mut colours = std::collections::HashSet::new();
-    for p in img.pixels().step_by(7) {
-        colours.insert(p.0);
-    }
-    assert!(
-        colours.len() > 50,
-        "{name}: only {} colours: blank?",
-        colours.len()
-    );
-    if std::env::var_os("UPDATE_SCREENSHOTS").is_some() {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("screenshots")
-            .join(format!("{name}.png"));
-        img.save(&path).expect("write screenshot");
-    }
 }
 
 #[test]

@@ -143,7 +143,7 @@ fn central_tabs(tab: &mut CentralTab, ui: &mut egui::Ui) {
         ui.selectable_value(tab, CentralTab::Graph, "Graph");
         ui.selectable_value(tab, CentralTab::Timeline, "Timeline");
         ui.selectable_value(tab, CentralTab::Autotune, "Autotune");
-        ui.selectable_value(tab, CentralTab::Run, "▶ Run");
+        ui.selectable_value(tab, CentralTab::Run, "Run");
     });
     ui.separator();
 }
@@ -295,6 +295,8 @@ pub fn run_native(path: Option<PathBuf>) -> Result<()> {
                 app.run.history = history;
             }
             app.open(&path);
+            // NPUs and interpreters for the status bar and the Run panel.
+            app.detect_environment();
             Ok(Box::new(Fxray::new(app)))
         }),
     )

@@ -35,6 +35,16 @@ pub fn show(app: &mut App, view: &ViewState, ui: &mut egui::Ui) {
             ui.label(n);
         }
         ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+            if let Some(npu) = &app.run.env.npu {
+                let text = if npu.devices.is_empty() {
+                    "no NPU".to_string()
+                } else {
+                    npu.summary()
+                };
+                ui.weak(text)
+                    .on_hover_text(format!("{} (found by {})", npu.summary(), npu.source));
+                ui.separator();
+            }
             let (total, shown) = view.graph.counts();
             if total > 0 {
                 ui.weak(format!(
@@ -52,11 +62,15 @@ fn live(app: &mut App, ui: &mut egui::Ui) {
     use crate::sources::watch::Backend;
     match &app.live.backend {
         Some(b @ Backend::Native) => {
-            ui.colored_label(egui::Color32::from_rgb(90, 180, 90), "● live")
+            let green = egui::Color32::from_rgb(90, 180, 90);
+            dot(ui, green);
+            ui.colored_label(green, "live")
                 .on_hover_text(format!("{b}: new files appear as they are written"));
         }
         Some(b @ Backend::Polling { .. }) => {
-            ui.colored_label(ui.visuals().warn_fg_color, "● polling")
+            let warn = ui.visuals().warn_fg_color;
+            dot(ui, warn);
+            ui.colored_label(warn, "polling")
                 .on_hover_text(b.to_string());
         }
         None => {}
@@ -83,4 +97,10 @@ fn live(app: &mut App, ui: &mut egui::Ui) {
         }
     }
     ui.separator();
+}
+
+/// A small filled circle (the UI font has no reliable "●").
+fn dot(ui: &mut egui::Ui, color: egui::Color32) {
+    let (rect, _) = ui.allocate_exact_size(egui::vec2(8.0, 8.0), egui::Sense::hover());
+    ui.painter().circle_filled(rect.center(), 3.5, color);
 }

@@ -67,3 +67,23 @@ pub fn current_pass(h: &Harness<'static, Fxray>) -> usize {
         .as_ref()
         .map_or(usize::MAX, |p| p.current)
 }
+
+/// Renders, checks the picture has real content, and writes it when asked to.
+pub fn shoot(h: &mut Harness<'static, Fxray>, name: &str) {
+    let img = h.render().expect("render with wgpu");
+    let mut colours = std::collections::HashSet::new();
+    for p in img.pixels().step_by(7) {
+        colours.insert(p.0);
+    }
+    assert!(
+        colours.len() > 50,
+        "{name}: only {} colours: blank?",
+        colours.len()
+    );
+    if std::env::var_os("UPDATE_SCREENSHOTS").is_some() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("screenshots")
+            .join(format!("{name}.png"));
+        img.save(&path).expect("write screenshot");
+    }
+}
