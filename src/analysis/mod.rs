@@ -7,3 +7,4 @@ pub mod layout;
 pub mod op_family;
 pub mod phase_layout;
 pub mod summary;
+pub mod timeline_stats;

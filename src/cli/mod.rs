@@ -5,6 +5,7 @@ mod bench_ui;
 pub mod diff;
 pub mod export;
 pub mod summary;
+pub mod timeline;
 
 use crate::error::Result;
 use clap::{Parser, Subcommand, ValueEnum};
@@ -62,6 +63,14 @@ pub enum Command {
         #[arg(long, default_value_t = 1.0)]
         scale: f32,
     },
+    /// What an aclGraph capture (`*.json`, `*.aligned.json`) or any Chrome trace holds:
+    /// streams, tasks per stream, task types, record/wait pairs, flows, end time per stream.
+    Timeline {
+        file: PathBuf,
+        /// Machine-readable JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
     /// Measure fxray's speed on real files and print the figures.
     Bench {
         #[command(subcommand)]
@@ -95,6 +104,7 @@ pub fn run(command: Command) -> Result<()> {
             let draw = export::DrawOptions { union, dark, scale };
             export::run_with(&graph, format, output.as_deref(), &draw)
         }
+        Command::Timeline { file, json } => timeline::run(&file, json),
         Command::Bench { what } => bench::run(what),
     }
 }

@@ -8,3 +8,4 @@ pub mod load;
 pub mod names;
 pub mod output_code;
 pub mod read;
+pub mod trace_json;
