@@ -4,12 +4,13 @@
 use super::ViewState;
 use crate::analysis::summary::GraphFacts;
 use crate::app::App;
-use crate::model::index::{DebugIndex, PassFile};
+use crate::model::index::{CaptureFile, CaptureKind, DebugIndex, PassFile};
 use std::path::{Path, PathBuf};
 
 enum Click {
     Graph(PathBuf),
     Log(PathBuf),
+    Capture(PathBuf),
 }
 
 pub fn show(app: &mut App, view: &mut ViewState, ui: &mut egui::Ui) {
@@ -29,18 +30,37 @@ pub fn show(app: &mut App, view: &mut ViewState, ui: &mut egui::Ui) {
         .as_ref()
         .and_then(|p| p.current_path())
         .map(Path::to_path_buf);
+    let timeline = app.timeline.open.as_ref().map(|o| o.path.as_path());
     let mut click = None;
     egui::ScrollArea::vertical()
         .auto_shrink(false)
         .show(ui, |ui| {
-            runs(ui, &ws.index, &ws.facts, current.as_deref(), &mut click);
-            loose(ui, &ws.index, &ws.facts, current.as_deref(), &mut click);
+            runs(
+                ui,
+                &ws.index,
+                &ws.facts,
+                current.as_deref(),
+                timeline,
+                &mut click,
+            );
+            loose(
+                ui,
+                &ws.index,
+                &ws.facts,
+                current.as_deref(),
+                timeline,
+                &mut click,
+            );
         });
     match click {
         Some(Click::Graph(p)) => app.select_graph(&p),
         Some(Click::Log(p)) => {
             app.open_log(&p);
             view.show_logs = true;
+        }
+        Some(Click::Capture(p)) => {
+            app.open_timeline(&p);
+            view.central = super::CentralTab::Timeline;
         }
         None => {}
     }
@@ -51,6 +71,7 @@ fn runs(
     index: &DebugIndex,
     facts: &std::collections::HashMap<PathBuf, GraphFacts>,
     current: Option<&Path>,
+    timeline: Option<&Path>,
     click: &mut Option<Click>,
 ) {
     for run in &index.runs {
@@ -107,8 +128,9 @@ fn runs(
                                 });
                             }
                             for c in &model.captures {
-                                ui.weak(format!("⏱ capture {} · {:?}", c.graph, c.kind))
-                                    .on_hover_text(c.path.display().to_string());
+                                if capture_entry(ui, c, timeline) {
+                                    *click = Some(Click::Capture(c.path.clone()));
+                                }
                             }
                         });
                 }
@@ -140,6 +162,7 @@ fn loose(
     index: &DebugIndex,
     facts: &std::collections::HashMap<PathBuf, GraphFacts>,
     current: Option<&Path>,
+    timeline: Option<&Path>,
     click: &mut Option<Click>,
 ) {
     for p in &index.loose_graphs {
@@ -148,8 +171,9 @@ fn loose(
         }
     }
     for c in &index.loose_captures {
-        ui.weak(format!("⏱ capture {} · {:?}", c.graph, c.kind))
-            .on_hover_text(c.path.display().to_string());
+        if capture_entry(ui, c, timeline) {
+            *click = Some(Click::Capture(c.path.clone()));
+        }
     }
     for d in &index.data_dumps {
         let steps: usize = d.graphs.iter().map(|g| g.steps.len()).sum();
@@ -164,6 +188,22 @@ fn loose(
         ui.weak(format!("🗄 msprobe step {} · {}", m.step, m.who))
             .on_hover_text(m.path.display().to_string());
     }
+}
+
+/// A capture JSON row (opens the timeline); true when clicked.
+fn capture_entry(ui: &mut egui::Ui, c: &CaptureFile, open: Option<&Path>) -> bool {
+    let kind = match c.kind {
+        CaptureKind::Raw => "raw",
+        CaptureKind::Aligned => "aligned",
+        CaptureKind::Filtered => "filtered",
+        CaptureKind::DeadlockCheck => "deadlock check",
+    };
+    ui.selectable_label(
+        open == Some(c.path.as_path()),
+        format!("⏱ capture {} · {kind}", c.graph),
+    )
+    .on_hover_text(format!("{}\nclick to show its timeline", c.path.display()))
+    .clicked()
 }
 
 fn pass_entry(
