@@ -427,3 +427,50 @@ fn cli_json_has_the_issue_fields() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no such file"));
 }
+
+#[test]
+fn showcase_kernel_tasks_link_to_final_pass_nodes() {
+    use fxray::analysis::task_nodes::{self, Confidence};
+    let root = fixture("showcase");
+    let e = expected(&root);
+    let a = &e["aclgraph"];
+    let tl = load(&root.join(a["raw"].as_str().unwrap()));
+    let final_pass = common::pass_files("showcase", "forward").pop().unwrap();
+    assert!(final_pass.to_string_lossy().contains("018_"));
+    let file = fxray::sources::load::graph(&final_pass).unwrap();
+    let graph = &file.graphs[0];
+    let map = task_nodes::map_tasks(&tl.trace, graph);
+    let want = a["kernel_tasks_mapped_to_nodes"].as_u64().unwrap() as usize;
+    assert_eq!(map.kernel_tasks, want);
+    assert_eq!(map.mapped(), want);
+    assert_eq!(map.high, want, "every family has as many tasks as nodes");
+    assert!(a["mapped_nodes_all_in_final_graph"].as_bool().unwrap());
+    for (node, &task) in &map.by_node {
+        assert!(
+            graph.by_name.contains_key(node),
+            "{node} in the final graph"
+        );
+        assert_eq!(map.by_task[&task], (node.clone(), Confidence::High));
+    }
+    // Spot checks: the one GatherV2 is the embedding; IndexPutV2 on stream37 are index_put_.
+    let target_of = |task: u32| {
+        let name = &map.by_task[&task].0;
+        graph.nodes[graph.by_name[name]].target.clone()
+    };
+    let gather = tl
+        .trace
+        .tasks
+        .iter()
+        .position(|t| t.name.starts_with("GatherV2"))
+        .unwrap();
+    assert_eq!(target_of(gather as u32), "torch.ops.aten.embedding.default");
+    let s37 = tl.trace.lane_by_name("stream37").unwrap();
+    for &t in &tl.trace.lanes[s37 as usize].tasks {
+        if tl.trace.tasks[t as usize].name.starts_with("IndexPutV2") {
+            assert!(target_of(t).contains("index_put_"), "{}", target_of(t));
+        }
+    }
+    // The aligned file (hash-stripped names, merged order) links the same way.
+    let aligned = load(&root.join(a["aligned"].as_str().unwrap()));
+    assert_eq!(task_nodes::map_tasks(&aligned.trace, graph).high, want);
+}

@@ -306,3 +306,53 @@ fn multistream_moe_screenshot() {
     assert!(h.state().view.timeline.drawn.arrows > 0);
     shoot(&mut h, "timeline_multistream_moe");
 }
+
+#[test]
+fn selecting_a_task_selects_its_node_and_back() {
+    let mut h = showcase_timeline();
+    settle(&mut h);
+    let link = h
+        .state()
+        .app
+        .timeline
+        .nodes
+        .clone()
+        .expect("linked to the final pass");
+    assert_eq!(link.map.mapped(), 114);
+    assert!(link.pass.to_string_lossy().contains("018_"));
+    h.get_by_label_contains("114 of 114 kernel tasks linked to FX nodes");
+    // Click the first softmax task: its node is selected in the final pass.
+    let tl = h.state().app.timeline().unwrap().clone();
+    let softmax = tl
+        .trace
+        .tasks
+        .iter()
+        .position(|t| t.name.starts_with("SoftmaxV2"))
+        .unwrap() as u32;
+    let r = h
+        .state()
+        .view
+        .timeline
+        .task_rect(&h.state().app, softmax)
+        .unwrap();
+    click_at(&mut h, r.center());
+    settle(&mut h);
+    assert_eq!(h.state().app.timeline.selected, Some(softmax));
+    let node = link.map.by_task[&softmax].0.clone();
+    assert!(node.starts_with("_softmax"), "{node}");
+    assert_eq!(common::ui::selected(&h), Some(node.clone()));
+    let ph = h.state().app.phase.as_ref().unwrap();
+    assert_eq!(ph.current_path(), Some(link.pass.as_path()));
+    h.get_by_label_contains(&format!("FX node {node} (High confidence)"));
+
+    // Selecting another node (as the graph or inspector does) selects its task.
+    let (other, &task) = link
+        .map
+        .by_node
+        .iter()
+        .find(|(n, _)| n.starts_with("embedding"))
+        .unwrap();
+    h.state_mut().app.reveal_node(other.clone());
+    h.run_steps(3);
+    assert_eq!(h.state().app.timeline.selected, Some(task));
+}

@@ -1,6 +1,7 @@
 //! The command line: `fxray [PATH]` opens the app; subcommands run the same core headless.
 
 pub mod bench;
+mod bench_timeline;
 mod bench_ui;
 pub mod diff;
 pub mod export;

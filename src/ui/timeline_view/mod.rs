@@ -39,6 +39,8 @@ pub struct TimelineViewState {
     /// The canvas as drawn last frame (tests and the benchmark aim at tasks through it).
     last: Option<Geometry>,
     pub drawn: Drawn,
+    /// The graph's selected node last frame: a change selects its task.
+    last_node: Option<String>,
 }
 
 impl TimelineViewState {
@@ -101,7 +103,16 @@ pub fn show(app: &mut App, state: &mut TimelineViewState, ui: &mut egui::Ui) {
         state.matches.clear();
         state.match_at = None;
     }
+    follow_node_selection(app, state, &tl);
     header(ui, &tl, &file, load_time);
+    if let Some(link) = &app.timeline.nodes {
+        let pass = link
+            .pass
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        ui.weak(format!("{} · {pass}", link.map.describe()));
+    }
     toolbar(app, state, &tl, ui);
     let trace = &tl.trace;
     let details_h = if app.timeline.selected.is_some() || state.range.is_some() {
@@ -173,6 +184,14 @@ pub fn show(app: &mut App, state: &mut TimelineViewState, ui: &mut egui::Ui) {
                     {
                         ui.vertical(|ui| {
                             ui.set_max_width(420.0);
+                            if let Some((node, conf)) =
+                                app.timeline.nodes.as_ref().and_then(|l| l.map.by_task.get(&s))
+                            {
+                                ui.label(format!("FX node {node} ({conf:?} confidence)"))
+                                    .on_hover_text(
+                                        "linked by op type and order; selected in the graph and inspector",
+                                    );
+                            }
                             details::task_grid(
                                 ui,
                                 trace,
@@ -284,6 +303,24 @@ fn toolbar(app: &mut App, state: &mut TimelineViewState, tl: &Timeline, ui: &mut
         }
         ui.weak("wheel/W/S zoom · drag/A/D pan · shift-drag or drag the ruler: range");
     });
+}
+
+/// When the graph's selected node changed (in the graph view or the inspector), selects and
+/// shows its linked task.
+fn follow_node_selection(app: &mut App, state: &mut TimelineViewState, tl: &Timeline) {
+    let node = app.phase.as_ref().and_then(|p| p.selected.clone());
+    if node == state.last_node {
+        return;
+    }
+    state.last_node = node.clone();
+    let before = app.timeline.selected;
+    if let Some(n) = node
+        && app.select_task_of_node(&n)
+        && app.timeline.selected != before
+        && let (Some(t), Some(g)) = (app.timeline.selected, state.last)
+    {
+        reveal(state, tl, t, g.width());
+    }
 }
 
 /// Centres `task`, zooming in when it would be thinner than a few points.
