@@ -474,3 +474,32 @@ fn showcase_kernel_tasks_link_to_final_pass_nodes() {
     let aligned = load(&root.join(a["aligned"].as_str().unwrap()));
     assert_eq!(task_nodes::map_tasks(&aligned.trace, graph).high, want);
 }
+
+/// Random byte damage (deterministic) never panics the parser or the analysis.
+#[test]
+fn damaged_files_never_panic() {
+    let dir = fixture("aclgraph/multistream_moe");
+    let e = expected(&dir);
+    let bytes = std::fs::read(case_file(&dir, &e, "aligned").unwrap()).unwrap();
+    let mut seed: u64 = 0x9e3779b97f4a7c15;
+    let mut next = || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let alphabet = b"{}[],:\"0123456789.-eE \n\\xX";
+    for _ in 0..300 {
+        let mut b = bytes.clone();
+        for _ in 0..1 + next() % 8 {
+            let at = (next() % b.len() as u64) as usize;
+            b[at] = alphabet[(next() % alphabet.len() as u64) as usize];
+        }
+        if let Ok(t) = trace_json::parse(&b) {
+            let tl = Timeline::new(t);
+            let (lo, hi) = tl.trace.span();
+            let _ = timeline_stats::range_stats(&tl.trace, lo, hi);
+            let _ = tl.summary();
+        }
+    }
+}

@@ -273,6 +273,14 @@ fn a_truncated_capture_says_what_was_not_loaded() {
     settle(&mut h);
     h.get_by_label("38 tasks · 3 streams · 5 record/wait pairs");
     h.get_by_label_contains("incomplete: the file is cut in the middle of an event at line 40");
+
+    // An empty capture (`[\n]`) opens as an empty timeline.
+    let dir = fixture("aclgraph/edge_empty");
+    let mut h = harness(opened(&dir));
+    settle(&mut h);
+    h.get_by_label("⏱ capture graph_3 · raw").click();
+    settle(&mut h);
+    h.get_by_label("0 tasks · 0 streams · 0 record/wait pairs");
 }
 
 /// Renders, checks the picture has content, and writes it with `UPDATE_SCREENSHOTS=1`.
@@ -304,6 +312,8 @@ fn multistream_moe_screenshot() {
     h.state_mut().view.timeline.range = Some((0.0, 300.0));
     h.run_steps(3);
     assert!(h.state().view.timeline.drawn.arrows > 0);
+    h.remove_cursor();
+    h.run_steps(2);
     shoot(&mut h, "timeline_multistream_moe");
 }
 

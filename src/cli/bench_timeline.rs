@@ -40,8 +40,11 @@ pub fn run(file: &Path, rounds: usize, frames: usize) -> Result<()> {
         screen_rect: Some(egui::Rect::from_min_size(egui::Pos2::ZERO, size)),
         ..Default::default()
     };
+    // Settle: the first frames load fonts and fit the trace. Texture updates are dropped on
+    // purpose (no GPU here).
     for _ in 0..5 {
-        let _ = ctx.run_ui(input(), |ui| state.ui(ui));
+        let mut out = ctx.run_ui(input(), |ui| state.ui(ui));
+        out.textures_delta.clear();
     }
     let fit = state.view.timeline.options;
     let (v0, v1) = state.view.timeline.visible().unwrap_or((0.0, 1.0));
@@ -64,8 +67,9 @@ pub fn run(file: &Path, rounds: usize, frames: usize) -> Result<()> {
             }
             state.view.timeline.options = o;
             let t = Instant::now();
-            let out = ctx.run_ui(input(), |ui| state.ui(ui));
+            let mut out = ctx.run_ui(input(), |ui| state.ui(ui));
             let t_ui = t.elapsed();
+            out.textures_delta.clear();
             let t2 = Instant::now();
             let prims = ctx.tessellate(out.shapes, out.pixels_per_point);
             let t_tess = t2.elapsed();

@@ -84,3 +84,19 @@ fn rows(ui: &mut egui::Ui, title: &str, id: &str, rows: &[StatRow], colour: bool
             }
         });
 }
+
+/// One swatch per task type with its count, in order of first appearance.
+pub fn legend(ui: &mut egui::Ui, trace: &Trace) {
+    let mut counts = vec![0usize; trace.types.len()];
+    for t in &trace.tasks {
+        counts[t.kind as usize] += 1;
+    }
+    ui.horizontal_wrapped(|ui| {
+        for (name, n) in trace.types.iter().zip(counts) {
+            let (r, _) = ui.allocate_exact_size(egui::vec2(10.0, 10.0), egui::Sense::hover());
+            ui.painter().rect_filled(r, 2.0, type_colour(name));
+            let name = if name.is_empty() { "(no type)" } else { name };
+            ui.small(format!("{name} {n}"));
+        }
+    });
+}

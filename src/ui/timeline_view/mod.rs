@@ -170,6 +170,7 @@ pub fn show(app: &mut App, state: &mut TimelineViewState, ui: &mut egui::Ui) {
             details::task_grid(ui, trace, &trace.tasks[h as usize], "timeline_tooltip")
         });
     }
+    details::legend(ui, trace);
     if details_h > 0.0 {
         ui.separator();
         egui::ScrollArea::vertical()

@@ -63,6 +63,8 @@ pub fn paint(p: &Painter, g: &Geometry, tl: &Timeline, st: &PaintState) -> Drawn
     ruler(p, g, weak);
     let (t0, t1) = g.visible();
     let font = FontId::proportional(11.0);
+    // One colour lookup per type, not per task.
+    let colours: Vec<Color32> = trace.types.iter().map(|t| type_colour(t)).collect();
     for (li, lane) in trace.lanes.iter().enumerate() {
         let li = li as u32;
         let top = g.lane_top(li);
@@ -98,7 +100,7 @@ pub fn paint(p: &Painter, g: &Geometry, tl: &Timeline, st: &PaintState) -> Drawn
         };
         for &ti in &lane.tasks[geometry::window(trace, lane, t0, t1)] {
             let task = &trace.tasks[ti as usize];
-            let colour = type_colour(trace.kind_name(task));
+            let colour = colours[task.kind as usize];
             let x0 = g.x(task.ts);
             let x1 = g.x(task.end());
             if x1 - x0 < 1.0 {
