@@ -7,3 +7,5 @@ pub mod layout;
 pub mod op_family;
 pub mod phase_layout;
 pub mod summary;
+pub mod task_nodes;
+pub mod timeline_stats;

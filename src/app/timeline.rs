@@ -1,16 +1,163 @@
-//! The captured aclGraph model instance shown as a timeline (issue 7).
+//! The captured aclGraph model instance shown as a timeline (issue 7): which capture file is
+//! open, its parsed timeline (loaded in the background) and the selected task.
 
 use super::App;
+use super::jobs::Msg;
+use crate::analysis::task_nodes::{self, TaskNodeMap};
+use crate::analysis::timeline_stats::Timeline;
+use crate::model::index::DebugIndex;
+use crate::sources::{load, trace_json};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
 
 /// What the app knows and has loaded for this view.
 #[derive(Default)]
-pub struct TimelineState {}
+pub struct TimelineState {
+    pub open: Option<OpenCapture>,
+    /// The selected task (index into the trace's tasks).
+    pub selected: Option<u32>,
+    /// Kernel tasks linked to the FX nodes of the model's final pass, once computed.
+    pub nodes: Option<Arc<NodeLink>>,
+}
+
+/// The best-effort task ↔ FX node link of the open capture.
+pub struct NodeLink {
+    /// The final pass graph file of the capture's model.
+    pub pass: PathBuf,
+    pub map: TaskNodeMap,
+}
+
+/// A capture file opened in the timeline.
+pub struct OpenCapture {
+    pub path: PathBuf,
+    /// `None` while loading.
+    pub timeline: Option<Arc<Timeline>>,
+    pub error: Option<String>,
+    /// How long reading and analysing took.
+    pub load_time: Option<Duration>,
+}
 
 /// Results of this view's background jobs.
-pub enum TimelineMsg {}
+pub enum TimelineMsg {
+    Loaded {
+        path: PathBuf,
+        result: Result<(Arc<Timeline>, Duration), String>,
+    },
+    Linked {
+        path: PathBuf,
+        link: Arc<NodeLink>,
+    },
+}
 
 impl App {
     pub(super) fn on_timeline(&mut self, msg: TimelineMsg) {
-        match msg {}
+        match msg {
+            TimelineMsg::Loaded { path, result } => {
+                if let Some(open) = self.timeline.open.as_mut().filter(|o| o.path == path) {
+                    match result {
+                        Ok((tl, t)) => {
+                            open.timeline = Some(tl);
+                            open.load_time = Some(t);
+                        }
+                        Err(e) => open.error = Some(e),
+                    }
+                }
+            }
+            TimelineMsg::Linked { path, link } => {
+                if self.timeline.open.as_ref().is_some_and(|o| o.path == path) {
+                    self.timeline.nodes = Some(link);
+                }
+            }
+        }
     }
+
+    /// Opens a capture `*.json`/`*.aligned.json` (or any Chrome trace) in the timeline; it is
+    /// parsed in the background.
+    pub fn open_timeline(&mut self, path: &Path) {
+        if self.timeline.open.as_ref().is_some_and(|o| o.path == path) {
+            return;
+        }
+        self.timeline.selected = None;
+        self.timeline.nodes = None;
+        let final_pass = self
+            .workspace
+            .as_ref()
+            .and_then(|ws| final_pass_of_capture(&ws.index, path));
+        self.timeline.open = Some(OpenCapture {
+            path: path.to_path_buf(),
+            timeline: None,
+            error: None,
+            load_time: None,
+        });
+        let path = path.to_path_buf();
+        self.jobs.spawn(move |send| {
+            let t = std::time::Instant::now();
+            let result = trace_json::load(&path)
+                .map(|trace| (Arc::new(Timeline::new(trace)), t.elapsed()))
+                .map_err(|e| e.to_string());
+            let tl = result.as_ref().ok().map(|(tl, _)| tl.clone());
+            send(Msg::Timeline(TimelineMsg::Loaded {
+                path: path.clone(),
+                result,
+            }));
+            // The link to the graph is a bonus: a pass that does not load leaves it out.
+            if let (Some(tl), Some(pass)) = (tl, final_pass)
+                && let Ok(file) = load::graph(&pass)
+                && let Some(graph) = file.graphs.first()
+            {
+                let map = task_nodes::map_tasks(&tl.trace, graph);
+                send(Msg::Timeline(TimelineMsg::Linked {
+                    path,
+                    link: Arc::new(NodeLink { pass, map }),
+                }));
+            }
+        });
+    }
+
+    /// Selects a task of the open timeline (or nothing), and the FX node it is linked to.
+    pub fn select_task(&mut self, task: Option<u32>) {
+        self.timeline.selected = task;
+        let Some(link) = self.timeline.nodes.clone() else {
+            return;
+        };
+        if let Some((node, _)) = task.and_then(|t| link.map.by_task.get(&t)) {
+            self.select_graph(&link.pass);
+            self.reveal_node(node.clone());
+        }
+    }
+
+    /// Selects the task linked to the FX node `node`, if any; true when one was.
+    pub fn select_task_of_node(&mut self, node: &str) -> bool {
+        let task = self
+            .timeline
+            .nodes
+            .as_ref()
+            .and_then(|l| l.map.by_node.get(node).copied());
+        if task.is_some() {
+            self.timeline.selected = task;
+        }
+        task.is_some()
+    }
+
+    /// The open timeline, once loaded.
+    pub fn timeline(&self) -> Option<&Arc<Timeline>> {
+        self.timeline.open.as_ref()?.timeline.as_ref()
+    }
+}
+
+/// The last pass of the phase the capture belongs to: the model holding the capture (joined by
+/// `graph_K`), its phase with an `output_code.py` (the one captured), else its first phase.
+pub fn final_pass_of_capture(index: &DebugIndex, capture: &Path) -> Option<PathBuf> {
+    let model = index
+        .runs
+        .iter()
+        .flat_map(|r| &r.models)
+        .find(|m| m.captures.iter().any(|c| c.path == capture))?;
+    let phase = model
+        .phases
+        .iter()
+        .find(|p| p.output_code.is_some())
+        .or(model.phases.first())?;
+    phase.passes.last().map(|p| p.path.clone())
 }

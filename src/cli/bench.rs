@@ -44,6 +44,15 @@ pub enum BenchCommand {
         #[arg(long, default_value_t = 5)]
         rounds: usize,
     },
+    /// Timeline of a capture JSON: load time (read + parse + pairing, best of --rounds) and
+    /// CPU time per frame of the timeline view zoomed out to fit, then zoomed in.
+    Timeline {
+        file: PathBuf,
+        #[arg(long, default_value_t = 5)]
+        rounds: usize,
+        #[arg(long, default_value_t = 120)]
+        frames: usize,
+    },
     /// Index time: walk PATH, or a synthetic tree of --files files made in a temp folder.
     Index {
         path: Option<PathBuf>,
@@ -78,6 +87,11 @@ pub fn run(what: BenchCommand) -> Result<()> {
             super::bench_ui::layout(&graph, rounds.max(1), dot)
         }
         BenchCommand::Frame { graph, frames } => super::bench_ui::frame(&graph, frames.max(10)),
+        BenchCommand::Timeline {
+            file,
+            rounds,
+            frames,
+        } => super::bench_timeline::run(&file, rounds.max(1), frames.max(10)),
         BenchCommand::Diff { a, b, rounds } => super::diff::bench(&a, &b, rounds.max(1)),
         BenchCommand::Index {
             path,

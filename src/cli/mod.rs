@@ -1,12 +1,14 @@
 //! The command line: `fxray [PATH]` opens the app; subcommands run the same core headless.
 
 pub mod bench;
+mod bench_timeline;
 mod bench_ui;
 mod bench_watch;
 pub mod diff;
 pub mod export;
 pub mod run;
 pub mod summary;
+pub mod timeline;
 pub mod watch;
 
 use crate::error::Result;
@@ -118,6 +120,14 @@ pub enum Command {
         #[arg(last = true, required = true)]
         command: Vec<String>,
     },
+    /// What an aclGraph capture (`*.json`, `*.aligned.json`) or any Chrome trace holds:
+    /// streams, tasks per stream, task types, record/wait pairs, flows, end time per stream.
+    Timeline {
+        file: PathBuf,
+        /// Machine-readable JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
     /// Measure fxray's speed on real files and print the figures.
     Bench {
         #[command(subcommand)]
@@ -191,6 +201,7 @@ pub fn run(command: Command) -> Result<()> {
             let code = run::run(&spec)?;
             std::process::exit(code);
         }
+        Command::Timeline { file, json } => timeline::run(&file, json),
         Command::Bench { what } => bench::run(what),
     }
 }

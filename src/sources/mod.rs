@@ -8,4 +8,5 @@ pub mod load;
 pub mod names;
 pub mod output_code;
 pub mod read;
+pub mod trace_json;
 pub mod watch;

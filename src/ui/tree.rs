@@ -5,12 +5,13 @@ use super::ViewState;
 use crate::analysis::summary::GraphFacts;
 use crate::app::App;
 use crate::app::live::FileStatus;
-use crate::model::index::{DebugIndex, PassFile};
+use crate::model::index::{CaptureFile, CaptureKind, DebugIndex, PassFile};
 use std::path::{Path, PathBuf};
 
 enum Click {
     Graph(PathBuf),
     Log(PathBuf),
+    Capture(PathBuf),
 }
 
 pub fn show(app: &mut App, view: &mut ViewState, ui: &mut egui::Ui) {
@@ -30,19 +31,38 @@ pub fn show(app: &mut App, view: &mut ViewState, ui: &mut egui::Ui) {
         .as_ref()
         .and_then(|p| p.current_path())
         .map(Path::to_path_buf);
+    let timeline = app.timeline.open.as_ref().map(|o| o.path.as_path());
     let mut click = None;
     egui::ScrollArea::vertical()
         .auto_shrink(false)
         .show(ui, |ui| {
             let facts = Facts { app };
-            runs(ui, &ws.index, &facts, current.as_deref(), &mut click);
-            loose(ui, &ws.index, &facts, current.as_deref(), &mut click);
+            runs(
+                ui,
+                &ws.index,
+                &facts,
+                current.as_deref(),
+                timeline,
+                &mut click,
+            );
+            loose(
+                ui,
+                &ws.index,
+                &facts,
+                current.as_deref(),
+                timeline,
+                &mut click,
+            );
         });
     match click {
         Some(Click::Graph(p)) => app.select_graph(&p),
         Some(Click::Log(p)) => {
             app.open_log(&p);
             view.show_logs = true;
+        }
+        Some(Click::Capture(p)) => {
+            app.open_timeline(&p);
+            view.central = super::CentralTab::Timeline;
         }
         None => {}
     }
@@ -53,6 +73,7 @@ fn runs(
     index: &DebugIndex,
     facts: &Facts,
     current: Option<&Path>,
+    timeline: Option<&Path>,
     click: &mut Option<Click>,
 ) {
     for run in &index.runs {
@@ -109,8 +130,9 @@ fn runs(
                                 });
                             }
                             for c in &model.captures {
-                                ui.weak(format!("⏱ capture {} · {:?}", c.graph, c.kind))
-                                    .on_hover_text(c.path.display().to_string());
+                                if capture_entry(ui, c, timeline) {
+                                    *click = Some(Click::Capture(c.path.clone()));
+                                }
                             }
                         });
                 }
@@ -142,6 +164,7 @@ fn loose(
     index: &DebugIndex,
     facts: &Facts,
     current: Option<&Path>,
+    timeline: Option<&Path>,
     click: &mut Option<Click>,
 ) {
     for p in &index.loose_graphs {
@@ -150,8 +173,9 @@ fn loose(
         }
     }
     for c in &index.loose_captures {
-        ui.weak(format!("⏱ capture {} · {:?}", c.graph, c.kind))
-            .on_hover_text(c.path.display().to_string());
+        if capture_entry(ui, c, timeline) {
+            *click = Some(Click::Capture(c.path.clone()));
+        }
     }
     for d in &index.data_dumps {
         let steps: usize = d.graphs.iter().map(|g| g.steps.len()).sum();
@@ -188,6 +212,22 @@ impl<'a> Facts<'a> {
             (_, None) => Row::Pending,
         }
     }
+}
+
+/// A capture JSON row (opens the timeline); true when clicked.
+fn capture_entry(ui: &mut egui::Ui, c: &CaptureFile, open: Option<&Path>) -> bool {
+    let kind = match c.kind {
+        CaptureKind::Raw => "raw",
+        CaptureKind::Aligned => "aligned",
+        CaptureKind::Filtered => "filtered",
+        CaptureKind::DeadlockCheck => "deadlock check",
+    };
+    ui.selectable_label(
+        open == Some(c.path.as_path()),
+        format!("⏱ capture {} · {kind}", c.graph),
+    )
+    .on_hover_text(format!("{}\nclick to show its timeline", c.path.display()))
+    .clicked()
 }
 
 fn pass_entry(ui: &mut egui::Ui, p: &PassFile, f: Row, current: Option<&Path>) -> bool {

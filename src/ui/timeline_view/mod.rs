@@ -1,11 +1,351 @@
-//! The timeline of a captured aclGraph model instance (issue 7).
+//! The timeline of a captured aclGraph model instance (issue 7), in the style of a flame-graph
+//! view: one lane per stream, a bar per task coloured by type, arrows from record to wait.
+//! View state ([`TimelineViewState`]: zoom, pan, hover, range, search) is kept apart from the
+//! data; painting culls to what is on screen ([`paint`]); input is in [`interact`].
 
+mod details;
+mod geometry;
+mod interact;
+mod options;
+mod paint;
+
+use crate::analysis::timeline_stats::{self, RangeStats, Timeline};
 use crate::app::App;
+use geometry::{Geometry, LANE_H, RULER_H};
+pub use options::ViewOptions;
+pub use paint::Drawn;
+use std::path::PathBuf;
+use std::sync::Arc;
 
 /// How the timeline is shown: zoom, pan, hover, search (apart from the app's data).
 #[derive(Default)]
-pub struct TimelineViewState {}
+pub struct TimelineViewState {
+    pub options: ViewOptions,
+    /// Fit the whole trace on the next frame.
+    pub fit_pending: bool,
+    /// The file the view was last fitted to: a newly opened file is fitted once.
+    fitted_for: Option<PathBuf>,
+    pub hovered: Option<u32>,
+    /// The selected time range (in drag order).
+    pub range: Option<(f64, f64)>,
+    range_stats: Option<Arc<RangeStats>>,
+    drag: Option<interact::DragMode>,
+    pub search: String,
+    searched: String,
+    pub matches: Vec<u32>,
+    /// Position in `matches` of the last match shown.
+    match_at: Option<usize>,
+    pub hide_arrows: bool,
+    /// The canvas as drawn last frame (tests and the benchmark aim at tasks through it).
+    last: Option<Geometry>,
+    pub drawn: Drawn,
+    /// The graph's selected node last frame: a change selects its task.
+    last_node: Option<String>,
+}
 
-pub fn show(_app: &mut App, _state: &mut TimelineViewState, ui: &mut egui::Ui) {
-    ui.weak("No capture open. Pick a capture JSON in the tree.");
+impl TimelineViewState {
+    /// Screen rectangle of `task` as drawn last frame.
+    pub fn task_rect(&self, app: &App, task: u32) -> Option<egui::Rect> {
+        let g = self.last?;
+        let tl = app.timeline()?;
+        ((task as usize) < tl.trace.tasks.len()).then(|| g.task_rect(&tl.trace, task))
+    }
+
+    /// The canvas (ruler + lanes) as drawn last frame.
+    pub fn canvas(&self) -> Option<egui::Rect> {
+        self.last.map(|g| g.canvas)
+    }
+
+    /// Screen x of time `t` last frame.
+    pub fn x_of(&self, t: f64) -> Option<f32> {
+        self.last.map(|g| g.x(t))
+    }
+
+    /// Statistics of the selected range, as shown.
+    pub fn range_stats(&self) -> Option<&RangeStats> {
+        self.range_stats.as_deref()
+    }
+
+    /// Time span visible last frame.
+    pub fn visible(&self) -> Option<(f64, f64)> {
+        self.last.map(|g| g.visible())
+    }
+}
+
+pub fn show(app: &mut App, state: &mut TimelineViewState, ui: &mut egui::Ui) {
+    let Some(open) = &app.timeline.open else {
+        ui.weak("No capture open. Pick a capture JSON (⏱) in the tree.");
+        return;
+    };
+    let path = open.path.clone();
+    let file = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if let Some(e) = &open.error {
+        ui.colored_label(ui.visuals().error_fg_color, e);
+        return;
+    }
+    let Some(tl) = open.timeline.clone() else {
+        ui.horizontal(|ui| {
+            ui.spinner();
+            ui.label(format!("loading {file}…"));
+        });
+        return;
+    };
+    let load_time = open.load_time;
+    if state.fitted_for.as_ref() != Some(&path) {
+        state.fitted_for = Some(path.clone());
+        state.fit_pending = true;
+        state.range = None;
+        state.range_stats = None;
+        state.searched.clear();
+        state.matches.clear();
+        state.match_at = None;
+    }
+    follow_node_selection(app, state, &tl);
+    header(ui, &tl, &file, load_time);
+    if let Some(link) = &app.timeline.nodes {
+        let pass = link
+            .pass
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        ui.weak(format!("{} · {pass}", link.map.describe()));
+    }
+    toolbar(app, state, &tl, ui);
+    let trace = &tl.trace;
+    let details_h = if app.timeline.selected.is_some() || state.range.is_some() {
+        (ui.available_height() * 0.45).max(160.0)
+    } else {
+        0.0
+    };
+    let want_h = RULER_H + trace.lanes.len() as f32 * LANE_H + 6.0;
+    let h = want_h.min((ui.available_height() - details_h).max(RULER_H + LANE_H));
+    let (canvas, resp) = ui.allocate_exact_size(
+        egui::vec2(ui.available_width(), h),
+        egui::Sense::click_and_drag(),
+    );
+    let (lo, hi) = trace.span();
+    let mut g = Geometry {
+        canvas,
+        opts: state.options,
+    };
+    let fit_scale = {
+        let mut o = ViewOptions::default();
+        o.show_range(lo, hi, g.width());
+        o.scale
+    };
+    if state.fit_pending {
+        state.options.show_range(lo, hi, g.width());
+        state.fit_pending = false;
+    }
+    g.opts = state.options;
+    let action = interact::interact(ui, &resp, &g, trace, state, fit_scale);
+    g.opts = state.options;
+    // The hover is computed before a zoom moved the bars: recompute it on the frame's layout.
+    state.hovered = resp.hover_pos().and_then(|p| g.task_at(trace, p));
+    if let Some(interact::Action::Select(t)) = action {
+        app.select_task(t);
+    }
+    update_range_stats(state, &tl);
+    let painter = ui.painter_at(canvas);
+    state.drawn = paint::paint(
+        &painter,
+        &g,
+        &tl,
+        &paint::PaintState {
+            hovered: state.hovered,
+            selected: app.timeline.selected,
+            matches: &state.matches,
+            range: state.range,
+            show_arrows: !state.hide_arrows,
+        },
+    );
+    state.last = Some(g);
+    if let Some(h) = state.hovered
+        && state.drag.is_none()
+    {
+        resp.on_hover_ui_at_pointer(|ui| {
+            details::task_grid(ui, trace, &trace.tasks[h as usize], "timeline_tooltip")
+        });
+    }
+    details::legend(ui, trace);
+    if details_h > 0.0 {
+        ui.separator();
+        egui::ScrollArea::vertical()
+            .id_salt("timeline_details")
+            .auto_shrink(false)
+            .show(ui, |ui| {
+                ui.horizontal_top(|ui| {
+                    if let Some(s) = app
+                        .timeline
+                        .selected
+                        .filter(|&s| (s as usize) < trace.tasks.len())
+                    {
+                        ui.vertical(|ui| {
+                            ui.set_max_width(420.0);
+                            if let Some((node, conf)) =
+                                app.timeline.nodes.as_ref().and_then(|l| l.map.by_task.get(&s))
+                            {
+                                ui.label(format!("FX node {node} ({conf:?} confidence)"))
+                                    .on_hover_text(
+                                        "linked by op type and order; selected in the graph and inspector",
+                                    );
+                            }
+                            details::task_grid(
+                                ui,
+                                trace,
+                                &trace.tasks[s as usize],
+                                "timeline_task",
+                            );
+                        });
+                        ui.separator();
+                    }
+                    if let Some(rs) = &state.range_stats {
+                        ui.vertical(|ui| details::range_table(ui, rs, trace.logical_time));
+                    }
+                });
+            });
+    }
+}
+
+fn header(ui: &mut egui::Ui, tl: &Timeline, file: &str, load_time: Option<std::time::Duration>) {
+    let t = &tl.trace;
+    ui.horizontal_wrapped(|ui| {
+        ui.strong(format!("⏱ {file}"));
+        let arrows = if t.flows.is_empty() {
+            format!("{} record/wait pairs", tl.pairing.pairs.len())
+        } else {
+            format!("{} flows", t.flows.len())
+        };
+        ui.label(format!(
+            "{} tasks · {} streams · {arrows}",
+            t.tasks.len(),
+            t.lanes.len()
+        ));
+        if let Some(d) = load_time {
+            ui.weak(format!("loaded in {:.0} ms", d.as_secs_f64() * 1e3));
+        }
+    });
+    if t.logical_time {
+        ui.colored_label(
+            ui.visuals().warn_fg_color,
+            "ts/dur are logical: they give the order of tasks within a stream, not hardware time; streams are not comparable in time",
+        );
+    }
+    if let Some(why) = &t.incomplete {
+        ui.colored_label(ui.visuals().error_fg_color, format!("incomplete: {why}"));
+    }
+    for q in &t.quirks {
+        ui.weak(format!("note: {q}"));
+    }
+}
+
+fn toolbar(app: &mut App, state: &mut TimelineViewState, tl: &Timeline, ui: &mut egui::Ui) {
+    ui.horizontal(|ui| {
+        if ui
+            .button("Fit")
+            .on_hover_text("Show everything (F)")
+            .clicked()
+        {
+            state.fit_pending = true;
+        }
+        let width = state.last.map_or(800.0, |g| g.width());
+        if ui
+            .add_enabled(state.range.is_some(), egui::Button::new("Zoom to range"))
+            .clicked()
+            && let Some((a, b)) = state.range
+        {
+            state.options.show_range(a, b, width);
+        }
+        if ui
+            .add_enabled(state.range.is_some(), egui::Button::new("Clear range"))
+            .on_hover_text("Esc")
+            .clicked()
+        {
+            state.range = None;
+        }
+        let mut arrows = !state.hide_arrows;
+        ui.checkbox(&mut arrows, "arrows");
+        state.hide_arrows = !arrows;
+        ui.separator();
+        let edit = ui.add(
+            egui::TextEdit::singleline(&mut state.search)
+                .hint_text("search task name")
+                .desired_width(180.0),
+        );
+        if state.search != state.searched {
+            state.searched = state.search.clone();
+            state.matches = timeline_stats::search(&tl.trace, &state.search);
+            state.match_at = None;
+        }
+        let enter = edit.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
+        let n = state.matches.len();
+        let prev = ui.add_enabled(n > 0, egui::Button::new("◀")).clicked();
+        let next = ui.add_enabled(n > 0, egui::Button::new("▶")).clicked() || enter;
+        if n > 0 && (prev || next) {
+            let k = match (state.match_at, next) {
+                (None, true) => 0,
+                (None, false) => n - 1,
+                (Some(k), true) => (k + 1) % n,
+                (Some(k), false) => (k + n - 1) % n,
+            };
+            state.match_at = Some(k);
+            let task = state.matches[k];
+            app.select_task(Some(task));
+            reveal(state, tl, task, width);
+        }
+        if !state.search.trim().is_empty() {
+            match state.match_at {
+                Some(k) => ui.label(format!("{}/{n}", k + 1)),
+                None => ui.label(format!("{n} matches")),
+            };
+        }
+        ui.weak("wheel/W/S zoom · drag/A/D pan · shift-drag or drag the ruler: range");
+    });
+}
+
+/// When the graph's selected node changed (in the graph view or the inspector), selects and
+/// shows its linked task.
+fn follow_node_selection(app: &mut App, state: &mut TimelineViewState, tl: &Timeline) {
+    let node = app.phase.as_ref().and_then(|p| p.selected.clone());
+    if node == state.last_node {
+        return;
+    }
+    state.last_node = node.clone();
+    let before = app.timeline.selected;
+    if let Some(n) = node
+        && app.select_task_of_node(&n)
+        && app.timeline.selected != before
+        && let (Some(t), Some(g)) = (app.timeline.selected, state.last)
+    {
+        reveal(state, tl, t, g.width());
+    }
+}
+
+/// Centres `task`, zooming in when it would be thinner than a few points.
+fn reveal(state: &mut TimelineViewState, tl: &Timeline, task: u32, width: f32) {
+    let t = &tl.trace.tasks[task as usize];
+    if t.dur * state.options.scale < 6.0 {
+        state.options.scale = (40.0 / t.dur.max(1e-3)).max(state.options.scale);
+    }
+    let mid = t.ts + t.dur / 2.0;
+    state.options.start = mid - width as f64 / 2.0 / state.options.scale;
+}
+
+fn update_range_stats(state: &mut TimelineViewState, tl: &Timeline) {
+    match state.range {
+        None => state.range_stats = None,
+        Some((a, b)) => {
+            let (a, b) = (a.min(b), a.max(b));
+            if state
+                .range_stats
+                .as_ref()
+                .is_none_or(|s| s.t0 != a || s.t1 != b)
+            {
+                state.range_stats = Some(Arc::new(timeline_stats::range_stats(&tl.trace, a, b)));
+            }
+        }
+    }
 }
