@@ -4,6 +4,8 @@ pub mod diff;
 pub mod export;
 pub mod export_svg;
 pub mod layout;
+pub mod nan_trace;
 pub mod op_family;
 pub mod phase_layout;
 pub mod summary;
+pub mod tensor_stats;

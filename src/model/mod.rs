@@ -5,3 +5,4 @@ pub mod fx;
 pub mod fx_fmt;
 pub mod index;
 pub mod log;
+pub mod tensor;
