@@ -520,6 +520,7 @@ impl App {
                     facts: HashMap::new(),
                     facts_done: false,
                 });
+                self.load_dumps();
                 // Show something at once: the first pass of the first phase.
                 if let Some(p) = first {
                     self.select_graph(&p);

@@ -1,16 +1,287 @@
 //! Dumped tensors and msprobe statistics of the selected node (issue 6).
+//!
+//! When a folder opens, its data dumps (and msprobe dumps) are scanned in the background and
+//! every `.npy` is summarised once (memory-mapped, never copied): the inspector, the NaN tracer
+//! and the overlay then work from memory. A dump elsewhere can be attached to the open run.
 
 use super::App;
+use super::jobs::Msg;
+use crate::analysis::nan_trace::{self, Bad, MatchQuality, Trace};
+use crate::analysis::tensor_stats;
+use crate::model::fx::FxGraph;
+use crate::model::tensor::{
+    DumpCatalog, GraphDump, MsprobeStep, RankDump, TensorCompare, TensorSummary,
+};
+use crate::sources::{data_dump, msprobe};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Files summarised per message: the panel fills in while a large dump is read.
+const BATCH: usize = 256;
 
 /// What the app knows and has loaded for this view.
 #[derive(Default)]
-pub struct TensorsState {}
+pub struct TensorsState {
+    generation: u64,
+    /// Data dumps known so far (those of the opened folder, then attached ones).
+    pub catalog: Arc<DumpCatalog>,
+    /// Statistics by file, filled in the background.
+    pub summaries: HashMap<PathBuf, Result<Arc<TensorSummary>, String>>,
+    pub msprobe: Vec<Arc<MsprobeStep>>,
+    /// Problems worth a line in the panel (unreadable dump.json, a folder with no dump).
+    pub errors: Vec<String>,
+    /// Files still to summarise.
+    pub pending: usize,
+    /// The last NaN/Inf trace: what was asked and what was found.
+    pub trace: Option<(Bad, u32, Result<Trace, String>)>,
+    /// The last tensor comparison: (a, b) and its result once done.
+    pub compare: Option<TensorCompareView>,
+}
+
+pub struct TensorCompareView {
+    pub a: PathBuf,
+    pub b: PathBuf,
+    /// `step 0 → step 1`.
+    pub label: String,
+    pub result: Option<Result<TensorCompare, String>>,
+}
 
 /// Results of this view's background jobs.
-pub enum TensorsMsg {}
+pub enum TensorsMsg {
+    Catalog {
+        generation: u64,
+        catalog: DumpCatalog,
+    },
+    Summaries {
+        generation: u64,
+        batch: Vec<(PathBuf, Result<TensorSummary, String>)>,
+    },
+    Msprobe {
+        generation: u64,
+        steps: Vec<MsprobeStep>,
+        errors: Vec<String>,
+    },
+    Compared {
+        a: PathBuf,
+        b: PathBuf,
+        result: Result<TensorCompare, String>,
+    },
+}
+
+impl TensorsState {
+    pub fn is_empty(&self) -> bool {
+        self.catalog.is_empty() && self.msprobe.is_empty()
+    }
+
+    pub fn summary(&self, path: &Path) -> Option<&Result<Arc<TensorSummary>, String>> {
+        self.summaries.get(path)
+    }
+
+    /// The dump graph (rank, graph) whose node names match `graph` best, with the quality;
+    /// on a tie the lowest rank wins.
+    pub fn best_match(&self, graph: &FxGraph) -> Option<(&RankDump, &GraphDump, MatchQuality)> {
+        let mut best: Option<(&RankDump, &GraphDump, MatchQuality)> = None;
+        for r in &self.catalog.ranks {
+            for g in &r.graphs {
+                let Some(s) = g.steps.first() else { continue };
+                let q = nan_trace::match_quality(graph, s);
+                if best
+                    .as_ref()
+                    .is_none_or(|(_, _, bq)| q.score() > bq.score())
+                {
+                    best = Some((r, g, q));
+                }
+            }
+        }
+        best
+    }
+}
 
 impl App {
     pub(super) fn on_tensors(&mut self, msg: TensorsMsg) {
-        match msg {}
+        let t = &mut self.tensors;
+        match msg {
+            TensorsMsg::Catalog {
+                generation,
+                catalog,
+            } if generation == t.generation => {
+                let mut merged = (*t.catalog).clone();
+                merged.ranks.extend(catalog.ranks);
+                merged.warnings.extend(catalog.warnings);
+                t.pending += catalog_files(&merged) - catalog_files(&t.catalog);
+                t.catalog = Arc::new(merged);
+            }
+            TensorsMsg::Summaries { generation, batch } if generation == t.generation => {
+                t.pending = t.pending.saturating_sub(batch.len());
+                for (p, r) in batch {
+                    t.summaries.insert(p, r.map(Arc::new));
+                }
+            }
+            TensorsMsg::Msprobe {
+                generation,
+                steps,
+                errors,
+            } if generation == t.generation => {
+                t.msprobe.extend(steps.into_iter().map(Arc::new));
+                t.errors.extend(errors);
+            }
+            TensorsMsg::Compared { a, b, result } => {
+                if let Some(c) = t.compare.as_mut().filter(|c| c.a == a && c.b == b) {
+                    c.result = Some(result);
+                }
+            }
+            _ => {} // from a folder no longer open
+        }
+    }
+
+    /// Forgets the dumps of the previous folder and reads those the new index found.
+    pub(super) fn load_dumps(&mut self) {
+        let Some(ws) = &self.workspace else { return };
+        let ranks: Vec<PathBuf> = ws.index.data_dumps.iter().map(|d| d.path.clone()).collect();
+        let probes: Vec<(PathBuf, u32, String)> = ws
+            .index
+            .msprobe
+            .iter()
+            .map(|m| (m.path.clone(), m.step, m.who.clone()))
+            .collect();
+        let generation = self.tensors.generation + 1;
+        self.tensors = TensorsState {
+            generation,
+            ..Default::default()
+        };
+        if ranks.is_empty() && probes.is_empty() {
+            return;
+        }
+        self.jobs.spawn(move |send| {
+            let mut steps = Vec::new();
+            let mut errors = Vec::new();
+            for (p, step, who) in probes {
+                match msprobe::read(&p, step, &who) {
+                    Ok(s) => steps.push(s),
+                    Err(e) => errors.push(e),
+                }
+            }
+            send(Msg::Tensors(TensorsMsg::Msprobe {
+                generation,
+                steps,
+                errors,
+            }));
+            if !ranks.is_empty() {
+                read_catalog(data_dump::scan_ranks(&ranks), generation, send);
+            }
+        });
+    }
+
+    /// Attaches a data dump or msprobe dump found under `path` to the open run.
+    pub fn attach_dump(&mut self, path: &Path) {
+        let generation = self.tensors.generation;
+        let path = path.to_path_buf();
+        self.jobs.spawn(move |send| attach(&path, generation, send));
+    }
+
+    /// Asks for a dump folder (native dialog, on the job's thread) and attaches it.
+    pub fn pick_and_attach_dump(&mut self) {
+        let generation = self.tensors.generation;
+        self.jobs.spawn(move |send| {
+            let picked = rfd::FileDialog::new()
+                .set_title("Attach a data dump (worldsize*_global_rank*) or msprobe dump")
+                .pick_folder();
+            if let Some(p) = picked {
+                attach(&p, generation, send);
+            }
+        });
+    }
+
+    /// Runs the NaN/Inf tracer on the pass on screen and selects the node it finds.
+    pub fn trace_first(&mut self, bad: Bad, step: u32) {
+        let Some(ph) = &self.phase else { return };
+        let Some(graph) = ph.current_file().and_then(|f| f.graphs.first()) else {
+            return;
+        };
+        let t = &self.tensors;
+        let result = match t.best_match(graph) {
+            None => Err("no data dump matches this graph".to_string()),
+            Some((_, g, _)) => match g.steps.iter().find(|s| s.step == step) {
+                None => Err(format!("no step {step} in the dump")),
+                Some(s) => {
+                    let look = |p: &Path| {
+                        t.summaries
+                            .get(p)
+                            .and_then(|r| r.as_ref().ok())
+                            .map(|s| &s.stats)
+                    };
+                    nan_trace::first_bad(s, Some(graph), bad, &look).ok_or_else(|| {
+                        format!("no dumped output holds {} in step {step}", bad.label())
+                    })
+                }
+            },
+        };
+        let node = result.as_ref().ok().map(|t| t.node.clone());
+        self.tensors.trace = Some((bad, step, result));
+        if let Some(n) = node {
+            self.reveal_node(n);
+        }
+    }
+
+    /// Compares two dumps of one tensor (two steps or two ranks) in the background.
+    pub fn compare_tensors(&mut self, a: PathBuf, b: PathBuf, label: String) {
+        if self
+            .tensors
+            .compare
+            .as_ref()
+            .is_some_and(|c| c.a == a && c.b == b)
+        {
+            return;
+        }
+        self.tensors.compare = Some(TensorCompareView {
+            a: a.clone(),
+            b: b.clone(),
+            label,
+            result: None,
+        });
+        self.jobs.spawn(move |send| {
+            let result = crate::sources::npy::NpyArray::open(&a).and_then(|x| {
+                let y = crate::sources::npy::NpyArray::open(&b)?;
+                tensor_stats::compare(&x, &y)
+            });
+            send(Msg::Tensors(TensorsMsg::Compared { a, b, result }));
+        });
+    }
+}
+
+fn catalog_files(c: &DumpCatalog) -> usize {
+    c.files().count()
+}
+
+fn attach(path: &Path, generation: u64, send: &(dyn Fn(Msg) + Sync)) {
+    let (steps, mut errors) = msprobe::scan(path);
+    let catalog = data_dump::scan(path);
+    if catalog.is_err() && steps.is_empty() {
+        errors.push(format!(
+            "{}: no data dump or msprobe dump found",
+            path.display()
+        ));
+    }
+    send(Msg::Tensors(TensorsMsg::Msprobe {
+        generation,
+        steps,
+        errors,
+    }));
+    if let Ok(c) = catalog {
+        read_catalog(c, generation, send);
+    }
+}
+
+/// Sends the catalog, then the statistics of its files in batches.
+fn read_catalog(catalog: DumpCatalog, generation: u64, send: &(dyn Fn(Msg) + Sync)) {
+    let paths: Vec<PathBuf> = catalog.files().map(|f| f.path.clone()).collect();
+    send(Msg::Tensors(TensorsMsg::Catalog {
+        generation,
+        catalog,
+    }));
+    for chunk in paths.chunks(BATCH) {
+        let batch = tensor_stats::summarize_all(chunk);
+        send(Msg::Tensors(TensorsMsg::Summaries { generation, batch }));
     }
 }

@@ -8,6 +8,7 @@ pub mod diff;
 pub mod export;
 pub mod run;
 pub mod summary;
+pub mod tensors;
 pub mod timeline;
 pub mod watch;
 
@@ -128,6 +129,28 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Statistics of dumped tensors (npy data dump, msprobe dump.json); with `--first`, the
+    /// first node whose outputs hold NaN or Inf and where the value came from.
+    Tensors {
+        dump_root: PathBuf,
+        /// Only this FX node (msprobe: keys containing it).
+        #[arg(long)]
+        node: Option<String>,
+        #[arg(long)]
+        step: Option<u32>,
+        #[arg(long)]
+        rank: Option<u32>,
+        /// Machine-readable JSON instead of text.
+        #[arg(long)]
+        json: bool,
+        /// nan, inf (either sign), +inf or -inf: print the first node (in graph order) whose
+        /// outputs hold it on the first line, then where it came from.
+        #[arg(long)]
+        first: Option<String>,
+        /// The FX graph file whose order and arguments the tracer follows (the last pass).
+        #[arg(long)]
+        graph: Option<PathBuf>,
+    },
     /// Measure fxray's speed on real files and print the figures.
     Bench {
         #[command(subcommand)]
@@ -202,6 +225,25 @@ pub fn run(command: Command) -> Result<()> {
             std::process::exit(code);
         }
         Command::Timeline { file, json } => timeline::run(&file, json),
+        Command::Tensors {
+            dump_root,
+            node,
+            step,
+            rank,
+            json,
+            first,
+            graph,
+        } => tensors::run(
+            &dump_root,
+            &tensors::Options {
+                node: node.as_deref(),
+                step,
+                rank,
+                json,
+                first: first.as_deref(),
+                graph: graph.as_deref(),
+            },
+        ),
         Command::Bench { what } => bench::run(what),
     }
 }

@@ -5,4 +5,5 @@ pub mod fx;
 pub mod fx_fmt;
 pub mod index;
 pub mod log;
+pub mod tensor;
 pub mod timeline;

@@ -1,11 +1,14 @@
 //! Finding and reading files: folder discovery, file-name grammars and the text parsers that
 //! turn each format into `model` types. Nothing here knows about egui.
 
+pub mod data_dump;
 pub mod debug_log;
 pub mod discover;
 pub mod fx_text;
 pub mod load;
+pub mod msprobe;
 pub mod names;
+pub mod npy;
 pub mod output_code;
 pub mod read;
 pub mod trace_json;

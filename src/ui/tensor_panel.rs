@@ -1,24 +1,507 @@
-//! The selected node's dumped tensors, shown under the node in the inspector (issue 6).
+//! The selected node's dumped tensors, shown under the node in the inspector (issue 6): for
+//! each input and output in the chosen step and rank, its shape, dtype, statistics, NaN/Inf
+//! badges and histogram; a compare with another step or rank; the NaN/Inf tracer; msprobe
+//! statistics. Everything drawn here was computed in the background (`app::tensors`).
 
+use crate::analysis::nan_trace::Bad;
 use crate::app::App;
 use crate::app::phase::PhaseState;
 use crate::app::tensors::TensorsState;
+use crate::model::tensor::{
+    DumpFile, GraphDump, MsprobeStep, TensorSummary, fmt_value, short_dtype,
+};
+use egui::{Color32, RichText};
+use std::path::PathBuf;
+
+const NAN_COLOUR: Color32 = Color32::from_rgb(210, 40, 40);
+const INF_COLOUR: Color32 = Color32::from_rgb(225, 120, 20);
+/// Rows of the msprobe table before "… N more".
+const MAX_MSPROBE_ROWS: usize = 300;
 
 #[derive(Default)]
-pub struct TensorPanelState {}
-
-/// What the user asked for, applied to the app once the inspector has been drawn.
-pub enum Action {}
-
-pub fn show(
-    _tensors: &TensorsState,
-    _phase: &PhaseState,
-    _state: &mut TensorPanelState,
-    _ui: &mut egui::Ui,
-) -> Option<Action> {
-    None
+pub struct TensorPanelState {
+    /// The step shown; the first step of the dump until the user picks one.
+    pub step: Option<u32>,
+    /// The rank shown; the best-matching rank until the user picks one.
+    pub rank: Option<u32>,
 }
 
-pub fn apply(_app: &mut App, action: Action) {
-    match action {}
+/// What the user asked for, applied to the app once the inspector has been drawn.
+pub enum Action {
+    Trace(Bad, u32),
+    Compare(PathBuf, PathBuf, String),
+    Attach,
+}
+
+pub fn show(
+    tensors: &TensorsState,
+    phase: &PhaseState,
+    state: &mut TensorPanelState,
+    ui: &mut egui::Ui,
+) -> Option<Action> {
+    ui.add_space(8.0);
+    ui.separator();
+    let mut action = None;
+    ui.horizontal(|ui| {
+        ui.strong("Dumped data");
+        if tensors.pending > 0 {
+            ui.spinner();
+            ui.weak(format!("summarising {} files…", tensors.pending));
+        }
+        if ui
+            .small_button("Attach dump…")
+            .on_hover_text("A data dump (worldsize*_global_rank*) or msprobe dump kept elsewhere")
+            .clicked()
+        {
+            action = Some(Action::Attach);
+        }
+    });
+    for e in &tensors.errors {
+        ui.colored_label(ui.visuals().warn_fg_color, e);
+    }
+    if tensors.is_empty() {
+        ui.weak("No tensor dump found with this run.");
+        return action;
+    }
+    let graph = phase.current_file().and_then(|f| f.graphs.first());
+    if let Some(graph) = graph
+        && let Some((best_rank, g, q)) = tensors.best_match(graph)
+    {
+        let ranks: Vec<u32> = tensors
+            .catalog
+            .ranks
+            .iter()
+            .filter(|r| r.graphs.iter().any(|x| x.name == g.name))
+            .map(|r| r.rank)
+            .collect();
+        let rank = state
+            .rank
+            .filter(|r| ranks.contains(r))
+            .unwrap_or(best_rank.rank);
+        let g = tensors.catalog.graph(rank, &g.name).unwrap_or(g);
+        let quality = if q.score() >= 0.9 {
+            ui.visuals().text_color()
+        } else {
+            ui.visuals().warn_fg_color
+        };
+        ui.label(RichText::new(format!("{} · {}", g.name, q.describe())).color(quality))
+            .on_hover_text("How many dumped node names (and targets) this pass has");
+        let step = pick_step_rank(ui, state, g, &ranks, rank);
+        if let Some(a) = tracer(ui, tensors, step) {
+            action = Some(a);
+        }
+        if let Some(sel) = phase.selected.as_deref() {
+            let node = sel.rsplit('/').next().unwrap_or(sel);
+            if let Some(a) = node_dump(ui, tensors, g, rank, step, node, &ranks) {
+                action = Some(a);
+            }
+        }
+    } else if !tensors.catalog.is_empty() {
+        ui.weak("No dumped graph matches this pass's node names.");
+    }
+    if !tensors.msprobe.is_empty() {
+        msprobe_table(ui, &tensors.msprobe, state.step);
+    }
+    action
+}
+
+/// Step (and rank, when several) selectors; returns the step shown.
+fn pick_step_rank(
+    ui: &mut egui::Ui,
+    state: &mut TensorPanelState,
+    g: &GraphDump,
+    ranks: &[u32],
+    rank: u32,
+) -> u32 {
+    let steps: Vec<u32> = g.steps.iter().map(|s| s.step).collect();
+    let mut step = state
+        .step
+        .filter(|s| steps.contains(s))
+        .or(steps.first().copied())
+        .unwrap_or(0);
+    ui.horizontal_wrapped(|ui| {
+        ui.weak("step");
+        for s in &steps {
+            if ui
+                .selectable_label(step == *s, format!("step {s}"))
+                .clicked()
+            {
+                step = *s;
+                state.step = Some(*s);
+            }
+        }
+        if ranks.len() > 1 {
+            ui.weak("rank");
+            for r in ranks {
+                if ui
+                    .selectable_label(rank == *r, format!("rank {r}"))
+                    .clicked()
+                {
+                    state.rank = Some(*r);
+                }
+            }
+        }
+    });
+    step
+}
+
+fn tracer(ui: &mut egui::Ui, tensors: &TensorsState, step: u32) -> Option<Action> {
+    let mut action = None;
+    ui.horizontal(|ui| {
+        if ui
+            .button("First NaN")
+            .on_hover_text(
+                "Select the first node (graph order) whose outputs hold NaN in this step",
+            )
+            .clicked()
+        {
+            action = Some(Action::Trace(Bad::Nan, step));
+        }
+        if ui
+            .button("First Inf")
+            .on_hover_text("The same for ±Inf (kept apart: masks produce −Inf on purpose)")
+            .clicked()
+        {
+            action = Some(Action::Trace(Bad::Inf, step));
+        }
+    });
+    if let Some((_, s, result)) = &tensors.trace
+        && *s == step
+    {
+        match result {
+            Ok(t) => {
+                for l in t.explain() {
+                    ui.label(RichText::new(l).small());
+                }
+            }
+            Err(e) => {
+                ui.weak(e);
+            }
+        }
+    }
+    action
+}
+
+fn node_dump(
+    ui: &mut egui::Ui,
+    tensors: &TensorsState,
+    g: &GraphDump,
+    rank: u32,
+    step: u32,
+    node: &str,
+    ranks: &[u32],
+) -> Option<Action> {
+    let s = g.steps.iter().find(|s| s.step == step)?;
+    let Some(nd) = s.nodes.get(node) else {
+        ui.weak(format!("{node}: nothing dumped in step {step}"));
+        return None;
+    };
+    let mut action = None;
+    for f in &nd.files {
+        ui.push_id(&f.path, |ui| {
+            if let Some(a) = tensor_view(ui, tensors, g, rank, step, node, f, ranks) {
+                action = Some(a);
+            }
+        });
+    }
+    action
+}
+
+#[allow(clippy::too_many_arguments)]
+fn tensor_view(
+    ui: &mut egui::Ui,
+    tensors: &TensorsState,
+    g: &GraphDump,
+    rank: u32,
+    step: u32,
+    node: &str,
+    f: &DumpFile,
+    ranks: &[u32],
+) -> Option<Action> {
+    let slot = f.name.slot();
+    let summary = tensors.summary(&f.path);
+    let is_output = f.name.io == crate::model::tensor::Io::Output;
+    // Inputs fold to one line (shape and badges), outputs open: what the node computed first.
+    let id = ui.make_persistent_id(("tensor", &slot));
+    let mut action = None;
+    egui::collapsing_header::CollapsingState::load_with_default_open(ui.ctx(), id, is_output)
+        .show_header(ui, |ui| {
+            ui.label(RichText::new(&slot).strong().monospace());
+            match summary {
+                Some(Ok(s)) => {
+                    ui.label(RichText::new(s.info.describe()).monospace());
+                    badges(ui, s);
+                }
+                Some(Err(e)) => {
+                    ui.colored_label(ui.visuals().warn_fg_color, e);
+                }
+                None => {
+                    ui.spinner();
+                }
+            }
+        })
+        .body(|ui| {
+            let Some(Ok(s)) = summary else { return };
+            if let Some(w) = &s.warning {
+                ui.colored_label(ui.visuals().warn_fg_color, w);
+            }
+            stats_grid(ui, s);
+            if let Some(h) = &s.stats.histogram {
+                ui.label(RichText::new(format!("{slot} histogram")).small().weak());
+                histogram(ui, h);
+            }
+            action = compare_row(ui, tensors, g, rank, step, node, f, ranks);
+        });
+    action
+}
+
+/// NaN / +Inf / −Inf / zero counts; a coloured badge for each non-zero bad count.
+fn badges(ui: &mut egui::Ui, s: &TensorSummary) {
+    let st = &s.stats;
+    let badge = |ui: &mut egui::Ui, text: String, fill: Color32| {
+        ui.label(
+            RichText::new(text)
+                .color(Color32::WHITE)
+                .background_color(fill)
+                .strong(),
+        );
+    };
+    if st.nan > 0 {
+        badge(ui, format!("NaN {}", st.nan), NAN_COLOUR);
+    }
+    if st.pos_inf > 0 {
+        badge(ui, format!("+Inf {}", st.pos_inf), INF_COLOUR);
+    }
+    if st.neg_inf > 0 {
+        badge(ui, format!("-Inf {}", st.neg_inf), INF_COLOUR);
+    }
+}
+
+fn stats_grid(ui: &mut egui::Ui, s: &TensorSummary) {
+    let st = &s.stats;
+    let v = |x: Option<f64>| x.map_or("—".to_string(), fmt_value);
+    egui::Grid::new("stats")
+        .num_columns(4)
+        .spacing([8.0, 1.0])
+        .show(ui, |ui| {
+            for (k1, v1, k2, v2) in [
+                ("min", v(st.min), "max", v(st.max)),
+                ("mean", v(st.mean), "std", v(st.std)),
+                (
+                    "zeros",
+                    st.zero.to_string(),
+                    "elements",
+                    st.count.to_string(),
+                ),
+                (
+                    "NaN",
+                    st.nan.to_string(),
+                    "±Inf",
+                    format!("{}/{}", st.pos_inf, st.neg_inf),
+                ),
+            ] {
+                ui.weak(k1);
+                ui.monospace(v1);
+                ui.weak(k2);
+                ui.monospace(v2);
+                ui.end_row();
+            }
+        });
+}
+
+fn histogram(ui: &mut egui::Ui, h: &crate::model::tensor::Histogram) {
+    use egui_plot::{Bar, BarChart, Plot};
+    let n = h.counts.len().max(1) as f64;
+    let w = (h.hi - h.lo) / n;
+    let bars: Vec<Bar> = h
+        .counts
+        .iter()
+        .enumerate()
+        .map(|(k, &c)| Bar::new(h.lo + (k as f64 + 0.5) * w, c as f64).width(w))
+        .collect();
+    Plot::new("histogram")
+        .height(90.0)
+        .allow_drag(false)
+        .allow_zoom(false)
+        .allow_scroll(false)
+        .allow_boxed_zoom(false)
+        .show_grid(false)
+        .y_axis_min_width(24.0)
+        .show(ui, |p| {
+            p.bar_chart(BarChart::new("count", bars).color(Color32::from_rgb(90, 140, 220)))
+        });
+}
+
+/// "vs step 0" / "vs rank 1" buttons, and the comparison once computed.
+#[allow(clippy::too_many_arguments)]
+fn compare_row(
+    ui: &mut egui::Ui,
+    tensors: &TensorsState,
+    g: &GraphDump,
+    rank: u32,
+    step: u32,
+    node: &str,
+    f: &DumpFile,
+    ranks: &[u32],
+) -> Option<Action> {
+    let same_slot = |g: &GraphDump, s: u32| -> Option<PathBuf> {
+        let st = g.steps.iter().find(|x| x.step == s)?;
+        let nd = st.nodes.get(node)?;
+        nd.files
+            .iter()
+            .find(|x| {
+                x.name.io == f.name.io && x.name.index == f.name.index && x.name.sub == f.name.sub
+            })
+            .map(|x| x.path.clone())
+    };
+    let mut others: Vec<(String, PathBuf)> = g
+        .steps
+        .iter()
+        .filter(|s| s.step != step)
+        .filter_map(|s| Some((format!("vs step {}", s.step), same_slot(g, s.step)?)))
+        .collect();
+    for r in ranks.iter().filter(|r| **r != rank) {
+        if let Some(p) = tensors
+            .catalog
+            .graph(*r, &g.name)
+            .and_then(|og| same_slot(og, step))
+        {
+            others.push((format!("vs rank {r}"), p));
+        }
+    }
+    let mut action = None;
+    if !others.is_empty() {
+        ui.horizontal_wrapped(|ui| {
+            for (label, p) in others {
+                if ui.small_button(&label).clicked() {
+                    let what = label.trim_start_matches("vs ");
+                    action = Some(Action::Compare(
+                        p,
+                        f.path.clone(),
+                        format!("{what} vs this"),
+                    ));
+                }
+            }
+        });
+    }
+    if let Some(c) = tensors.compare.as_ref().filter(|c| c.b == f.path) {
+        match &c.result {
+            None => {
+                ui.spinner();
+            }
+            Some(Err(e)) => {
+                ui.colored_label(ui.visuals().warn_fg_color, e);
+            }
+            Some(Ok(r)) => {
+                let at = r
+                    .argmax
+                    .as_ref()
+                    .map(|i| format!(" at {i:?}"))
+                    .unwrap_or_default();
+                ui.label(
+                    RichText::new(format!(
+                        "{}: max abs diff {}{at}, max rel diff {}, cosine {}{}",
+                        c.label,
+                        fmt_value(r.max_abs_diff),
+                        fmt_value(r.max_rel_diff),
+                        r.cosine.map_or("—".into(), |x| format!("{x:.6}")),
+                        if r.non_finite > 0 {
+                            format!(" ({} pairs with NaN/Inf skipped)", r.non_finite)
+                        } else {
+                            String::new()
+                        }
+                    ))
+                    .small(),
+                );
+            }
+        }
+    }
+    action
+}
+
+/// msprobe's statistics as a table of their own: the selected step's entries, those with
+/// `null` max/min (NaN/Inf inside) in red.
+fn msprobe_table(ui: &mut egui::Ui, steps: &[std::sync::Arc<MsprobeStep>], step: Option<u32>) {
+    let chosen: Vec<&MsprobeStep> = steps
+        .iter()
+        .map(|s| s.as_ref())
+        .filter(|s| step.is_none_or(|n| s.step == n))
+        .collect();
+    let chosen = if chosen.is_empty() {
+        steps.iter().take(1).map(|s| s.as_ref()).collect()
+    } else {
+        chosen
+    };
+    for s in chosen {
+        let bad = s
+            .entries
+            .iter()
+            .filter(|e| e.tensors.iter().any(|t| t.null_stats()))
+            .count();
+        egui::CollapsingHeader::new(format!(
+            "msprobe step {} · {} · {} entries, {bad} with null stats",
+            s.step,
+            s.who,
+            s.entries.len()
+        ))
+        .id_salt(("msprobe", s.step, &s.who))
+        .show(ui, |ui| {
+            egui::Grid::new(("msprobe_grid", s.step, &s.who))
+                .striped(true)
+                .num_columns(6)
+                .show(ui, |ui| {
+                    for h in ["entry", "slot", "dtype", "max", "min", "mean"] {
+                        ui.strong(h);
+                    }
+                    ui.end_row();
+                    let v = |x: Option<f64>| x.map_or("null".to_string(), fmt_value);
+                    let mut rows = 0;
+                    for e in &s.entries {
+                        for t in &e.tensors {
+                            rows += 1;
+                            if rows > MAX_MSPROBE_ROWS {
+                                continue;
+                            }
+                            let key = RichText::new(&e.key).small();
+                            ui.label(if t.null_stats() {
+                                key.color(NAN_COLOUR)
+                            } else {
+                                key
+                            });
+                            ui.monospace(&t.slot);
+                            ui.monospace(short_torch_dtype(&t.dtype));
+                            ui.monospace(v(t.max));
+                            ui.monospace(v(t.min));
+                            ui.monospace(v(t.mean));
+                            ui.end_row();
+                        }
+                    }
+                    if rows > MAX_MSPROBE_ROWS {
+                        ui.weak(format!("… {} more", rows - MAX_MSPROBE_ROWS));
+                        ui.end_row();
+                    }
+                });
+        });
+    }
+}
+
+/// `torch.bfloat16` → `bf16`; numpy descriptors go through `short_dtype`.
+fn short_torch_dtype(d: &str) -> String {
+    match d.strip_prefix("torch.") {
+        Some("bfloat16") => "bf16".into(),
+        Some("float16") => "f16".into(),
+        Some("float32") => "f32".into(),
+        Some("float64") => "f64".into(),
+        Some(x) if x.starts_with("int") => format!("i{}", &x[3..]),
+        Some(x) => x.to_string(),
+        None => short_dtype(d),
+    }
+}
+
+pub fn apply(app: &mut App, action: Action) {
+    match action {
+        Action::Trace(bad, step) => app.trace_first(bad, step),
+        Action::Compare(a, b, label) => app.compare_tensors(a, b, label),
+        Action::Attach => app.pick_and_attach_dump(),
+    }
 }

@@ -1,0 +1,211 @@
+//! TorchAir/npugraph_ex npy data dumps (formats.md §3.1):
+//! `worldsize<W>_global_rank<R>/graph_<K>/<step>/<node>-<target>.<INPUT|OUTPUT>.<i>[.<j>].<ts>.npy`.
+//! File names are parsed from the right, since node names and targets may hold `.` and `-`.
+
+use super::names;
+use crate::model::tensor::{
+    DumpCatalog, DumpFile, DumpName, GraphDump, Io, NodeDump, RankDump, StepDump,
+};
+use regex::Regex;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::LazyLock;
+
+/// Parses one dump file name; `None` for anything else.
+pub fn parse_name(file: &str) -> Option<DumpName> {
+    static RE: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"^(.+)\.(INPUT|OUTPUT)\.(\d+)(?:\.(\d+))?\.(\d{20})\.npy$")
+            .expect("static regex")
+    });
+    let c = RE.captures(file)?;
+    let head = &c[1];
+    // The FX node name has no `-`; the target (`<built-in function getitem>`) may.
+    let (node, target) = head.split_once('-')?;
+    if node.is_empty() {
+        return None;
+    }
+    Some(DumpName {
+        node: node.to_string(),
+        target: target.to_string(),
+        io: if &c[2] == "INPUT" {
+            Io::Input
+        } else {
+            Io::Output
+        },
+        index: c[3].parse().ok()?,
+        sub: c.get(4).and_then(|m| m.as_str().parse().ok()),
+        ts: c[5].to_string(),
+    })
+}
+
+/// Every data dump under `root`: `root` itself when it is a rank folder, else rank folders up
+/// to three levels down (`case/data_dump/worldsize1_global_rank0`).
+pub fn scan(root: &Path) -> Result<DumpCatalog, String> {
+    if !root.is_dir() {
+        return Err(format!("{}: not a folder", root.display()));
+    }
+    let mut rank_dirs = Vec::new();
+    let name = file_name(root);
+    if names::data_dump_dir(name).is_some() {
+        rank_dirs.push(root.to_path_buf());
+    } else {
+        for e in walkdir::WalkDir::new(root)
+            .min_depth(1)
+            .max_depth(3)
+            .sort_by_file_name()
+            .into_iter()
+            .filter_entry(|e| e.file_type().is_dir())
+            .flatten()
+        {
+            if names::data_dump_dir(&e.file_name().to_string_lossy()).is_some() {
+                rank_dirs.push(e.path().to_path_buf());
+            }
+        }
+    }
+    if rank_dirs.is_empty() {
+        return Err(format!(
+            "{}: no data dump here (expected worldsize<W>_global_rank<R>/graph_<K>/<step>/*.npy)",
+            root.display()
+        ));
+    }
+    Ok(scan_ranks(&rank_dirs))
+}
+
+/// Reads the given rank folders (as the index found them).
+pub fn scan_ranks(rank_dirs: &[PathBuf]) -> DumpCatalog {
+    let mut cat = DumpCatalog::default();
+    for dir in rank_dirs {
+        let Some((world_size, rank)) = names::data_dump_dir(file_name(dir)) else {
+            cat.warnings.push(format!(
+                "{}: not a rank folder of a data dump",
+                dir.display()
+            ));
+            continue;
+        };
+        let mut graphs = Vec::new();
+        for g in sorted_dirs(dir, &mut cat.warnings) {
+            let gname = file_name(&g).to_string();
+            if !names::dump_graph_dir(&gname) {
+                continue;
+            }
+            let mut steps = Vec::new();
+            for s in sorted_dirs(&g, &mut cat.warnings) {
+                let Ok(step) = file_name(&s).parse::<u32>() else {
+                    continue;
+                };
+                steps.push(scan_step(&s, step, &mut cat.warnings));
+            }
+            steps.sort_by_key(|s| s.step);
+            graphs.push(GraphDump { name: gname, steps });
+        }
+        graphs.sort_by_key(|g| graph_number(&g.name));
+        cat.ranks.push(RankDump {
+            path: dir.clone(),
+            world_size,
+            rank,
+            graphs,
+        });
+    }
+    cat.ranks.sort_by_key(|r| (r.rank, r.path.clone()));
+    cat
+}
+
+fn graph_number(name: &str) -> u64 {
+    name.trim_start_matches("graph_")
+        .parse()
+        .unwrap_or(u64::MAX)
+}
+
+fn scan_step(dir: &Path, step: u32, warnings: &mut Vec<String>) -> StepDump {
+    let mut nodes: BTreeMap<String, NodeDump> = BTreeMap::new();
+    let mut odd_names = Vec::new();
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) => {
+            warnings.push(format!("{}: {e}", dir.display()));
+            return StepDump {
+                step,
+                path: dir.to_path_buf(),
+                nodes,
+                odd_names,
+            };
+        }
+    };
+    for e in entries.flatten() {
+        let path = e.path();
+        let fname = e.file_name().to_string_lossy().into_owned();
+        let Some(name) = parse_name(&fname) else {
+            if e.file_type().is_ok_and(|t| t.is_file()) {
+                odd_names.push(path);
+            }
+            continue;
+        };
+        let size = e.metadata().map(|m| m.len()).unwrap_or(0);
+        let node = nodes.entry(name.node.clone()).or_insert_with(|| NodeDump {
+            node: name.node.clone(),
+            target: name.target.clone(),
+            ts: name.ts.clone(),
+            files: Vec::new(),
+        });
+        if name.ts < node.ts {
+            node.ts = name.ts.clone();
+        }
+        node.files.push(DumpFile { name, path, size });
+    }
+    for n in nodes.values_mut() {
+        n.files
+            .sort_by_key(|f| (f.name.io, f.name.index, f.name.sub, f.name.ts.clone()));
+    }
+    odd_names.sort();
+    StepDump {
+        step,
+        path: dir.to_path_buf(),
+        nodes,
+        odd_names,
+    }
+}
+
+fn sorted_dirs(dir: &Path, warnings: &mut Vec<String>) -> Vec<PathBuf> {
+    match std::fs::read_dir(dir) {
+        Ok(rd) => {
+            let mut v: Vec<PathBuf> = rd
+                .flatten()
+                .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+                .map(|e| e.path())
+                .collect();
+            v.sort();
+            v
+        }
+        Err(e) => {
+            warnings.push(format!("{}: {e}", dir.display()));
+            Vec::new()
+        }
+    }
+}
+
+fn file_name(p: &Path) -> &str {
+    p.file_name().and_then(|n| n.to_str()).unwrap_or("")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_from_the_right() {
+        let n = parse_name("add_1-aten.add.Tensor.INPUT.0.20251017071211190258.npy").unwrap();
+        assert_eq!(
+            (n.node.as_str(), n.target.as_str(), n.io, n.index, n.sub),
+            ("add_1", "aten.add.Tensor", Io::Input, 0, None)
+        );
+        assert_eq!(n.slot(), "INPUT.0");
+        let n = parse_name("cat-aten.cat.default.INPUT.0.3.20251017071211190258.npy").unwrap();
+        assert_eq!((n.index, n.sub, n.slot()), (0, Some(3), "INPUT.0.3".into()));
+        let n =
+            parse_name("getitem_2-<built-in function getitem>.OUTPUT.0.20251017071211190258.npy")
+                .unwrap();
+        assert_eq!(n.target, "<built-in function getitem>");
+        assert!(parse_name("add_1-aten.add.Tensor.INPUT.0.2025.npy").is_none());
+        assert!(parse_name("notes.txt").is_none());
+    }
+}

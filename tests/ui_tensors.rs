@@ -1,0 +1,133 @@
+//! UI test of the dumped-tensor panel on the showcase: click a node on the canvas, pick step 1,
+//! see its output histogram and the NaN badge; the tracer selects the NaN origin. With
+//! `UPDATE_SCREENSHOTS=1` it writes `screenshots/tensors.png` for the README.
+//!
+//! Frames are stepped with `run_steps`/`step`, never `run`: the graph view repaints every frame.
+
+mod common;
+
+use common::ui::{harness_sized, opened, selected, settle};
+use common::{fixture, run_dir};
+use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable;
+use fxray::ui::Fxray;
+use std::path::Path;
+
+fn click_at(h: &mut Harness<'static, Fxray>, pos: egui::Pos2) {
+    h.hover_at(pos);
+    h.step();
+    for pressed in [true, false] {
+        h.event(egui::Event::PointerButton {
+            pos,
+            button: egui::PointerButton::Primary,
+            pressed,
+            modifiers: egui::Modifiers::NONE,
+        });
+        h.step();
+    }
+    h.run_steps(2);
+}
+
+/// The showcase with its last pass (the graph the dump was taken from) on screen.
+fn showcase() -> Harness<'static, Fxray> {
+    let mut h = harness_sized(opened(&fixture("showcase")), egui::vec2(1500., 1000.));
+    settle(&mut h);
+    let last = run_dir("showcase").join(
+        "npugraph_ex/model__0/forward/018_aot_forward_graph_after_resolve_default_stream_markers.txt",
+    );
+    h.state_mut().app.select_graph(&last);
+    settle(&mut h);
+    h
+}
+
+#[test]
+fn click_a_node_and_see_its_histogram_and_nan_badge_in_step_1() {
+    let mut h = showcase();
+    // Every dumped file was summarised in the background when the folder opened.
+    let t = &h.state().app.tensors;
+    assert_eq!(t.pending, 0);
+    assert_eq!(t.summaries.len(), 1292);
+    assert_eq!(t.msprobe.len(), 2);
+
+    // Bring add_6 on screen, then click it on the canvas.
+    h.state_mut().app.reveal_node("add_6".into());
+    h.run_steps(3);
+    h.state_mut().app.select_node(None);
+    h.run_steps(2);
+    let pos = h
+        .state()
+        .view
+        .graph
+        .screen_pos_of(&h.ctx, "add_6")
+        .expect("add_6 is laid out");
+    click_at(&mut h, pos);
+    assert_eq!(selected(&h).as_deref(), Some("add_6"));
+
+    // The dump joins this pass fully; step 0 is shown first and holds no NaN.
+    h.get_by_label("graph_1 · 213/213 dumped nodes in this graph (100%), 213 of 213 calls dumped");
+    h.get_by_label("OUTPUT.0 histogram");
+    assert!(h.query_by_label("NaN 16").is_none(), "step 0 is clean");
+
+    h.get_by_label("step 1").click();
+    h.run_steps(3);
+    assert_eq!(h.state().view.tensors.step, Some(1));
+    // The output's NaN badge, the input that carried it in, and the histogram of the rest.
+    h.get_by_label("NaN 16");
+    h.get_by_label("NaN 8");
+    h.get_by_label("OUTPUT.0 histogram");
+
+    // Compare the output with step 0: the difference is found where the values are finite.
+    // Inputs are folded: the one button is the output's.
+    h.get_by_label("vs step 0").click();
+    h.run_steps(2);
+    assert!(h.state_mut().app.wait_idle(common::ui::WAIT));
+    h.run_steps(2);
+    let cmp = h
+        .state()
+        .app
+        .tensors
+        .compare
+        .as_ref()
+        .expect("a comparison");
+    let r = cmp.result.as_ref().unwrap().as_ref().unwrap();
+    assert_eq!(r.compared + r.non_finite, 256, "{r:?}");
+    assert!(r.non_finite >= 16, "{r:?}");
+    h.get_by_label_contains("step 0 vs this: max abs diff");
+
+    shoot(&mut h, "tensors");
+}
+
+#[test]
+fn first_nan_selects_the_origin_node() {
+    let mut h = showcase();
+    h.state_mut().app.reveal_node("mm_3".into());
+    h.run_steps(2);
+    h.get_by_label("step 1").click();
+    h.run_steps(2);
+    h.get_by_label("First NaN").click();
+    h.run_steps(3);
+    assert_eq!(selected(&h).as_deref(), Some("add_6"));
+    h.get_by_label("carried in by INPUT.1 (8 NaN) from arg14_1, a graph input");
+    // Inf is traced apart: in step 0 the mask's −Inf first appears at masked_fill.
+    h.get_by_label("step 0").click();
+    h.run_steps(2);
+    h.get_by_label("First Inf").click();
+    h.run_steps(3);
+    assert_eq!(selected(&h).as_deref(), Some("masked_fill"));
+}
+
+/// Renders, checks the picture has real content, and writes it when asked to.
+fn shoot(h: &mut Harness<'static, Fxray>, name: &str) {
+    let img = h.render().expect("render with wgpu");
+    let mut colours = std::collections::HashSet::new();
+    for p in img.pixels().step_by(7) {
+        colours.insert(p.0);
+    }
+    assert!(colours.len() > 50, "{name}: only {} colours", colours.len());
+    if std::env::var_os("UPDATE_SCREENSHOTS").is_some() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("screenshots")
+            .join(format!("{name}.png"));
+        img.save(&path).expect("write screenshot");
+    }
+}
