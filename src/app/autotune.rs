@@ -1,16 +1,116 @@
-//! AscendC autotune candidates per fused kernel (issue 9).
+//! AscendC autotune candidates per fused kernel (issue 9): the report of the opened folder,
+//! built in the background the first time the view asks for it, and log text pasted by the
+//! user (or handed over by a runner's console) joined on top of it.
 
 use super::App;
+use super::jobs::Msg;
+use crate::analysis::autotune as join;
+use crate::model::autotune::AutotuneReport;
+use crate::model::index::DebugIndex;
+use crate::sources::autotune as evidence;
+use crate::sources::load;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
 
 /// What the app knows and has loaded for this view.
 #[derive(Default)]
-pub struct AutotuneState {}
+pub struct AutotuneState {
+    /// The report on screen, once built.
+    pub report: Option<Arc<AutotuneReport>>,
+    /// Which workspace (root, files seen) the report or the running job is for.
+    built_for: Option<(PathBuf, usize)>,
+    /// Log text given by hand, joined with the folder's evidence.
+    pub pasted: Option<Arc<String>>,
+    /// A job is building the report.
+    pub loading: bool,
+    /// Bumped on every request, so a slow older job cannot overwrite a newer report.
+    request: u64,
+}
 
 /// Results of this view's background jobs.
-pub enum AutotuneMsg {}
+pub enum AutotuneMsg {
+    Report {
+        request: u64,
+        report: Arc<AutotuneReport>,
+    },
+}
+
+/// Builds the report of an index (and of pasted log text): gathers the evidence, joins it per
+/// kernel, and links each kernel to the post-grad FX nodes it fused. Shared with the CLI.
+pub fn build_report(index: Option<&DebugIndex>, pasted: Option<&str>) -> AutotuneReport {
+    let mut ev = index.map(evidence::gather).unwrap_or_default();
+    if let Some(text) = pasted {
+        ev.logs.push(evidence::parse_asc_log(text, "pasted text"));
+    }
+    let mut report = join::join(&ev);
+    let mut graphs = HashMap::new();
+    for k in &mut report.kernels {
+        let Some(p) = k.post_grad.clone() else {
+            continue;
+        };
+        let graph = graphs
+            .entry(p.clone())
+            .or_insert_with(|| load::graph(&p).ok());
+        if let Some(g) = graph {
+            join::link_fx(k, g);
+        }
+    }
+    report
+}
 
 impl App {
+    /// Builds the report for the open workspace unless it is already built (or building).
+    /// Cheap to call every frame.
+    pub fn ensure_autotune(&mut self) {
+        let key = self
+            .workspace
+            .as_ref()
+            .map(|ws| (ws.index.root.clone(), ws.index.files_seen));
+        if key.is_none() && self.autotune.pasted.is_none() {
+            return;
+        }
+        if self.autotune.built_for.is_some() && self.autotune.built_for == key {
+            return;
+        }
+        self.autotune.built_for = key;
+        self.rebuild_autotune();
+    }
+
+    /// Joins `text` (log lines copied from a console) with the open folder's evidence;
+    /// empty text drops what was pasted before.
+    pub fn paste_autotune_log(&mut self, text: &str) {
+        self.autotune.pasted = (!text.trim().is_empty()).then(|| Arc::new(text.to_string()));
+        self.autotune.built_for = self
+            .workspace
+            .as_ref()
+            .map(|ws| (ws.index.root.clone(), ws.index.files_seen));
+        self.rebuild_autotune();
+    }
+
+    fn rebuild_autotune(&mut self) {
+        self.autotune.request += 1;
+        self.autotune.loading = true;
+        let request = self.autotune.request;
+        let index = self.workspace.as_ref().map(|ws| ws.index.clone());
+        let pasted = self.autotune.pasted.clone();
+        self.jobs.spawn(move |send| {
+            let report = build_report(index.as_ref(), pasted.as_deref().map(String::as_str));
+            send(Msg::Autotune(AutotuneMsg::Report {
+                request,
+                report: Arc::new(report),
+            }));
+        });
+    }
+
     pub(super) fn on_autotune(&mut self, msg: AutotuneMsg) {
-        match msg {}
+        match msg {
+            AutotuneMsg::Report { request, report } => {
+                if request == self.autotune.request {
+                    self.autotune.report = Some(report);
+                    self.autotune.loading = false;
+                }
+            }
+        }
     }
 }

@@ -1,5 +1,6 @@
 //! The command line: `fxray [PATH]` opens the app; subcommands run the same core headless.
 
+pub mod autotune;
 pub mod bench;
 mod bench_ui;
 pub mod diff;
@@ -62,6 +63,14 @@ pub enum Command {
         #[arg(long, default_value_t = 1.0)]
         scale: f32,
     },
+    /// AscendC autotune: every fused kernel's tiling candidates, their timings and the winner
+    /// (from autofused_* folders, cache entries with optimize_tiling, and inductor_asc logs).
+    Autotune {
+        path: PathBuf,
+        /// Machine-readable JSON instead of the table.
+        #[arg(long)]
+        json: bool,
+    },
     /// Measure fxray's speed on real files and print the figures.
     Bench {
         #[command(subcommand)]
@@ -95,6 +104,7 @@ pub fn run(command: Command) -> Result<()> {
             let draw = export::DrawOptions { union, dark, scale };
             export::run_with(&graph, format, output.as_deref(), &draw)
         }
+        Command::Autotune { path, json } => autotune::run(&path, json),
         Command::Bench { what } => bench::run(what),
     }
 }
