@@ -9,6 +9,8 @@ use crate::model::autotune::AutotuneReport;
 use crate::model::index::DebugIndex;
 use crate::sources::autotune as evidence;
 use crate::sources::load;
+use crate::sources::output_code::OutputCodeIndex;
+use crate::sources::read;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -26,6 +28,15 @@ pub struct AutotuneState {
     pub loading: bool,
     /// Bumped on every request, so a slow older job cannot overwrite a newer report.
     request: u64,
+    /// A kernel file opened in the code viewer.
+    pub file: Option<KernelFile>,
+}
+
+/// A file of a kernel's debug folder, read for the code viewer.
+pub struct KernelFile {
+    pub path: PathBuf,
+    pub code: Option<Arc<OutputCodeIndex>>,
+    pub error: Option<String>,
 }
 
 /// Results of this view's background jobs.
@@ -33,6 +44,10 @@ pub enum AutotuneMsg {
     Report {
         request: u64,
         report: Arc<AutotuneReport>,
+    },
+    File {
+        path: PathBuf,
+        result: Result<Arc<OutputCodeIndex>, String>,
     },
 }
 
@@ -88,6 +103,35 @@ impl App {
         self.rebuild_autotune();
     }
 
+    /// Reads one of a kernel's files for the code viewer (in the background).
+    pub fn open_kernel_file(&mut self, path: &std::path::Path) {
+        if self.autotune.file.as_ref().is_some_and(|f| f.path == path) {
+            return;
+        }
+        self.autotune.file = Some(KernelFile {
+            path: path.to_path_buf(),
+            code: None,
+            error: None,
+        });
+        let path = path.to_path_buf();
+        self.jobs.spawn(move |send| {
+            let result = read::read_text(&path)
+                .map(|t| Arc::new(OutputCodeIndex::new(&t.text)))
+                .map_err(|e| e.to_string());
+            send(Msg::Autotune(AutotuneMsg::File { path, result }));
+        });
+    }
+
+    pub fn close_kernel_file(&mut self) {
+        self.autotune.file = None;
+    }
+
+    /// Shows a fused FX node in the post-grad graph it belongs to.
+    pub fn reveal_fused_node(&mut self, post_grad: &std::path::Path, node: &str) {
+        self.select_graph(post_grad);
+        self.reveal_node(node.to_string());
+    }
+
     fn rebuild_autotune(&mut self) {
         self.autotune.request += 1;
         self.autotune.loading = true;
@@ -109,6 +153,14 @@ impl App {
                 if request == self.autotune.request {
                     self.autotune.report = Some(report);
                     self.autotune.loading = false;
+                }
+            }
+            AutotuneMsg::File { path, result } => {
+                if let Some(f) = self.autotune.file.as_mut().filter(|f| f.path == path) {
+                    match result {
+                        Ok(c) => f.code = Some(c),
+                        Err(e) => f.error = Some(e),
+                    }
                 }
             }
         }
