@@ -31,6 +31,7 @@ fn autotune_tab(case: &str) -> Harness<'static, Fxray> {
 fn selecting_a_kernel_charts_its_candidates_with_the_winner() {
     let mut h = autotune_tab("topn");
     h.get_by_label_contains("3 fused kernels");
+    assert_eq!(h.state().app.autotune.builds(), 1);
     // The first kernel is selected by default: gelu's add/erf/mul, candidate #1 won.
     let chart = h.state().view.autotune.chart().cloned().expect("a chart");
     assert!(chart.kernel.starts_with("autofused_add_erf_mul_"));
@@ -111,4 +112,10 @@ fn pasted_log_without_a_folder() {
     h.get_by_label_contains("2 fused kernels");
     h.get_by_label("Pasted log ✓");
     assert_eq!(h.state().view.autotune.chart().unwrap().winner, Some(1));
+    // Built once: later frames start no new job.
+    h.run_steps(3);
+    assert!(
+        !h.state().app.busy(),
+        "the report is not rebuilt every frame"
+    );
 }

@@ -20,8 +20,9 @@ use std::sync::Arc;
 pub struct AutotuneState {
     /// The report on screen, once built.
     pub report: Option<Arc<AutotuneReport>>,
-    /// Which workspace (root, files seen) the report or the running job is for.
-    built_for: Option<(PathBuf, usize)>,
+    /// Which workspace (root, files seen; `None` = no folder open) the report or the running
+    /// job is for; `None` until one is asked for.
+    built_for: Option<WorkspaceKey>,
     /// Log text given by hand, joined with the folder's evidence.
     pub pasted: Option<Arc<String>>,
     /// A job is building the report.
@@ -31,6 +32,15 @@ pub struct AutotuneState {
     /// A kernel file opened in the code viewer.
     pub file: Option<KernelFile>,
 }
+
+impl AutotuneState {
+    /// How many times a report was asked for (a report is built once per folder state).
+    pub fn builds(&self) -> u64 {
+        self.request
+    }
+}
+
+type WorkspaceKey = Option<(PathBuf, usize)>;
 
 /// A file of a kernel's debug folder, read for the code viewer.
 pub struct KernelFile {
@@ -78,17 +88,14 @@ impl App {
     /// Builds the report for the open workspace unless it is already built (or building).
     /// Cheap to call every frame.
     pub fn ensure_autotune(&mut self) {
-        let key = self
-            .workspace
-            .as_ref()
-            .map(|ws| (ws.index.root.clone(), ws.index.files_seen));
+        let key = self.workspace_key();
         if key.is_none() && self.autotune.pasted.is_none() {
             return;
         }
-        if self.autotune.built_for.is_some() && self.autotune.built_for == key {
+        if self.autotune.built_for.as_ref() == Some(&key) {
             return;
         }
-        self.autotune.built_for = key;
+        self.autotune.built_for = Some(key);
         self.rebuild_autotune();
     }
 
@@ -96,11 +103,14 @@ impl App {
     /// empty text drops what was pasted before.
     pub fn paste_autotune_log(&mut self, text: &str) {
         self.autotune.pasted = (!text.trim().is_empty()).then(|| Arc::new(text.to_string()));
-        self.autotune.built_for = self
-            .workspace
-            .as_ref()
-            .map(|ws| (ws.index.root.clone(), ws.index.files_seen));
+        self.autotune.built_for = Some(self.workspace_key());
         self.rebuild_autotune();
+    }
+
+    fn workspace_key(&self) -> WorkspaceKey {
+        self.workspace
+            .as_ref()
+            .map(|ws| (ws.index.root.clone(), ws.index.files_seen))
     }
 
     /// Reads one of a kernel's files for the code viewer (in the background).

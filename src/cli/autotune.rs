@@ -93,3 +93,62 @@ pub fn render(report: &AutotuneReport) -> String {
     }
     out
 }
+
+/// `fxray bench autotune`: parse + join time of a log, best of `rounds`. The last line is
+/// `autotune_s=<s> mb=<MB> mb_per_s=<MB/s> kernels=<n>`.
+pub fn bench(path: Option<&Path>, kernels: usize, rounds: usize) -> Result<()> {
+    let text = match path {
+        Some(p) => crate::sources::read::read_text(p)?.text,
+        None => synthetic_console(kernels),
+    };
+    let mut best = f64::INFINITY;
+    let mut found = 0;
+    for _ in 0..rounds {
+        let t = std::time::Instant::now();
+        let report = build_report(None, Some(&text));
+        best = best.min(t.elapsed().as_secs_f64());
+        found = report.kernels.len();
+    }
+    let mb = text.len() as f64 / 1e6;
+    let out = format!(
+        "autotune_s={best:.4} mb={mb:.1} mb_per_s={:.0} kernels={found}\n",
+        mb / best
+    );
+    emit(&out, None)
+}
+
+/// A console of `kernels` Top-8 autotunes in the documented format, each followed by 200 lines
+/// of other output (training steps), as a long run prints.
+fn synthetic_console(kernels: usize) -> String {
+    let mut s = String::new();
+    for i in 0..kernels {
+        let name = format!("autofused_add_mul_{:032x}", i * 7919 + 1);
+        let entry = format!("/home/dev/cache/ascendc/host_h/{name}/{:032x}", i + 5);
+        let _ = writeln!(
+            s,
+            "[2026-01-01 12:00:00] [RANK0] [INFO] Static compile {name}, choice top 8 from 32"
+        );
+        let _ = writeln!(
+            s,
+            "[2026-01-01 12:00:05] [RANK0] [INFO] Autotune completed {entry}, best kernel index: {}, detail:",
+            i % 8
+        );
+        for c in 0..8 {
+            let _ = writeln!(
+                s,
+                "[2026-01-01 12:00:05] [RANK0] [INFO] Kernel {entry}/static_kernel/{:032x}/kernel.so: Timing = {}.{:02} us",
+                i * 8 + c,
+                10 + (i + c) % 13,
+                c * 7 % 100
+            );
+        }
+        for step in 0..200 {
+            let _ = writeln!(
+                s,
+                "step {step} loss 0.{:04} lr 1e-4 tokens/s 12345.6",
+                (i + step) % 9999
+            );
+        }
+    }
+    s
+}
