@@ -234,7 +234,8 @@ fn pasted_text_and_odd_input_never_panic() {
                [2026-01-01 12:00:00] [RANK0] [INFO] Kernel /a/static_kernel/k/kernel.so: Timing = nan us\n\
                Autotune completed /nowhere, best kernel index: 7, detail:\n\
                Static compile autofused_x, choice top 99999999999 from 1\n\
-               Kernel /c/autofused_y_0/static_kernel/k/kernel.so: Timing = 2.5 us\n";
+               Kernel /c/autofused_y_0/static_kernel/k/kernel.so: Timing = 2.5 us\n\
+               Kernel /c/autofused_ü_éééééééééééééééé/static_kernel/ééé/kernel.so: Timing = 1 us\n";
     let r = build_report(None, Some(odd));
     let y = kernel(&r, "autofused_y_");
     assert_eq!(y.candidates.len(), 1);

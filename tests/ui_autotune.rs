@@ -119,3 +119,35 @@ fn pasted_log_without_a_folder() {
         "the report is not rebuilt every frame"
     );
 }
+
+#[test]
+fn odd_pasted_text_renders_every_kernel() {
+    let mut app = App::new();
+    app.paste_autotune_log(
+        "Kernel /c/autofused_ü_éééééééééééééééé/static_kernel/ééééééééééééééé/kernel.so: Timing = 1 us\n\
+         Autotune completed /c/autofused_z_0/x, best kernel index: 5, detail:\n\
+         Kernel /c/autofused_z_0/x/static_kernel/k/kernel.so: Timing = nan us\n\
+         Kernel /c/autofused_z_0/x/static_kernel/k2/kernel.so: Timing = inf us\n",
+    );
+    assert!(app.wait_idle(common::ui::WAIT));
+    let names: Vec<String> = app
+        .autotune
+        .report
+        .as_ref()
+        .unwrap()
+        .kernels
+        .iter()
+        .map(|k| k.name.clone())
+        .collect();
+    assert_eq!(names.len(), 2, "{names:?}");
+    let mut h = harness(app);
+    h.state_mut().view.central = CentralTab::Autotune;
+    for n in names {
+        h.state_mut().view.autotune.selected = Some(n.clone());
+        h.run_steps(2);
+        assert_eq!(
+            h.state().view.autotune.chart().map(|c| c.kernel.clone()),
+            Some(n)
+        );
+    }
+}

@@ -176,10 +176,13 @@ fn report_problems(report: &AutotuneReport, ui: &mut egui::Ui) {
         });
 }
 
-/// `autofused_add_mul_6c45c9…`: the md5 suffix cut to six digits.
+/// `autofused_add_mul_6c45c9…`: the md5 suffix cut to six digits (an ASCII md5 only, so the
+/// cut is on a character boundary).
 pub fn short_name(name: &str) -> String {
     match name.rsplit_once('_') {
-        Some((head, tail)) if tail.len() == 32 => format!("{head}_{}…", &tail[..6]),
+        Some((head, tail)) if crate::sources::autotune::is_md5(tail) => {
+            format!("{head}_{}…", &tail[..6])
+        }
         _ => name.to_string(),
     }
 }
@@ -312,7 +315,7 @@ fn chart(state: &mut AutotuneViewState, k: &FusedKernel, ui: &mut egui::Ui) {
                     Bar::new(i as f64, t)
                         .width(0.6)
                         .fill(color.gamma_multiply(0.75))
-                        .name(format!("#{i} {}", &key[..key.len().min(8)])),
+                        .name(format!("#{i} {}", short_key(key))),
                 )
             })
             .collect()
