@@ -151,3 +151,17 @@ fn odd_pasted_text_renders_every_kernel() {
         );
     }
 }
+
+#[test]
+fn the_run_tree_lists_kernels_and_opens_the_tab() {
+    let mut h = harness(opened(&data("topn")));
+    settle(&mut h);
+    h.get_by_label("AscendC kernels (3)").click();
+    h.run_steps(2);
+    h.get_by_label("autofused_permute_1b6e94…").click();
+    settle(&mut h);
+    assert_eq!(h.state().view.central, CentralTab::Autotune);
+    let chart = h.state().view.autotune.chart().cloned().expect("a chart");
+    assert!(chart.kernel.starts_with("autofused_permute_"));
+    assert_eq!(chart.winner, Some(0));
+}

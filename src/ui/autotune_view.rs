@@ -176,6 +176,36 @@ fn report_problems(report: &AutotuneReport, ui: &mut egui::Ui) {
         });
 }
 
+/// The run tree's list of AscendC kernels (debug and cache folders, one row per name); a click
+/// sets `clicked` to the kernel's name, which the tree turns into the Autotune tab with it
+/// selected.
+pub fn tree_section(
+    ui: &mut egui::Ui,
+    index: &crate::model::index::DebugIndex,
+    clicked: &mut Option<String>,
+) {
+    let mut names: Vec<&str> = index.autotune.iter().map(|k| k.name.as_str()).collect();
+    names.sort_unstable();
+    names.dedup();
+    if names.is_empty() {
+        return;
+    }
+    egui::CollapsingHeader::new(format!("AscendC kernels ({})", names.len()))
+        .id_salt("tree_autotune_kernels")
+        .default_open(false)
+        .show(ui, |ui| {
+            for n in names {
+                if ui
+                    .selectable_label(false, short_name(n))
+                    .on_hover_text(format!("{n}\nshow in the Autotune tab"))
+                    .clicked()
+                {
+                    *clicked = Some(n.to_string());
+                }
+            }
+        });
+}
+
 /// `autofused_add_mul_6c45c9…`: the md5 suffix cut to six digits (an ASCII md5 only, so the
 /// cut is on a character boundary).
 pub fn short_name(name: &str) -> String {

@@ -30,12 +30,18 @@ pub fn show(app: &mut App, view: &mut ViewState, ui: &mut egui::Ui) {
         .and_then(|p| p.current_path())
         .map(Path::to_path_buf);
     let mut click = None;
+    let mut kernel = None;
     egui::ScrollArea::vertical()
         .auto_shrink(false)
         .show(ui, |ui| {
             runs(ui, &ws.index, &ws.facts, current.as_deref(), &mut click);
             loose(ui, &ws.index, &ws.facts, current.as_deref(), &mut click);
+            super::autotune_view::tree_section(ui, &ws.index, &mut kernel);
         });
+    if let Some(name) = kernel {
+        view.central = super::CentralTab::Autotune;
+        view.autotune.selected = Some(name);
+    }
     match click {
         Some(Click::Graph(p)) => app.select_graph(&p),
         Some(Click::Log(p)) => {
