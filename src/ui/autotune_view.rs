@@ -309,7 +309,12 @@ fn details(
         egui::ScrollArea::vertical()
             .id_salt("autotune_details")
             .auto_shrink([false, false])
-            .show(&mut cols[1], |ui| side(app, central, k, ui));
+            .show(&mut cols[1], |ui| {
+                // Columns are justified; wrapped warnings read better ragged.
+                ui.with_layout(egui::Layout::top_down(egui::Align::Min), |ui| {
+                    side(app, central, k, ui)
+                })
+            });
     });
 }
 
