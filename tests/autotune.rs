@@ -274,3 +274,53 @@ fn cli_prints_the_table_and_json() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no AscendC autotune evidence"));
 }
+
+#[test]
+fn two_ranks_tuning_the_same_kernel_interleaved() {
+    // Each rank prints its own block; lines interleave. The first rank's result is shown, the
+    // second is said, and no timing crosses over.
+    let k = "autofused_add_0123456789abcdef0123456789abcdef";
+    let e = format!("/c/ascendc/host_h/{k}/ffffffffffffffffffffffffffffffff");
+    let line = |r: u32, m: String| format!("[2026-01-01 12:00:00] [RANK{r}] [INFO] {m}\n");
+    let text = [
+        line(0, format!("Static compile {k}, choice top 2 from 4")),
+        line(1, format!("Static compile {k}, choice top 2 from 4")),
+        line(
+            0,
+            format!("Autotune completed {e}, best kernel index: 1, detail:"),
+        ),
+        line(
+            1,
+            format!("Autotune completed {e}, best kernel index: 0, detail:"),
+        ),
+        line(
+            0,
+            format!("Kernel {e}/static_kernel/a/kernel.so: Timing = 5.00 us"),
+        ),
+        line(
+            1,
+            format!("Kernel {e}/static_kernel/a/kernel.so: Timing = 4.00 us"),
+        ),
+        line(
+            0,
+            format!("Kernel {e}/static_kernel/b/kernel.so: Timing = 3.00 us"),
+        ),
+        line(
+            1,
+            format!("Kernel {e}/static_kernel/b/kernel.so: Timing = 6.00 us"),
+        ),
+    ]
+    .concat();
+    let r = build_report(None, Some(&text));
+    assert_eq!(r.kernels.len(), 1);
+    let k = &r.kernels[0];
+    assert_eq!(k.rank.as_deref(), Some("0"));
+    let times: Vec<Option<f64>> = k.candidates.iter().map(|c| c.timing_us).collect();
+    assert_eq!(times, [Some(5.0), Some(3.0)], "rank 0's timings only");
+    assert_eq!(k.winner_us(), Some(3.0));
+    assert!(
+        has_problem(k, "tuned again at pasted text:4"),
+        "{:?}",
+        k.problems
+    );
+}
