@@ -319,3 +319,25 @@ fn device_files_are_the_fallback_and_no_npu_is_said_plainly() {
         );
     }
 }
+
+#[test]
+fn autotune_lines_a_run_prints_reach_the_autotune_view() {
+    let dir = tempfile::tempdir().expect("temp");
+    let mut app = fxray::app::App::new();
+    app.run.form = RunSpec {
+        script: data("runner/prints_autotune.py"),
+        cwd: Some(dir.path().to_path_buf()),
+        nproc: 1,
+        ..RunSpec::default()
+    };
+    app.start_run();
+    let t = Instant::now();
+    while app.run.current.as_ref().is_none_or(|r| r.running()) {
+        assert!(t.elapsed() < Duration::from_secs(30), "{:?}", app.run.error);
+        app.poll();
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(app.wait_idle(Duration::from_secs(30)));
+    let report = app.autotune.report.clone().expect("an autotune report");
+    assert!(!report.kernels.is_empty());
+}

@@ -68,3 +68,14 @@ fn cond_branches_as_groups() {
     assert_eq!(h.state().view.graph.groups().len(), 2);
     shoot(&mut h, "cond_subgraphs");
 }
+
+#[test]
+fn autotune_candidates_and_winner() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/autotune/topn");
+    let mut h = harness(&root, egui::vec2(1500., 900.));
+    h.state_mut().view.central = fxray::ui::CentralTab::Autotune;
+    settle(&mut h);
+    let chart = h.state().view.autotune.chart().cloned().expect("a chart");
+    assert_eq!(chart.winner, Some(1));
+    shoot(&mut h, "autotune");
+}

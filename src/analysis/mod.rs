@@ -1,5 +1,6 @@
 //! Pure computations over `model` types: layout, summaries, exports. No I/O, no egui.
 
+pub mod autotune;
 pub mod diff;
 pub mod export;
 pub mod export_svg;

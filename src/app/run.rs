@@ -257,6 +257,14 @@ impl App {
             return;
         }
         run.handle = None;
+        // The AscendC autotune evidence a compile printed goes to the Autotune tab.
+        let autotune: Vec<&str> = run
+            .console
+            .iter()
+            .map(|l| l.text.as_str())
+            .filter(|t| t.contains("inductor_asc") || t.contains("Timing ="))
+            .collect();
+        let autotune = (!autotune.is_empty()).then(|| autotune.join("\n"));
         let outcome = match (&run.exit, &run.failed) {
             (_, Some(e)) => e.clone(),
             (Some((exit, _)), _) => exit.to_string(),
@@ -276,6 +284,9 @@ impl App {
             },
         );
         self.run.history.truncate(PAST_RUNS);
+        if let Some(text) = autotune {
+            self.paste_autotune_log(&text);
+        }
     }
 }
 

@@ -53,6 +53,16 @@ pub enum BenchCommand {
         #[arg(long, default_value_t = 120)]
         frames: usize,
     },
+    /// Autotune report time: find the inductor_asc lines of a log and join them per kernel.
+    /// PATH is a log file; without it, a synthetic console of --kernels Top-8 autotunes
+    /// between lines of other output.
+    Autotune {
+        path: Option<PathBuf>,
+        #[arg(long, default_value_t = 2_000)]
+        kernels: usize,
+        #[arg(long, default_value_t = 5)]
+        rounds: usize,
+    },
     /// Index time: walk PATH, or a synthetic tree of --files files made in a temp folder.
     Index {
         path: Option<PathBuf>,
@@ -93,6 +103,11 @@ pub fn run(what: BenchCommand) -> Result<()> {
             frames,
         } => super::bench_timeline::run(&file, rounds.max(1), frames.max(10)),
         BenchCommand::Diff { a, b, rounds } => super::diff::bench(&a, &b, rounds.max(1)),
+        BenchCommand::Autotune {
+            path,
+            kernels,
+            rounds,
+        } => super::autotune::bench(path.as_deref(), kernels, rounds.max(1)),
         BenchCommand::Index {
             path,
             files,

@@ -1,5 +1,6 @@
 //! The command line: `fxray [PATH]` opens the app; subcommands run the same core headless.
 
+pub mod autotune;
 pub mod bench;
 mod bench_timeline;
 mod bench_ui;
@@ -151,6 +152,14 @@ pub enum Command {
         #[arg(long)]
         graph: Option<PathBuf>,
     },
+    /// AscendC autotune: every fused kernel's tiling candidates, their timings and the winner
+    /// (from autofused_* folders, cache entries with optimize_tiling, and inductor_asc logs).
+    Autotune {
+        path: PathBuf,
+        /// Machine-readable JSON instead of the table.
+        #[arg(long)]
+        json: bool,
+    },
     /// Measure fxray's speed on real files and print the figures.
     Bench {
         #[command(subcommand)]
@@ -244,6 +253,7 @@ pub fn run(command: Command) -> Result<()> {
                 graph: graph.as_deref(),
             },
         ),
+        Command::Autotune { path, json } => autotune::run(&path, json),
         Command::Bench { what } => bench::run(what),
     }
 }

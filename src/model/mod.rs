@@ -1,6 +1,7 @@
 //! Plain Rust types for everything fxray shows. No I/O, no egui: `sources` builds these,
 //! `analysis` computes over them, `app`/`ui` display them.
 
+pub mod autotune;
 pub mod fx;
 pub mod fx_fmt;
 pub mod index;

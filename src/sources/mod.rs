@@ -1,6 +1,7 @@
 //! Finding and reading files: folder discovery, file-name grammars and the text parsers that
 //! turn each format into `model` types. Nothing here knows about egui.
 
+pub mod autotune;
 pub mod data_dump;
 pub mod debug_log;
 pub mod discover;

@@ -145,6 +145,19 @@ fn body(app: &mut App, state: &mut CodeViewState, ui: &mut egui::Ui) {
     code_rows(ui, state, &code);
 }
 
+/// Any text file in the same viewer (find box, line numbers): used for a kernel's files.
+pub(super) fn text_body(
+    ui: &mut egui::Ui,
+    state: &mut CodeViewState,
+    code: &Arc<OutputCodeIndex>,
+    path: &str,
+) {
+    state.refresh(code);
+    toolbar(ui, state, code, path);
+    ui.separator();
+    code_rows(ui, state, code);
+}
+
 fn toolbar(ui: &mut egui::Ui, state: &mut CodeViewState, code: &Arc<OutputCodeIndex>, path: &str) {
     ui.horizontal(|ui| {
         let edit = egui::TextEdit::singleline(&mut state.query)

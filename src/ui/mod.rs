@@ -122,7 +122,9 @@ pub fn show(app: &mut App, view: &mut ViewState, ui: &mut egui::Ui) {
                 graph_view::show(app, &mut view.graph, ui);
             }
             CentralTab::Timeline => timeline_view::show(app, &mut view.timeline, ui),
-            CentralTab::Autotune => autotune_view::show(app, &mut view.autotune, ui),
+            CentralTab::Autotune => {
+                autotune_view::show(app, &mut view.autotune, &mut view.central, ui)
+            }
             CentralTab::Run => run_panel::show(app, &mut view.run, ui),
         }
     });

@@ -33,6 +33,7 @@ pub fn show(app: &mut App, view: &mut ViewState, ui: &mut egui::Ui) {
         .map(Path::to_path_buf);
     let timeline = app.timeline.open.as_ref().map(|o| o.path.as_path());
     let mut click = None;
+    let mut kernel = None;
     egui::ScrollArea::vertical()
         .auto_shrink(false)
         .show(ui, |ui| {
@@ -53,7 +54,12 @@ pub fn show(app: &mut App, view: &mut ViewState, ui: &mut egui::Ui) {
                 timeline,
                 &mut click,
             );
+            super::autotune_view::tree_section(ui, &ws.index, &mut kernel);
         });
+    if let Some(name) = kernel {
+        view.central = super::CentralTab::Autotune;
+        view.autotune.selected = Some(name);
+    }
     match click {
         Some(Click::Graph(p)) => app.select_graph(&p),
         Some(Click::Log(p)) => {

@@ -1,0 +1,2 @@
+// tiling wrapper of autofused_div_90d32dae45646ae650b4f3dd73e25b33
+extern "C" int tiling(void* tiling_data, int* block_dim);

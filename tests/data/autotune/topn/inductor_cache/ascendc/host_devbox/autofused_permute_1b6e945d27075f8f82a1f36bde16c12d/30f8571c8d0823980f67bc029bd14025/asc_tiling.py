@@ -1,0 +1,1 @@
+from autofuse.compile_adapter import host_compile

@@ -1,0 +1,2 @@
+// host wrapper of autofused_add_erf_mul_6c45c98e7c34cea7e25bb5b91419f621
+extern "C" int wrapper(void* stream, void** args);

@@ -1,0 +1,3 @@
+from autofuse.compile_adapter import jit_compile
+
+jit_compile()
