@@ -366,3 +366,42 @@ fn selecting_a_task_selects_its_node_and_back() {
     h.run_steps(3);
     assert_eq!(h.state().app.timeline.selected, Some(task));
 }
+
+#[test]
+fn a_trace_file_opened_directly_shows_its_timeline() {
+    // A capture file (as `fxray FILE` or a drop opens it): the timeline comes to the front and
+    // the tree lists the capture.
+    let dir = fixture("aclgraph/multistream_moe");
+    let raw = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with("882104.json"))
+        .unwrap();
+    let mut app = fxray::app::App::new();
+    app.open_trace_file(&raw);
+    let mut h = harness(app);
+    settle(&mut h);
+    assert_eq!(h.state().view.central, CentralTab::Timeline);
+    h.get_by_label("135 tasks · 4 streams · 12 record/wait pairs");
+    h.get_by_label("⏱ capture graph_1 · raw");
+    assert!(h.state().app.error.is_none(), "{:?}", h.state().app.error);
+
+    // Any other Chrome trace opens as a timeline too, without a tree.
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path().join("trace.json");
+    std::fs::write(
+        &p,
+        r#"{"traceEvents":[{"name":"a","ph":"X","pid":1,"tid":1,"ts":0,"dur":5},{"name":"b","ph":"X","pid":1,"tid":2,"ts":2,"dur":5}]}"#,
+    )
+    .unwrap();
+    let mut app = fxray::app::App::new();
+    app.open_trace_file(&p);
+    let mut h = harness(app);
+    settle(&mut h);
+    assert_eq!(h.state().view.central, CentralTab::Timeline);
+    h.get_by_label("2 tasks · 2 streams · 0 record/wait pairs");
+    assert!(
+        h.query_by_label_contains("ts/dur are logical").is_none(),
+        "real times"
+    );
+}
