@@ -405,3 +405,82 @@ fn a_trace_file_opened_directly_shows_its_timeline() {
         "real times"
     );
 }
+
+#[test]
+fn many_streams_scroll_and_search_reveals_a_lower_lane() {
+    // 40 streams do not fit: the wheel over the stream names scrolls them.
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path().join("many.json");
+    let mut lines = vec![];
+    for s in 0..40 {
+        for k in 0..3 {
+            lines.push(format!(
+                r#"{{"name":"t{s}_{k}","pid":"1 aclGraph","tid":"stream{s}","ts":{},"dur":9.5,"ph":"X","args":{{"Task Type":"KERNEL_AIVEC"}}}}"#,
+                k * 10
+            ));
+        }
+    }
+    std::fs::write(&p, format!("[\n{}\n]", lines.join(",\n"))).unwrap();
+    let mut app = fxray::app::App::new();
+    app.open_trace_file(&p);
+    let mut h = harness(app);
+    settle(&mut h);
+    let tl = h.state().app.timeline().unwrap().clone();
+    let last = tl.trace.lanes[39].tasks[0];
+    let canvas = h.state().view.timeline.canvas().unwrap();
+    let r = h
+        .state()
+        .view
+        .timeline
+        .task_rect(&h.state().app, last)
+        .unwrap();
+    assert!(
+        !canvas.contains(r.center()),
+        "stream39 starts below the canvas"
+    );
+    h.hover_at(pos2(canvas.left() + 20.0, canvas.center().y));
+    h.step();
+    h.event(Event::MouseWheel {
+        unit: egui::MouseWheelUnit::Line,
+        delta: vec2(0.0, -60.0),
+        phase: egui::TouchPhase::Move,
+        modifiers: Modifiers::NONE,
+    });
+    h.run_steps(2);
+    let r = h
+        .state()
+        .view
+        .timeline
+        .task_rect(&h.state().app, last)
+        .unwrap();
+    assert!(
+        canvas.contains(r.center()),
+        "scrolled to the last stream: {r:?} in {canvas:?}"
+    );
+    h.hover_at(r.center());
+    h.run_steps(2);
+    assert_eq!(h.state().view.timeline.hovered, Some(last));
+    // Scroll back up, then search reveals stream39's task again.
+    h.hover_at(pos2(canvas.left() + 20.0, canvas.center().y));
+    h.step();
+    h.event(Event::MouseWheel {
+        unit: egui::MouseWheelUnit::Line,
+        delta: vec2(0.0, 60.0),
+        phase: egui::TouchPhase::Move,
+        modifiers: Modifiers::NONE,
+    });
+    h.run_steps(2);
+    assert_eq!(h.state().view.timeline.options.scroll_y, 0.0);
+    h.state_mut().view.timeline.search = "t39_0".into();
+    h.run_steps(2);
+    h.get_by_label("▶").click();
+    h.run_steps(2);
+    assert_eq!(h.state().app.timeline.selected, Some(last));
+    let r = h
+        .state()
+        .view
+        .timeline
+        .task_rect(&h.state().app, last)
+        .unwrap();
+    assert!(canvas.contains(r.center()), "revealed");
+}

@@ -42,11 +42,16 @@ impl Geometry {
     }
 
     pub fn lane_top(&self, lane: u32) -> f32 {
-        self.canvas.top() + RULER_H + lane as f32 * LANE_H
+        self.canvas.top() + RULER_H + lane as f32 * LANE_H - self.opts.scroll_y
     }
 
     pub fn lane_mid(&self, lane: u32) -> f32 {
         self.lane_top(lane) + LANE_H / 2.0
+    }
+
+    /// Largest useful `scroll_y` for `lanes` lanes.
+    pub fn max_scroll(&self, lanes: usize) -> f32 {
+        (lanes as f32 * LANE_H - (self.canvas.height() - RULER_H)).max(0.0)
     }
 
     pub fn x(&self, t: f64) -> f32 {
@@ -72,7 +77,10 @@ impl Geometry {
 
     /// The lane at screen y.
     pub fn lane_at(&self, trace: &Trace, y: f32) -> Option<u32> {
-        let k = ((y - self.canvas.top() - RULER_H) / LANE_H).floor();
+        if y < self.canvas.top() + RULER_H {
+            return None;
+        }
+        let k = ((y - self.canvas.top() - RULER_H + self.opts.scroll_y) / LANE_H).floor();
         (k >= 0.0 && (k as usize) < trace.lanes.len()).then_some(k as u32)
     }
 

@@ -332,6 +332,15 @@ fn reveal(state: &mut TimelineViewState, tl: &Timeline, task: u32, width: f32) {
     }
     let mid = t.ts + t.dur / 2.0;
     state.options.start = mid - width as f64 / 2.0 / state.options.scale;
+    // Scroll its lane into view.
+    if let Some(g) = state.last {
+        let y = t.lane as f32 * LANE_H;
+        let h = g.canvas.height() - RULER_H;
+        let o = &mut state.options;
+        if y < o.scroll_y || y + LANE_H > o.scroll_y + h {
+            o.scroll_y = (y - h / 2.0).clamp(0.0, g.max_scroll(tl.trace.lanes.len()));
+        }
+    }
 }
 
 fn update_range_stats(state: &mut TimelineViewState, tl: &Timeline) {

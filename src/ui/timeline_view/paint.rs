@@ -63,6 +63,7 @@ pub fn paint(p: &Painter, g: &Geometry, tl: &Timeline, st: &PaintState) -> Drawn
     ruler(p, g, weak);
     let (t0, t1) = g.visible();
     let font = FontId::proportional(11.0);
+    let below_ruler = p.with_clip_rect(g.canvas.with_min_y(bars.top()));
     // One colour lookup per type, not per task.
     let colours: Vec<Color32> = trace.types.iter().map(|t| type_colour(t)).collect();
     for (li, lane) in trace.lanes.iter().enumerate() {
@@ -71,8 +72,11 @@ pub fn paint(p: &Painter, g: &Geometry, tl: &Timeline, st: &PaintState) -> Drawn
         if top > g.canvas.bottom() {
             break;
         }
+        if top + LANE_H < bars.top() {
+            continue;
+        }
         if li % 2 == 1 {
-            p.rect_filled(
+            below_ruler.rect_filled(
                 Rect::from_min_max(
                     pos2(g.canvas.left(), top),
                     pos2(g.canvas.right(), top + LANE_H),
@@ -130,7 +134,7 @@ pub fn paint(p: &Painter, g: &Geometry, tl: &Timeline, st: &PaintState) -> Drawn
         }
         flush(&mut run, &mut drawn);
         // The stream's name over the names column.
-        p.text(
+        below_ruler.text(
             pos2(g.canvas.left() + 4.0, mid),
             egui::Align2::LEFT_CENTER,
             &lane.name,
