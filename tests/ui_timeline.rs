@@ -262,6 +262,24 @@ fn click_selects_a_task_and_search_walks_the_matches() {
         .unwrap();
     let canvas = h.state().view.timeline.canvas().unwrap();
     assert!(canvas.contains(r.center()), "{r:?} in {canvas:?}");
+
+    // The wait's details link to its record (same handle, on the other stream): follow it.
+    let wait = &tl.trace.tasks[want[3] as usize];
+    let handle = wait.name.strip_prefix("EVENT_WAIT_").unwrap();
+    let record = tl
+        .trace
+        .tasks
+        .iter()
+        .position(|t| t.name == format!("EVENT_RECORD_{handle}"))
+        .unwrap() as u32;
+    h.get_by_label("waits for");
+    let stream = &tl.trace.lanes[tl.trace.tasks[record as usize].lane as usize].name;
+    assert_ne!(*stream, tl.trace.lanes[wait.lane as usize].name);
+    h.get_by_label(&format!("EVENT_RECORD_{handle} on {stream}"))
+        .click();
+    h.run_steps(3);
+    assert_eq!(h.state().app.timeline.selected, Some(record));
+    h.get_by_label("waited for by");
 }
 
 #[test]

@@ -171,6 +171,7 @@ pub fn show(app: &mut App, state: &mut TimelineViewState, ui: &mut egui::Ui) {
         });
     }
     details::legend(ui, trace);
+    let mut goto = None;
     if details_h > 0.0 {
         ui.separator();
         egui::ScrollArea::vertical()
@@ -193,6 +194,9 @@ pub fn show(app: &mut App, state: &mut TimelineViewState, ui: &mut egui::Ui) {
                                         "linked by op type and order; selected in the graph and inspector",
                                     );
                             }
+                            if let Some(other) = details::partner(ui, &tl, s) {
+                                goto = Some(other);
+                            }
                             details::task_grid(
                                 ui,
                                 trace,
@@ -207,6 +211,11 @@ pub fn show(app: &mut App, state: &mut TimelineViewState, ui: &mut egui::Ui) {
                     }
                 });
             });
+    }
+    if let Some(t) = goto {
+        app.select_task(Some(t));
+        let width = state.last.map_or(800.0, |g| g.width());
+        reveal(state, &tl, t, width);
     }
 }
 

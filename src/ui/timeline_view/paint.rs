@@ -120,6 +120,15 @@ pub fn paint(p: &Painter, g: &Geometry, tl: &Timeline, st: &PaintState) -> Drawn
             flush(&mut run, &mut drawn);
             let r = Rect::from_min_max(pos2(x0, mid - BAR_H / 2.0), pos2(x1, mid + BAR_H / 2.0));
             lp.rect_filled(r, 2.0, colour);
+            if task.name.starts_with("dead_lock_") {
+                // Marked by torch_npu's deadlock_check (`*_filtered_deadlock_check.json`).
+                lp.rect_stroke(
+                    r,
+                    2.0,
+                    Stroke::new(2.0, Color32::RED),
+                    egui::StrokeKind::Inside,
+                );
+            }
             drawn.bars += 1;
             if r.width() > 28.0 {
                 let label = short_name(&task.name);
