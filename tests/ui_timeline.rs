@@ -502,3 +502,29 @@ fn many_streams_scroll_and_search_reveals_a_lower_lane() {
         .unwrap();
     assert!(canvas.contains(r.center()), "revealed");
 }
+
+#[test]
+fn hovering_an_arrow_names_the_pair() {
+    // The raw multistream capture: arrows are recomputed record/wait pairs and a hand-over.
+    let dir = fixture("aclgraph/multistream_moe");
+    let mut h = harness(opened(&dir));
+    settle(&mut h);
+    h.get_by_label("⏱ capture graph_1 · raw").click();
+    settle(&mut h);
+    let tl = h.state().app.timeline().unwrap().clone();
+    // The first arrow between adjacent streams: its middle lies in the gap between lanes.
+    let (i, d) = tl
+        .deps
+        .iter()
+        .enumerate()
+        .find(|(_, d)| d.from_lane.abs_diff(d.to_lane) == 1)
+        .unwrap();
+    let (a, b) = h.state().view.timeline.dep_ends(&h.state().app, i).unwrap();
+    let mid = a + (b - a) / 2.0;
+    h.hover_at(mid);
+    h.run_steps(3);
+    assert_eq!(h.state().view.timeline.hovered, None);
+    assert_eq!(h.state().view.timeline.hovered_dep, Some(i));
+    h.get_by_label(&d.label);
+    h.get_by_label_contains("paired by");
+}

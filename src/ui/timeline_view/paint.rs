@@ -38,6 +38,7 @@ pub fn type_colour(name: &str) -> Color32 {
 /// What the painter needs besides the data.
 pub struct PaintState<'a> {
     pub hovered: Option<u32>,
+    pub hovered_dep: Option<usize>,
     pub selected: Option<u32>,
     pub matches: &'a [u32],
     pub range: Option<(f64, f64)>,
@@ -180,7 +181,7 @@ pub fn paint(p: &Painter, g: &Geometry, tl: &Timeline, st: &PaintState) -> Drawn
         );
     }
     if st.show_arrows {
-        drawn.arrows = arrows(&lp, g, tl, t0, t1);
+        drawn.arrows = arrows(&lp, g, tl, t0, t1, st.hovered_dep);
     }
     if let Some((a, b)) = st.range {
         let (a, b) = (a.min(b), a.max(b));
@@ -267,9 +268,16 @@ pub fn fmt_t(t: f64) -> String {
 }
 
 /// Arrows between lanes; an arrow whose both ends are off the same side is skipped.
-fn arrows(p: &Painter, g: &Geometry, tl: &Timeline, t0: f64, t1: f64) -> usize {
+fn arrows(
+    p: &Painter,
+    g: &Geometry,
+    tl: &Timeline,
+    t0: f64,
+    t1: f64,
+    hovered: Option<usize>,
+) -> usize {
     let mut n = 0;
-    for d in &tl.deps {
+    for (i, d) in tl.deps.iter().enumerate() {
         if (d.from_ts < t0 && d.to_ts < t0) || (d.from_ts > t1 && d.to_ts > t1) {
             continue;
         }
@@ -277,18 +285,9 @@ fn arrows(p: &Painter, g: &Geometry, tl: &Timeline, t0: f64, t1: f64) -> usize {
             DepKind::Handover => Color32::from_rgb(220, 40, 40),
             _ => Color32::from_rgb(255, 140, 0),
         };
-        let from_up = d.from_lane < d.to_lane;
-        let off = BAR_H / 2.0;
-        let a = pos2(
-            g.x(d.from_ts),
-            g.lane_mid(d.from_lane) + if from_up { off } else { -off },
-        );
-        let b = pos2(
-            g.x(d.to_ts),
-            g.lane_mid(d.to_lane) + if from_up { -off } else { off },
-        );
-        let stroke = Stroke::new(1.5, colour);
-        p.line_segment([a, b], stroke);
+        let (a, b) = g.dep_ends(d);
+        let width = if hovered == Some(i) { 3.5 } else { 1.5 };
+        p.line_segment([a, b], Stroke::new(width, colour));
         let dir = (b - a).normalized();
         let side = vec2(-dir.y, dir.x) * 4.0;
         p.add(egui::Shape::convex_polygon(
