@@ -503,3 +503,22 @@ fn damaged_files_never_panic() {
         }
     }
 }
+
+/// One damaged event in the middle is skipped and reported; the rest of the file loads.
+#[test]
+fn a_damaged_event_is_skipped_and_reported() {
+    let dir = fixture("aclgraph/multistream_moe");
+    let e = expected(&dir);
+    for key in ["raw", "aligned"] {
+        let text = std::fs::read_to_string(case_file(&dir, &e, key).unwrap()).unwrap();
+        let at = text.find("RmsNorm").unwrap();
+        let damaged = format!("{}Rms\"Norm{}", &text[..at], &text[at + 7..]);
+        let t = trace_json::parse(damaged.as_bytes()).unwrap();
+        assert_eq!(t.tasks.len(), 134, "{key}: all but the damaged event");
+        let why = t.incomplete.unwrap();
+        assert!(
+            why.starts_with("skipped 1 damaged event (first at line "),
+            "{key}: {why}"
+        );
+    }
+}

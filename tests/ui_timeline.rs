@@ -262,6 +262,24 @@ fn click_selects_a_task_and_search_walks_the_matches() {
         .unwrap();
     let canvas = h.state().view.timeline.canvas().unwrap();
     assert!(canvas.contains(r.center()), "{r:?} in {canvas:?}");
+
+    // The wait's details link to its record (same handle, on the other stream): follow it.
+    let wait = &tl.trace.tasks[want[3] as usize];
+    let handle = wait.name.strip_prefix("EVENT_WAIT_").unwrap();
+    let record = tl
+        .trace
+        .tasks
+        .iter()
+        .position(|t| t.name == format!("EVENT_RECORD_{handle}"))
+        .unwrap() as u32;
+    h.get_by_label("waits for");
+    let stream = &tl.trace.lanes[tl.trace.tasks[record as usize].lane as usize].name;
+    assert_ne!(*stream, tl.trace.lanes[wait.lane as usize].name);
+    h.get_by_label(&format!("EVENT_RECORD_{handle} on {stream}"))
+        .click();
+    h.run_steps(3);
+    assert_eq!(h.state().app.timeline.selected, Some(record));
+    h.get_by_label("waited for by");
 }
 
 #[test]
@@ -365,4 +383,148 @@ fn selecting_a_task_selects_its_node_and_back() {
     h.state_mut().app.reveal_node(other.clone());
     h.run_steps(3);
     assert_eq!(h.state().app.timeline.selected, Some(task));
+}
+
+#[test]
+fn a_trace_file_opened_directly_shows_its_timeline() {
+    // A capture file (as `fxray FILE` or a drop opens it): the timeline comes to the front and
+    // the tree lists the capture.
+    let dir = fixture("aclgraph/multistream_moe");
+    let raw = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with("882104.json"))
+        .unwrap();
+    let mut app = fxray::app::App::new();
+    app.open_trace_file(&raw);
+    let mut h = harness(app);
+    settle(&mut h);
+    assert_eq!(h.state().view.central, CentralTab::Timeline);
+    h.get_by_label("135 tasks · 4 streams · 12 record/wait pairs");
+    h.get_by_label("⏱ capture graph_1 · raw");
+    assert!(h.state().app.error.is_none(), "{:?}", h.state().app.error);
+
+    // Any other Chrome trace opens as a timeline too, without a tree.
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path().join("trace.json");
+    std::fs::write(
+        &p,
+        r#"{"traceEvents":[{"name":"a","ph":"X","pid":1,"tid":1,"ts":0,"dur":5},{"name":"b","ph":"X","pid":1,"tid":2,"ts":2,"dur":5}]}"#,
+    )
+    .unwrap();
+    let mut app = fxray::app::App::new();
+    app.open_trace_file(&p);
+    let mut h = harness(app);
+    settle(&mut h);
+    assert_eq!(h.state().view.central, CentralTab::Timeline);
+    h.get_by_label("2 tasks · 2 streams · 0 record/wait pairs");
+    assert!(
+        h.query_by_label_contains("ts/dur are logical").is_none(),
+        "real times"
+    );
+}
+
+#[test]
+fn many_streams_scroll_and_search_reveals_a_lower_lane() {
+    // 40 streams do not fit: the wheel over the stream names scrolls them.
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path().join("many.json");
+    let mut lines = vec![];
+    for s in 0..40 {
+        for k in 0..3 {
+            lines.push(format!(
+                r#"{{"name":"t{s}_{k}","pid":"1 aclGraph","tid":"stream{s}","ts":{},"dur":9.5,"ph":"X","args":{{"Task Type":"KERNEL_AIVEC"}}}}"#,
+                k * 10
+            ));
+        }
+    }
+    std::fs::write(&p, format!("[\n{}\n]", lines.join(",\n"))).unwrap();
+    let mut app = fxray::app::App::new();
+    app.open_trace_file(&p);
+    let mut h = harness(app);
+    settle(&mut h);
+    let tl = h.state().app.timeline().unwrap().clone();
+    let last = tl.trace.lanes[39].tasks[0];
+    let canvas = h.state().view.timeline.canvas().unwrap();
+    let r = h
+        .state()
+        .view
+        .timeline
+        .task_rect(&h.state().app, last)
+        .unwrap();
+    assert!(
+        !canvas.contains(r.center()),
+        "stream39 starts below the canvas"
+    );
+    h.hover_at(pos2(canvas.left() + 20.0, canvas.center().y));
+    h.step();
+    h.event(Event::MouseWheel {
+        unit: egui::MouseWheelUnit::Line,
+        delta: vec2(0.0, -60.0),
+        phase: egui::TouchPhase::Move,
+        modifiers: Modifiers::NONE,
+    });
+    h.run_steps(2);
+    let r = h
+        .state()
+        .view
+        .timeline
+        .task_rect(&h.state().app, last)
+        .unwrap();
+    assert!(
+        canvas.contains(r.center()),
+        "scrolled to the last stream: {r:?} in {canvas:?}"
+    );
+    h.hover_at(r.center());
+    h.run_steps(2);
+    assert_eq!(h.state().view.timeline.hovered, Some(last));
+    // Scroll back up, then search reveals stream39's task again.
+    h.hover_at(pos2(canvas.left() + 20.0, canvas.center().y));
+    h.step();
+    h.event(Event::MouseWheel {
+        unit: egui::MouseWheelUnit::Line,
+        delta: vec2(0.0, 60.0),
+        phase: egui::TouchPhase::Move,
+        modifiers: Modifiers::NONE,
+    });
+    h.run_steps(2);
+    assert_eq!(h.state().view.timeline.options.scroll_y, 0.0);
+    h.state_mut().view.timeline.search = "t39_0".into();
+    h.run_steps(2);
+    h.get_by_label("▶").click();
+    h.run_steps(2);
+    assert_eq!(h.state().app.timeline.selected, Some(last));
+    let r = h
+        .state()
+        .view
+        .timeline
+        .task_rect(&h.state().app, last)
+        .unwrap();
+    assert!(canvas.contains(r.center()), "revealed");
+}
+
+#[test]
+fn hovering_an_arrow_names_the_pair() {
+    // The raw multistream capture: arrows are recomputed record/wait pairs and a hand-over.
+    let dir = fixture("aclgraph/multistream_moe");
+    let mut h = harness(opened(&dir));
+    settle(&mut h);
+    h.get_by_label("⏱ capture graph_1 · raw").click();
+    settle(&mut h);
+    let tl = h.state().app.timeline().unwrap().clone();
+    // The first arrow between adjacent streams: its middle lies in the gap between lanes.
+    let (i, d) = tl
+        .deps
+        .iter()
+        .enumerate()
+        .find(|(_, d)| d.from_lane.abs_diff(d.to_lane) == 1)
+        .unwrap();
+    let (a, b) = h.state().view.timeline.dep_ends(&h.state().app, i).unwrap();
+    let mid = a + (b - a) / 2.0;
+    h.hover_at(mid);
+    h.run_steps(3);
+    assert_eq!(h.state().view.timeline.hovered, None);
+    assert_eq!(h.state().view.timeline.hovered_dep, Some(i));
+    h.get_by_label(&d.label);
+    h.get_by_label_contains("paired by");
 }

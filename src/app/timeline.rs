@@ -19,6 +19,8 @@ pub struct TimelineState {
     pub selected: Option<u32>,
     /// Kernel tasks linked to the FX nodes of the model's final pass, once computed.
     pub nodes: Option<Arc<NodeLink>>,
+    /// Asks the UI to bring the timeline to the front (a trace file was opened directly).
+    pub show_tab: bool,
 }
 
 /// The best-effort task ↔ FX node link of the open capture.
@@ -115,6 +117,20 @@ impl App {
         });
     }
 
+    /// Opens a trace file given directly (command line, drop): its timeline comes to the front;
+    /// a capture-named file also opens as a folder would, so the tree shows it.
+    pub fn open_trace_file(&mut self, path: &Path) {
+        let capture_named = path
+            .file_name()
+            .and_then(|n| crate::sources::names::capture_file(&n.to_string_lossy()))
+            .is_some();
+        if capture_named {
+            self.open(path);
+        }
+        self.open_timeline(path);
+        self.timeline.show_tab = true;
+    }
+
     /// Selects a task of the open timeline (or nothing), and the FX node it is linked to.
     pub fn select_task(&mut self, task: Option<u32>) {
         self.timeline.selected = task;
@@ -160,4 +176,13 @@ pub fn final_pass_of_capture(index: &DebugIndex, capture: &Path) -> Option<PathB
         .find(|p| p.output_code.is_some())
         .or(model.phases.first())?;
     phase.passes.last().map(|p| p.path.clone())
+}
+
+/// A file to open as a timeline rather than index: any `.json` but msprobe's `dump.json`.
+pub fn is_trace_file(path: &Path) -> bool {
+    path.is_file()
+        && path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("json"))
+        && path.file_name().is_some_and(|n| n != "dump.json")
 }

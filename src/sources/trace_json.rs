@@ -103,15 +103,11 @@ fn read_array(s: &[u8], mut i: usize, b: &mut Builder) {
                 return;
             }
             Some(Err(e)) => {
-                // A malformed value: skip to the next line that starts an object, if any.
-                b.trace.skipped += 1;
-                let line = s[..i].iter().filter(|&&c| c == b'\n').count() + 1;
-                if b.trace.incomplete.is_none() {
-                    b.trace.incomplete = Some(format!("line {line}: unreadable event ({e})"));
-                }
-                match s[i..].iter().position(|&c| c == b'\n') {
-                    Some(n) => {
-                        i += n + 1;
+                // A damaged event: skip to the next line that starts an object, if any.
+                b.bad(s, i, &e.to_string());
+                match next_object_line(s, i) {
+                    Some(j) => {
+                        i = j;
                         after_comma = false;
                         continue;
                     }
@@ -135,15 +131,34 @@ fn read_array(s: &[u8], mut i: usize, b: &mut Builder) {
                 return;
             }
             Some(_) => {
-                let line = s[..i].iter().filter(|&&c| c == b'\n').count() + 1;
-                b.trace.incomplete = Some(format!(
-                    "line {line}: expected `,` or `]` after an event; stopped after {} events",
-                    b.events
-                ));
-                return;
+                b.bad(s, i, "expected `,` or `]` after an event");
+                match next_object_line(s, i) {
+                    Some(j) => {
+                        i = j;
+                        after_comma = false;
+                    }
+                    None => return,
+                }
             }
         }
     }
+}
+
+/// Start of the next line whose first non-blank character is `{`: an event, in the raw
+/// writer's one-event-per-line layout and in the aligned file's `indent=2` layout alike.
+fn next_object_line(s: &[u8], from: usize) -> Option<usize> {
+    let mut i = from;
+    while let Some(n) = s[i..].iter().position(|&c| c == b'\n') {
+        i += n + 1;
+        let mut j = i;
+        while j < s.len() && (s[j] == b' ' || s[j] == b'\t' || s[j] == b'\r') {
+            j += 1;
+        }
+        if s.get(j) == Some(&b'{') {
+            return Some(j);
+        }
+    }
+    None
 }
 
 /// One trace event as written. Known keys are typed; `pid`/`tid`/`id` may be strings or
@@ -286,9 +301,21 @@ struct Builder {
     open_flows: HashMap<String, Vec<(String, u32, f64)>>,
     /// Flow ends seen before their start, by id.
     early_ends: HashMap<String, Vec<(u32, f64)>>,
+    /// Damaged events skipped, and where the first one was.
+    bad: usize,
+    first_bad: Option<String>,
 }
 
 impl Builder {
+    fn bad(&mut self, s: &[u8], at: usize, why: &str) {
+        self.bad += 1;
+        self.trace.skipped += 1;
+        if self.first_bad.is_none() {
+            let line = s[..at].iter().filter(|&&c| c == b'\n').count() + 1;
+            self.first_bad = Some(format!("line {line}: {why}"));
+        }
+    }
+
     fn lane(&mut self, tid: &str, pid: &str) -> u32 {
         if let Some(&l) = self.lane_of.get(tid) {
             return l;
@@ -404,6 +431,17 @@ impl Builder {
     }
 
     fn finish(mut self) -> Trace {
+        if let Some(first) = &self.first_bad {
+            let skipped = format!(
+                "skipped {} damaged event{} (first at {first})",
+                self.bad,
+                if self.bad == 1 { "" } else { "s" }
+            );
+            self.trace.incomplete = Some(match self.trace.incomplete.take() {
+                Some(rest) => format!("{skipped}; {rest}"),
+                None => skipped,
+            });
+        }
         let t = &mut self.trace;
         t.unmatched_flow_events = self.open_flows.values().map(Vec::len).sum::<usize>()
             + self.early_ends.values().map(Vec::len).sum::<usize>();

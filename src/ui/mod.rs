@@ -84,6 +84,9 @@ pub fn show(app: &mut App, view: &mut ViewState, ui: &mut egui::Ui) {
     app.poll();
     view.dialogs.poll(app);
     handle_dropped_files(app, ui.ctx());
+    if std::mem::take(&mut app.timeline.show_tab) {
+        view.central = CentralTab::Timeline;
+    }
     egui::Panel::top("menu").show(ui, |ui| menu_bar(app, view, ui));
     egui::Panel::bottom("status").show(ui, |ui| status_bar::show(app, view, ui));
     egui::Panel::left("tree")
@@ -230,7 +233,11 @@ fn handle_dropped_files(app: &mut App, ctx: &egui::Context) {
             .collect()
     });
     if let Some(p) = dropped.into_iter().next() {
-        app.open(&p);
+        if app::timeline::is_trace_file(&p) {
+            app.open_trace_file(&p);
+        } else {
+            app.open(&p);
+        }
     }
 }
 
@@ -296,7 +303,11 @@ pub fn run_native(path: Option<PathBuf>) -> Result<()> {
             {
                 app.run.history = history;
             }
-            app.open(&path);
+            if app::timeline::is_trace_file(&path) {
+                app.open_trace_file(&path);
+            } else {
+                app.open(&path);
+            }
             // NPUs and interpreters for the status bar and the Run panel.
             app.detect_environment();
             Ok(Box::new(Fxray::new(app)))

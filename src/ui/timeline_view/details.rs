@@ -2,7 +2,7 @@
 //! of the selected range.
 
 use super::paint::{fmt_t, type_colour};
-use crate::analysis::timeline_stats::{RangeStats, StatRow};
+use crate::analysis::timeline_stats::{RangeStats, StatRow, Timeline};
 use crate::model::timeline::{Task, Trace};
 use serde_json::Value;
 
@@ -99,4 +99,28 @@ pub fn legend(ui: &mut egui::Ui, trace: &Trace) {
             ui.small(format!("{name} {n}"));
         }
     });
+}
+
+/// The record or wait paired with `task` (same handle), as a link; returns it when clicked.
+pub fn partner(ui: &mut egui::Ui, tl: &Timeline, task: u32) -> Option<u32> {
+    let p = tl
+        .pairing
+        .pairs
+        .iter()
+        .find(|p| p.record == task || p.wait == task)?;
+    let (other, what) = if p.record == task {
+        (p.wait, "waited for by")
+    } else {
+        (p.record, "waits for")
+    };
+    let o = &tl.trace.tasks[other as usize];
+    let stream = &tl.trace.lanes[o.lane as usize].name;
+    let mut clicked = None;
+    ui.horizontal_wrapped(|ui| {
+        ui.weak(what);
+        if ui.link(format!("{} on {stream}", o.name)).clicked() {
+            clicked = Some(other);
+        }
+    });
+    clicked
 }

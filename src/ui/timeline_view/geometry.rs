@@ -2,6 +2,7 @@
 //! a lane are sorted by start, so everything in a time window is found by binary search.
 
 use super::options::ViewOptions;
+use crate::analysis::timeline_stats::{Dep, Timeline};
 use crate::model::timeline::{Lane, Trace};
 use egui::{Pos2, Rect, pos2};
 
@@ -42,11 +43,16 @@ impl Geometry {
     }
 
     pub fn lane_top(&self, lane: u32) -> f32 {
-        self.canvas.top() + RULER_H + lane as f32 * LANE_H
+        self.canvas.top() + RULER_H + lane as f32 * LANE_H - self.opts.scroll_y
     }
 
     pub fn lane_mid(&self, lane: u32) -> f32 {
         self.lane_top(lane) + LANE_H / 2.0
+    }
+
+    /// Largest useful `scroll_y` for `lanes` lanes.
+    pub fn max_scroll(&self, lanes: usize) -> f32 {
+        (lanes as f32 * LANE_H - (self.canvas.height() - RULER_H)).max(0.0)
     }
 
     pub fn x(&self, t: f64) -> f32 {
@@ -70,9 +76,39 @@ impl Geometry {
         Rect::from_min_max(pos2(x0, y - BAR_H / 2.0), pos2(x1, y + BAR_H / 2.0))
     }
 
+    /// An arrow's ends: from the edge of its start lane's bars to the edge of its end lane's.
+    pub fn dep_ends(&self, d: &Dep) -> (Pos2, Pos2) {
+        let down = d.from_lane < d.to_lane;
+        let off = if down { BAR_H / 2.0 } else { -BAR_H / 2.0 };
+        (
+            pos2(self.x(d.from_ts), self.lane_mid(d.from_lane) + off),
+            pos2(self.x(d.to_ts), self.lane_mid(d.to_lane) - off),
+        )
+    }
+
+    /// The arrow passing within 4 points of `pos`, nearest first.
+    pub fn dep_at(&self, tl: &Timeline, pos: Pos2) -> Option<usize> {
+        if !self.bars().contains(pos) {
+            return None;
+        }
+        tl.deps
+            .iter()
+            .enumerate()
+            .map(|(i, d)| {
+                let (a, b) = self.dep_ends(d);
+                (i, segment_distance(pos, a, b))
+            })
+            .filter(|(_, dist)| *dist <= 4.0)
+            .min_by(|x, y| x.1.total_cmp(&y.1))
+            .map(|(i, _)| i)
+    }
+
     /// The lane at screen y.
     pub fn lane_at(&self, trace: &Trace, y: f32) -> Option<u32> {
-        let k = ((y - self.canvas.top() - RULER_H) / LANE_H).floor();
+        if y < self.canvas.top() + RULER_H {
+            return None;
+        }
+        let k = ((y - self.canvas.top() - RULER_H + self.opts.scroll_y) / LANE_H).floor();
         (k >= 0.0 && (k as usize) < trace.lanes.len()).then_some(k as u32)
     }
 
@@ -111,4 +147,15 @@ pub fn window(trace: &Trace, lane: &Lane, t0: f64, t1: f64) -> std::ops::Range<u
     let a = lane.tasks.partition_point(|i| ts(i) < t0 - lane.max_dur);
     let b = lane.tasks.partition_point(|i| ts(i) <= t1);
     a..b.max(a)
+}
+
+fn segment_distance(p: Pos2, a: Pos2, b: Pos2) -> f32 {
+    let ab = b - a;
+    let len2 = ab.length_sq();
+    let t = if len2 > 0.0 {
+        ((p - a).dot(ab) / len2).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    (a + ab * t - p).length()
 }

@@ -2,7 +2,7 @@
 //! shift-drag (or a drag on the ruler) selects a time range, click selects a task, F fits.
 
 use super::TimelineViewState;
-use super::geometry::Geometry;
+use super::geometry::{Geometry, LANE_H};
 use crate::model::timeline::Trace;
 use egui::{Event, Key, MouseWheelUnit, Response};
 
@@ -54,7 +54,11 @@ pub fn interact(
             }
             (y, x)
         });
-        if lines_y != 0.0 {
+        let over_names = resp.hover_pos().is_some_and(|p| p.x < left);
+        if lines_y != 0.0 && over_names {
+            // Over the stream names the wheel scrolls the lanes.
+            st.options.scroll_y -= lines_y * LANE_H;
+        } else if lines_y != 0.0 {
             st.options
                 .zoom_at(left, anchor, STEP.powf(lines_y as f64), min_scale);
         }
@@ -107,7 +111,10 @@ pub fn interact(
     }
     if resp.dragged() {
         match st.drag {
-            Some(DragMode::Pan) => st.options.pan(resp.drag_delta().x),
+            Some(DragMode::Pan) => {
+                st.options.pan(resp.drag_delta().x);
+                st.options.scroll_y -= resp.drag_delta().y;
+            }
             Some(DragMode::Range(t0)) => {
                 if let Some(p) = resp.interact_pointer_pos() {
                     st.range = Some((t0, g.t(p.x.max(left))));
@@ -125,6 +132,10 @@ pub fn interact(
             st.range = None;
         }
     }
+    st.options.scroll_y = st
+        .options
+        .scroll_y
+        .clamp(0.0, g.max_scroll(trace.lanes.len()));
     if resp.clicked() {
         return Some(Action::Select(st.hovered));
     }

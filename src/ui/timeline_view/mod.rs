@@ -26,6 +26,8 @@ pub struct TimelineViewState {
     /// The file the view was last fitted to: a newly opened file is fitted once.
     fitted_for: Option<PathBuf>,
     pub hovered: Option<u32>,
+    /// The arrow under the pointer (index into the timeline's deps), when no task is.
+    pub hovered_dep: Option<usize>,
     /// The selected time range (in drag order).
     pub range: Option<(f64, f64)>,
     range_stats: Option<Arc<RangeStats>>,
@@ -49,6 +51,12 @@ impl TimelineViewState {
         let g = self.last?;
         let tl = app.timeline()?;
         ((task as usize) < tl.trace.tasks.len()).then(|| g.task_rect(&tl.trace, task))
+    }
+
+    /// Screen ends of arrow `dep` as drawn last frame.
+    pub fn dep_ends(&self, app: &App, dep: usize) -> Option<(egui::Pos2, egui::Pos2)> {
+        let g = self.last?;
+        Some(g.dep_ends(app.timeline()?.deps.get(dep)?))
     }
 
     /// The canvas (ruler + lanes) as drawn last frame.
@@ -145,6 +153,10 @@ pub fn show(app: &mut App, state: &mut TimelineViewState, ui: &mut egui::Ui) {
     g.opts = state.options;
     // The hover is computed before a zoom moved the bars: recompute it on the frame's layout.
     state.hovered = resp.hover_pos().and_then(|p| g.task_at(trace, p));
+    state.hovered_dep = match (state.hovered, resp.hover_pos()) {
+        (None, Some(p)) if !state.hide_arrows => g.dep_at(&tl, p),
+        _ => None,
+    };
     if let Some(interact::Action::Select(t)) = action {
         app.select_task(t);
     }
@@ -156,6 +168,7 @@ pub fn show(app: &mut App, state: &mut TimelineViewState, ui: &mut egui::Ui) {
         &tl,
         &paint::PaintState {
             hovered: state.hovered,
+            hovered_dep: state.hovered_dep,
             selected: app.timeline.selected,
             matches: &state.matches,
             range: state.range,
@@ -163,7 +176,27 @@ pub fn show(app: &mut App, state: &mut TimelineViewState, ui: &mut egui::Ui) {
         },
     );
     state.last = Some(g);
-    if let Some(h) = state.hovered
+    if let Some(d) = state.hovered_dep.and_then(|i| tl.deps.get(i))
+        && state.drag.is_none()
+    {
+        let what = match d.kind {
+            timeline_stats::DepKind::Flow => "flow from the file (record end → wait start)",
+            timeline_stats::DepKind::Pair(timeline_stats::PairKind::Event) => {
+                "event record → wait (paired by handle)"
+            }
+            timeline_stats::DepKind::Pair(timeline_stats::PairKind::Mem) => {
+                "memory write → wait value (paired by address)"
+            }
+            timeline_stats::DepKind::Handover => "STREAM_ACTIVE hand-over",
+        };
+        resp.on_hover_ui_at_pointer(|ui| {
+            ui.strong(&d.label);
+            ui.label(format!(
+                "{what}: {} → {}",
+                trace.lanes[d.from_lane as usize].name, trace.lanes[d.to_lane as usize].name
+            ));
+        });
+    } else if let Some(h) = state.hovered
         && state.drag.is_none()
     {
         resp.on_hover_ui_at_pointer(|ui| {
@@ -171,6 +204,7 @@ pub fn show(app: &mut App, state: &mut TimelineViewState, ui: &mut egui::Ui) {
         });
     }
     details::legend(ui, trace);
+    let mut goto = None;
     if details_h > 0.0 {
         ui.separator();
         egui::ScrollArea::vertical()
@@ -193,6 +227,9 @@ pub fn show(app: &mut App, state: &mut TimelineViewState, ui: &mut egui::Ui) {
                                         "linked by op type and order; selected in the graph and inspector",
                                     );
                             }
+                            if let Some(other) = details::partner(ui, &tl, s) {
+                                goto = Some(other);
+                            }
                             details::task_grid(
                                 ui,
                                 trace,
@@ -207,6 +244,11 @@ pub fn show(app: &mut App, state: &mut TimelineViewState, ui: &mut egui::Ui) {
                     }
                 });
             });
+    }
+    if let Some(t) = goto {
+        app.select_task(Some(t));
+        let width = state.last.map_or(800.0, |g| g.width());
+        reveal(state, &tl, t, width);
     }
 }
 
@@ -332,6 +374,15 @@ fn reveal(state: &mut TimelineViewState, tl: &Timeline, task: u32, width: f32) {
     }
     let mid = t.ts + t.dur / 2.0;
     state.options.start = mid - width as f64 / 2.0 / state.options.scale;
+    // Scroll its lane into view.
+    if let Some(g) = state.last {
+        let y = t.lane as f32 * LANE_H;
+        let h = g.canvas.height() - RULER_H;
+        let o = &mut state.options;
+        if y < o.scroll_y || y + LANE_H > o.scroll_y + h {
+            o.scroll_y = (y - h / 2.0).clamp(0.0, g.max_scroll(tl.trace.lanes.len()));
+        }
+    }
 }
 
 fn update_range_stats(state: &mut TimelineViewState, tl: &Timeline) {

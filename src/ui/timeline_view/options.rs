@@ -8,6 +8,8 @@ pub struct ViewOptions {
     pub start: f64,
     /// Points per time unit.
     pub scale: f64,
+    /// Lanes scrolled up by this many points (when they do not all fit).
+    pub scroll_y: f32,
 }
 
 impl Default for ViewOptions {
@@ -15,6 +17,7 @@ impl Default for ViewOptions {
         ViewOptions {
             start: 0.0,
             scale: 1.0,
+            scroll_y: 0.0,
         }
     }
 }
@@ -79,6 +82,7 @@ mod tests {
         let mut o = ViewOptions {
             start: 10.0,
             scale: 2.0,
+            scroll_y: 0.0,
         };
         o.pan(20.0);
         assert_eq!(o.start, 0.0);

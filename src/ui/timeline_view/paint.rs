@@ -38,6 +38,7 @@ pub fn type_colour(name: &str) -> Color32 {
 /// What the painter needs besides the data.
 pub struct PaintState<'a> {
     pub hovered: Option<u32>,
+    pub hovered_dep: Option<usize>,
     pub selected: Option<u32>,
     pub matches: &'a [u32],
     pub range: Option<(f64, f64)>,
@@ -63,6 +64,7 @@ pub fn paint(p: &Painter, g: &Geometry, tl: &Timeline, st: &PaintState) -> Drawn
     ruler(p, g, weak);
     let (t0, t1) = g.visible();
     let font = FontId::proportional(11.0);
+    let below_ruler = p.with_clip_rect(g.canvas.with_min_y(bars.top()));
     // One colour lookup per type, not per task.
     let colours: Vec<Color32> = trace.types.iter().map(|t| type_colour(t)).collect();
     for (li, lane) in trace.lanes.iter().enumerate() {
@@ -71,8 +73,11 @@ pub fn paint(p: &Painter, g: &Geometry, tl: &Timeline, st: &PaintState) -> Drawn
         if top > g.canvas.bottom() {
             break;
         }
+        if top + LANE_H < bars.top() {
+            continue;
+        }
         if li % 2 == 1 {
-            p.rect_filled(
+            below_ruler.rect_filled(
                 Rect::from_min_max(
                     pos2(g.canvas.left(), top),
                     pos2(g.canvas.right(), top + LANE_H),
@@ -116,6 +121,15 @@ pub fn paint(p: &Painter, g: &Geometry, tl: &Timeline, st: &PaintState) -> Drawn
             flush(&mut run, &mut drawn);
             let r = Rect::from_min_max(pos2(x0, mid - BAR_H / 2.0), pos2(x1, mid + BAR_H / 2.0));
             lp.rect_filled(r, 2.0, colour);
+            if task.name.starts_with("dead_lock_") {
+                // Marked by torch_npu's deadlock_check (`*_filtered_deadlock_check.json`).
+                lp.rect_stroke(
+                    r,
+                    2.0,
+                    Stroke::new(2.0, Color32::RED),
+                    egui::StrokeKind::Inside,
+                );
+            }
             drawn.bars += 1;
             if r.width() > 28.0 {
                 let label = short_name(&task.name);
@@ -130,7 +144,7 @@ pub fn paint(p: &Painter, g: &Geometry, tl: &Timeline, st: &PaintState) -> Drawn
         }
         flush(&mut run, &mut drawn);
         // The stream's name over the names column.
-        p.text(
+        below_ruler.text(
             pos2(g.canvas.left() + 4.0, mid),
             egui::Align2::LEFT_CENTER,
             &lane.name,
@@ -167,7 +181,7 @@ pub fn paint(p: &Painter, g: &Geometry, tl: &Timeline, st: &PaintState) -> Drawn
         );
     }
     if st.show_arrows {
-        drawn.arrows = arrows(&lp, g, tl, t0, t1);
+        drawn.arrows = arrows(&lp, g, tl, t0, t1, st.hovered_dep);
     }
     if let Some((a, b)) = st.range {
         let (a, b) = (a.min(b), a.max(b));
@@ -254,9 +268,16 @@ pub fn fmt_t(t: f64) -> String {
 }
 
 /// Arrows between lanes; an arrow whose both ends are off the same side is skipped.
-fn arrows(p: &Painter, g: &Geometry, tl: &Timeline, t0: f64, t1: f64) -> usize {
+fn arrows(
+    p: &Painter,
+    g: &Geometry,
+    tl: &Timeline,
+    t0: f64,
+    t1: f64,
+    hovered: Option<usize>,
+) -> usize {
     let mut n = 0;
-    for d in &tl.deps {
+    for (i, d) in tl.deps.iter().enumerate() {
         if (d.from_ts < t0 && d.to_ts < t0) || (d.from_ts > t1 && d.to_ts > t1) {
             continue;
         }
@@ -264,18 +285,9 @@ fn arrows(p: &Painter, g: &Geometry, tl: &Timeline, t0: f64, t1: f64) -> usize {
             DepKind::Handover => Color32::from_rgb(220, 40, 40),
             _ => Color32::from_rgb(255, 140, 0),
         };
-        let from_up = d.from_lane < d.to_lane;
-        let off = BAR_H / 2.0;
-        let a = pos2(
-            g.x(d.from_ts),
-            g.lane_mid(d.from_lane) + if from_up { off } else { -off },
-        );
-        let b = pos2(
-            g.x(d.to_ts),
-            g.lane_mid(d.to_lane) + if from_up { -off } else { off },
-        );
-        let stroke = Stroke::new(1.5, colour);
-        p.line_segment([a, b], stroke);
+        let (a, b) = g.dep_ends(d);
+        let width = if hovered == Some(i) { 3.5 } else { 1.5 };
+        p.line_segment([a, b], Stroke::new(width, colour));
         let dir = (b - a).normalized();
         let side = vec2(-dir.y, dir.x) * 4.0;
         p.add(egui::Shape::convex_polygon(
