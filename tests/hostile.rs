@@ -274,3 +274,90 @@ fn a_file_deleted_between_indexing_and_parsing_is_one_line() {
     assert!(err.contains("000_aot_backward_graph.txt"), "{err}");
     assert!(!err.contains('\n'));
 }
+
+#[test]
+fn a_trace_of_5_million_tiny_events_loads_in_bounded_memory() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().expect("temp");
+    let path = dir
+        .path()
+        .join("graph_1_id_1_rank_0_pid_1_ts_20260101000000000000.json");
+    let mut f = std::io::BufWriter::new(std::fs::File::create(&path).expect("create"));
+    f.write_all(b"[\n").expect("write");
+    for i in 0..5_000_000u64 {
+        let sep = if i == 0 { "" } else { ",\n" };
+        write!(
+            f,
+            "{sep}{{\"name\":\"k\",\"ph\":\"X\",\"ts\":{i},\"dur\":1,\"pid\":1,\"tid\":{}}}",
+            i % 4
+        )
+        .expect("write");
+    }
+    f.write_all(b"\n]\n").expect("write");
+    drop(f);
+    let out = common::fxray(&["timeline", "--json", path.to_str().unwrap()]);
+    let json = common::stdout_json(&out);
+    assert_eq!(json["tasks"], 5_000_000);
+    assert_eq!(json["streams"].as_array().unwrap().len(), 4);
+    assert!(json["incomplete"].is_null());
+}
+
+#[test]
+fn a_trace_bigger_than_the_cap_is_refused_before_it_is_read() {
+    let dir = tempfile::tempdir().expect("temp");
+    let path = dir.path().join("huge.json");
+    std::fs::File::create(&path)
+        .and_then(|f| f.set_len(600 << 20))
+        .expect("sparse");
+    let out = common::fxray(&["timeline", path.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("600 MB is larger than the 512 MB"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+}
+
+/// All of the above in one folder, opened in the real window: frames keep coming while the
+/// background work runs, and the good pass is shown.
+#[cfg(unix)]
+#[test]
+fn the_window_stays_up_on_a_hostile_folder() {
+    use egui_kittest::kittest::Queryable;
+    let junk: Vec<u8> = (0..50_000u32).map(|i| (i * 7919 % 251) as u8).collect();
+    let (dir, phase) = tree(&[
+        ("001_aot_forward_graph_after_junk.txt", junk),
+        (
+            "002_aot_forward_graph_after_open.txt",
+            b"class GraphModule(torch.nn.Module):\n    def forward(self, x):\n        y = f(((((\n"
+                .to_vec(),
+        ),
+    ]);
+    std::fs::File::create(phase.join("003_aot_forward_graph_after_huge.txt"))
+        .and_then(|f| f.set_len(1 << 30))
+        .expect("sparse");
+    std::os::unix::fs::symlink(dir.path(), phase.join("loop")).expect("symlink");
+    std::fs::write(
+        phase.join("graph_1_id_1_rank_0_pid_1_ts_1.json"),
+        b"[{\"ph\":\"X\",",
+    )
+    .expect("cut json");
+    let mut app = App::new();
+    app.live.enabled = false;
+    app.open(dir.path());
+    let mut h = common::ui::harness(app);
+    let start = Instant::now();
+    let mut frames = 0;
+    while h.state().app.busy() || frames < 5 {
+        h.run_steps(1);
+        frames += 1;
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "still busy after {frames} frames"
+        );
+    }
+    h.run_steps(3);
+    // In the tree and the pass picker.
+    assert!(h.query_all_by_label("000 graph").count() >= 1);
+    let ph = h.state().app.phase.as_ref().expect("phase");
+    assert_eq!(ph.passes.len(), 4);
+    assert!(ph.files[0].is_some());
+}

@@ -25,6 +25,11 @@ pub fn read_text(path: &Path) -> Result<TextFile> {
 }
 
 pub fn read_text_limited(path: &Path, limit: u64) -> Result<TextFile> {
+    Ok(decode(read_bytes_limited(path, limit)?))
+}
+
+/// Reads a whole file of at most `limit` bytes; a bigger one is refused before it is read.
+pub fn read_bytes_limited(path: &Path, limit: u64) -> Result<Vec<u8>> {
     let file = std::fs::File::open(path).map_err(|e| Error::io(path, &e))?;
     let meta = file.metadata().map_err(|e| Error::io(path, &e))?;
     if meta.is_dir() {
@@ -46,7 +51,7 @@ pub fn read_text_limited(path: &Path, limit: u64) -> Result<TextFile> {
     file.take(limit)
         .read_to_end(&mut bytes)
         .map_err(|e| Error::io(path, &e))?;
-    Ok(decode(bytes))
+    Ok(bytes)
 }
 
 /// Bytes → text without failing: invalid UTF-8 is replaced and flagged.

@@ -15,7 +15,9 @@ use std::path::Path;
 
 /// Reads and parses a trace file.
 pub fn load(path: &Path) -> Result<Trace> {
-    let bytes = std::fs::read(path).map_err(|e| Error::io(path, &e))?;
+    // The same cap as text files: a trace bigger than this is not a capture of one graph.
+    let bytes =
+        crate::sources::read::read_bytes_limited(path, crate::sources::read::MAX_TEXT_BYTES)?;
     parse(&bytes).map_err(|e| Error::user(format!("{}: {e}", path.display())))
 }
 
