@@ -146,6 +146,14 @@ fn big_endian_and_fortran_read_the_same_values() {
         // f64 holds the f32 values exactly only after rounding to f32.
         assert!((c as f32).to_bits() == (a as f32).to_bits() || (a.is_nan() && c.is_nan()));
     }
+    // The 2-D slice of a Fortran array comes out in C order.
+    let sl = tensor_stats::slice2d(&fo, &[], 1000).unwrap();
+    assert_eq!((sl.rows, sl.cols, sl.cut), (5, 7, false));
+    assert_eq!(sl.values[1].to_bits(), fo.get_c(1).unwrap().to_bits());
+    let i64s = NpyArray::open(&data_npy("i64.npy")).unwrap();
+    let sl = tensor_stats::slice2d(&i64s, &[], 10).unwrap();
+    assert_eq!(sl.values, (-6..4).map(f64::from).collect::<Vec<_>>());
+    assert!(sl.cut);
     let cmp = tensor_stats::compare(&le, &fo).unwrap();
     assert_eq!(cmp.non_finite, 3);
     assert!(cmp.max_abs_diff < 1e-6, "{cmp:?}");

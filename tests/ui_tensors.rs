@@ -95,6 +95,26 @@ fn click_a_node_and_see_its_histogram_and_nan_badge_in_step_1() {
     h.get_by_label_contains("step 0 vs this: max abs diff");
 
     shoot(&mut h, "tensors");
+
+    // The heatmap and value table of the output's first 8×8 slice, read on demand.
+    h.get_by_label("OUTPUT.0 heatmap and values").click();
+    h.run_steps(2);
+    assert!(h.state_mut().app.wait_idle(common::ui::WAIT));
+    h.run_steps(2);
+    let sl = h
+        .state()
+        .app
+        .tensors
+        .slice
+        .as_ref()
+        .expect("a slice asked for");
+    let sl = sl.result.as_ref().unwrap().as_ref().unwrap();
+    assert_eq!(
+        (sl.rows, sl.cols, sl.values.len(), sl.lead.clone()),
+        (8, 8, 64, vec![0, 0])
+    );
+    h.get_by_label_contains("8×8 slice, colour scale");
+    h.get_by_label("rows 0–7 of 8");
 }
 
 #[test]

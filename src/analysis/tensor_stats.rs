@@ -294,3 +294,49 @@ pub fn summarize_all(
         .map(|p| (p.clone(), summarize_file(p)))
         .collect()
 }
+
+/// The 2-D slice of `arr` at leading indices `lead` (clamped to the shape): the last two dims,
+/// a 1-D tensor as one row. At most `limit` values are read.
+pub fn slice2d(
+    arr: &NpyArray,
+    lead: &[u64],
+    limit: usize,
+) -> Option<crate::model::tensor::Slice2d> {
+    let shape = &arr.info.shape;
+    if shape.is_empty() {
+        return None;
+    }
+    let (rows, cols) = match shape.len() {
+        1 => (1, shape[0]),
+        n => (shape[n - 2], shape[n - 1]),
+    };
+    let nlead = shape.len().saturating_sub(2);
+    let lead: Vec<u64> = (0..nlead)
+        .map(|k| {
+            lead.get(k)
+                .copied()
+                .unwrap_or(0)
+                .min(shape[k].saturating_sub(1))
+        })
+        .collect();
+    let mut base = 0u64;
+    for (k, i) in lead.iter().enumerate() {
+        base = base * shape[k] + i;
+    }
+    let base = base * rows * cols;
+    let want = (rows * cols) as usize;
+    let mut values = Vec::with_capacity(want.min(limit));
+    for i in 0..want.min(limit) as u64 {
+        match arr.get_c(base + i) {
+            Some(v) => values.push(v),
+            None => break,
+        }
+    }
+    Some(crate::model::tensor::Slice2d {
+        lead,
+        rows: rows as usize,
+        cols: cols as usize,
+        cut: values.len() < want,
+        values,
+    })
+}

@@ -44,6 +44,14 @@ pub enum BenchCommand {
         #[arg(long, default_value_t = 5)]
         rounds: usize,
     },
+    /// Statistics of a float32 `.npy` of --mib MiB made in a temp folder: throughput and peak
+    /// memory (the file is memory-mapped, never copied).
+    Tensors {
+        #[arg(long, default_value_t = 256)]
+        mib: usize,
+        #[arg(long, default_value_t = 3)]
+        rounds: usize,
+    },
     /// Index time: walk PATH, or a synthetic tree of --files files made in a temp folder.
     Index {
         path: Option<PathBuf>,
@@ -68,6 +76,7 @@ pub fn run(what: BenchCommand) -> Result<()> {
         }
         BenchCommand::Frame { graph, frames } => super::bench_ui::frame(&graph, frames.max(10)),
         BenchCommand::Diff { a, b, rounds } => super::diff::bench(&a, &b, rounds.max(1)),
+        BenchCommand::Tensors { mib, rounds } => super::tensors::bench(mib.max(1), rounds.max(1)),
         BenchCommand::Index {
             path,
             files,
