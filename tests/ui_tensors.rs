@@ -134,6 +134,14 @@ fn first_nan_selects_the_origin_node() {
     h.get_by_label("First Inf").click();
     h.run_steps(3);
     assert_eq!(selected(&h).as_deref(), Some("masked_fill"));
+    // Step 0's list of nodes with ±Inf outputs (the expected facts: four of them), clickable.
+    h.state_mut().app.select_node(None);
+    h.run_steps(2);
+    h.get_by_label("±Inf in the outputs of 4 nodes").click();
+    h.run_steps(2);
+    h.get_by_label("_to_copy_12").click();
+    h.run_steps(2);
+    assert_eq!(selected(&h).as_deref(), Some("_to_copy_12"));
 }
 
 /// Renders, checks the picture has real content, and writes it when asked to.

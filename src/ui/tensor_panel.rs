@@ -41,6 +41,7 @@ pub enum Action {
     Trace(Bad, u32),
     Compare(PathBuf, PathBuf, String),
     LoadSlice(PathBuf, Vec<u64>),
+    Reveal(String),
     Attach,
 }
 
@@ -106,6 +107,10 @@ pub fn show(
             if let Some(a) = node_dump(ui, tensors, state, g, rank, step, node, &ranks) {
                 action = Some(a);
             }
+        }
+        ui.add_space(4.0);
+        if let Some(a) = bad_nodes(ui, tensors, g, step, graph) {
+            action = Some(a);
         }
     } else if !tensors.catalog.is_empty() {
         ui.weak("No dumped graph matches this pass's node names.");
@@ -189,6 +194,61 @@ fn tracer(ui: &mut egui::Ui, tensors: &TensorsState, step: u32) -> Option<Action
                 ui.weak(e);
             }
         }
+    }
+    action
+}
+
+/// The nodes of this step whose outputs hold NaN, and those holding ±Inf, in graph order; a
+/// click selects one.
+fn bad_nodes(
+    ui: &mut egui::Ui,
+    tensors: &TensorsState,
+    g: &GraphDump,
+    step: u32,
+    graph: &crate::model::fx::FxGraph,
+) -> Option<Action> {
+    let s = g.steps.iter().find(|s| s.step == step)?;
+    let mut action = None;
+    for bad in [Bad::Nan, Bad::Inf] {
+        let names: Vec<&str> = graph
+            .nodes
+            .iter()
+            .filter_map(|n| s.nodes.get(&n.name))
+            .filter(|nd| {
+                nd.outputs().any(|f| {
+                    tensors
+                        .summary(&f.path)
+                        .and_then(|r| r.as_ref().ok())
+                        .is_some_and(|x| bad.count(&x.stats) > 0)
+                })
+            })
+            .map(|nd| nd.node.as_str())
+            .collect();
+        if names.is_empty() {
+            continue;
+        }
+        egui::CollapsingHeader::new(
+            RichText::new(format!(
+                "{} in the outputs of {} nodes",
+                bad.label(),
+                names.len()
+            ))
+            .color(if bad == Bad::Nan {
+                NAN_COLOUR
+            } else {
+                INF_COLOUR
+            }),
+        )
+        .id_salt(("bad_nodes", bad.label(), step))
+        .show(ui, |ui| {
+            ui.horizontal_wrapped(|ui| {
+                for n in names {
+                    if ui.link(RichText::new(n).monospace().small()).clicked() {
+                        action = Some(Action::Reveal(n.to_string()));
+                    }
+                }
+            });
+        });
     }
     action
 }
@@ -687,6 +747,7 @@ pub fn apply(app: &mut App, action: Action) {
         Action::Trace(bad, step) => app.trace_first(bad, step),
         Action::Compare(a, b, label) => app.compare_tensors(a, b, label),
         Action::LoadSlice(p, lead) => app.load_slice(p, lead),
+        Action::Reveal(n) => app.reveal_node(n),
         Action::Attach => app.pick_and_attach_dump(),
     }
 }
