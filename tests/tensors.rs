@@ -472,3 +472,62 @@ fn odd_files_are_reported_not_fatal() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no data dump"));
 }
+
+#[test]
+fn no_cut_or_flipped_byte_of_an_npy_panics() {
+    // Every prefix of a real file, and every single-byte change of its header, reads or fails
+    // with a message: never a panic.
+    let src = fixture("showcase/data_dump/worldsize1_global_rank0/graph_1/0");
+    let file = std::fs::read_dir(&src)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| {
+            p.to_string_lossy()
+                .contains("cat-aten.cat.default.INPUT.0.0.")
+        })
+        .unwrap();
+    let bytes = std::fs::read(&file).unwrap();
+    let mut ok = 0;
+    for n in 0..bytes.len() {
+        if let Ok(a) = NpyArray::from_vec(bytes[..n].to_vec()) {
+            let s = tensor_stats::summarize(&a);
+            assert!(s.stats.count <= a.info.elements());
+            ok += 1;
+        }
+    }
+    assert!(ok > 0);
+    // Headers promising 2^48 elements (16 present), and more than u64 holds.
+    let npy = |shape: &str| {
+        let mut v = b"\x93NUMPY\x01\x00".to_vec();
+        let mut h = format!("{{'descr': '<f4', 'fortran_order': True, 'shape': {shape}, }}");
+        while (10 + h.len() + 1) % 64 != 0 {
+            h.push(' ');
+        }
+        h.push('\n');
+        v.extend_from_slice(&(h.len() as u16).to_le_bytes());
+        v.extend_from_slice(h.as_bytes());
+        v.extend_from_slice(&[0u8; 64]);
+        v
+    };
+    let a = NpyArray::from_vec(npy("(65536, 65536, 65536)")).unwrap();
+    let s = tensor_stats::summarize(&a);
+    assert_eq!((s.stats.count, s.stats.zero), (16, 16));
+    assert!(s.warning.unwrap().contains("16 of 281474976710656"));
+    let sl = tensor_stats::slice2d(&a, &[5], 100).unwrap();
+    assert!(sl.cut);
+    let e = NpyArray::from_vec(npy("(4294967296, 4294967296, 16)"))
+        .err()
+        .unwrap();
+    assert!(e.contains("more elements than fit"), "{e}");
+    for i in 0..128.min(bytes.len()) {
+        for b in [0u8, b'9', b'(', b'\'', 0xff] {
+            let mut m = bytes.clone();
+            m[i] = b;
+            if let Ok(a) = NpyArray::from_vec(m) {
+                let _ = tensor_stats::summarize(&a);
+                let _ = tensor_stats::slice2d(&a, &[7, 7, 7], 100);
+            }
+        }
+    }
+}

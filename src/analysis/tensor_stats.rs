@@ -321,21 +321,22 @@ pub fn slice2d(
         .collect();
     let mut base = 0u64;
     for (k, i) in lead.iter().enumerate() {
-        base = base * shape[k] + i;
+        base = base.saturating_mul(shape[k]).saturating_add(*i);
     }
-    let base = base * rows * cols;
-    let want = (rows * cols) as usize;
+    let area = rows.saturating_mul(cols);
+    let base = base.saturating_mul(area);
+    let want = usize::try_from(area).unwrap_or(usize::MAX);
     let mut values = Vec::with_capacity(want.min(limit));
     for i in 0..want.min(limit) as u64 {
-        match arr.get_c(base + i) {
+        match arr.get_c(base.saturating_add(i)) {
             Some(v) => values.push(v),
             None => break,
         }
     }
     Some(crate::model::tensor::Slice2d {
         lead,
-        rows: rows as usize,
-        cols: cols as usize,
+        rows: usize::try_from(rows).unwrap_or(usize::MAX),
+        cols: usize::try_from(cols).unwrap_or(usize::MAX),
         cut: values.len() < want,
         values,
     })

@@ -147,7 +147,7 @@ pub struct TensorInfo {
 impl TensorInfo {
     /// Elements the shape promises (1 for a 0-d array).
     pub fn elements(&self) -> u64 {
-        self.shape.iter().product()
+        self.shape.iter().fold(1u64, |a, &d| a.saturating_mul(d))
     }
 
     /// `f32 [2, 8]`.
