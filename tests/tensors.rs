@@ -531,3 +531,41 @@ fn no_cut_or_flipped_byte_of_an_npy_panics() {
         }
     }
 }
+
+#[test]
+fn a_dump_kept_elsewhere_is_attached_to_the_open_run() {
+    let case = "data_dump/attention_bf16_nan_inf";
+    // Opening only the run: no dump beside it.
+    let mut app = common::ui::opened(&run_dir(case));
+    assert!(app.tensors.is_empty());
+    app.attach_dump(&fixture(case));
+    assert!(app.wait_idle(common::ui::WAIT));
+    let t = &app.tensors;
+    assert_eq!(t.catalog.ranks.len(), 1);
+    assert_eq!(t.pending, 0);
+    assert_eq!(t.summaries.len(), 374);
+    assert!(t.summaries.values().all(|r| r.is_ok()));
+    // The dump joins the run's last pass, and the tracer runs from the app.
+    let last = common::pass_files(case, "forward").pop().unwrap();
+    app.select_graph(&last);
+    assert!(app.wait_idle(common::ui::WAIT));
+    let graph = app.phase.as_ref().unwrap().current_file().unwrap().graphs[0].clone();
+    let (_, g, q) = app.tensors.best_match(&graph).unwrap();
+    assert_eq!(g.name, "graph_1");
+    assert_eq!(q.found, q.dumped, "{q:?}");
+    app.trace_first(Bad::Nan, 1);
+    assert_eq!(
+        app.phase.as_ref().unwrap().selected.as_deref(),
+        Some("_softmax")
+    );
+    // A folder with nothing to attach says so.
+    let empty = tempfile::tempdir().unwrap();
+    app.attach_dump(empty.path());
+    assert!(app.wait_idle(common::ui::WAIT));
+    assert!(
+        app.tensors
+            .errors
+            .iter()
+            .any(|e| e.contains("no data dump or msprobe dump"))
+    );
+}
