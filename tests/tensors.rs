@@ -553,7 +553,7 @@ fn a_dump_kept_elsewhere_is_attached_to_the_open_run() {
     let (_, g, q) = app.tensors.best_match(&graph).unwrap();
     assert_eq!(g.name, "graph_1");
     assert_eq!(q.found, q.dumped, "{q:?}");
-    app.trace_first(Bad::Nan, 1);
+    app.trace_first(Bad::Nan, None, 1);
     assert_eq!(
         app.phase.as_ref().unwrap().selected.as_deref(),
         Some("_softmax")

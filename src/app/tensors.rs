@@ -219,8 +219,9 @@ impl App {
         });
     }
 
-    /// Runs the NaN/Inf tracer on the pass on screen and selects the node it finds.
-    pub fn trace_first(&mut self, bad: Bad, step: u32) {
+    /// Runs the NaN/Inf tracer on the pass on screen (the best-matching dump graph, in `rank`
+    /// when given) and selects the node it finds.
+    pub fn trace_first(&mut self, bad: Bad, rank: Option<u32>, step: u32) {
         let Some(ph) = &self.phase else { return };
         let Some(graph) = ph.current_file().and_then(|f| f.graphs.first()) else {
             return;
@@ -228,7 +229,13 @@ impl App {
         let t = &self.tensors;
         let result = match t.best_match(graph) {
             None => Err("no data dump matches this graph".to_string()),
-            Some((_, g, _)) => match g.steps.iter().find(|s| s.step == step) {
+            Some((_, g, _)) => match rank
+                .and_then(|r| t.catalog.graph(r, &g.name))
+                .unwrap_or(g)
+                .steps
+                .iter()
+                .find(|s| s.step == step)
+            {
                 None => Err(format!("no step {step} in the dump")),
                 Some(s) => {
                     let look = |p: &Path| {

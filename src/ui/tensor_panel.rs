@@ -38,7 +38,8 @@ const HEAT_CELLS: usize = 96;
 
 /// What the user asked for, applied to the app once the inspector has been drawn.
 pub enum Action {
-    Trace(Bad, u32),
+    /// What to look for, in which rank and step.
+    Trace(Bad, u32, u32),
     Compare(PathBuf, PathBuf, String),
     LoadSlice(PathBuf, Vec<u64>),
     Reveal(String),
@@ -99,7 +100,7 @@ pub fn show(
         ui.label(RichText::new(format!("{} · {}", g.name, q.describe())).color(quality))
             .on_hover_text("How many dumped node names (and targets) this pass has");
         let step = pick_step_rank(ui, state, g, &ranks, rank);
-        if let Some(a) = tracer(ui, tensors, step) {
+        if let Some(a) = tracer(ui, tensors, rank, step) {
             action = Some(a);
         }
         if let Some(sel) = phase.selected.as_deref() {
@@ -161,7 +162,7 @@ fn pick_step_rank(
     step
 }
 
-fn tracer(ui: &mut egui::Ui, tensors: &TensorsState, step: u32) -> Option<Action> {
+fn tracer(ui: &mut egui::Ui, tensors: &TensorsState, rank: u32, step: u32) -> Option<Action> {
     let mut action = None;
     ui.horizontal(|ui| {
         if ui
@@ -171,14 +172,14 @@ fn tracer(ui: &mut egui::Ui, tensors: &TensorsState, step: u32) -> Option<Action
             )
             .clicked()
         {
-            action = Some(Action::Trace(Bad::Nan, step));
+            action = Some(Action::Trace(Bad::Nan, rank, step));
         }
         if ui
             .button("First Inf")
             .on_hover_text("The same for ±Inf (kept apart: masks produce −Inf on purpose)")
             .clicked()
         {
-            action = Some(Action::Trace(Bad::Inf, step));
+            action = Some(Action::Trace(Bad::Inf, rank, step));
         }
     });
     if let Some((_, s, result)) = &tensors.trace
@@ -744,7 +745,7 @@ fn short_torch_dtype(d: &str) -> String {
 
 pub fn apply(app: &mut App, action: Action) {
     match action {
-        Action::Trace(bad, step) => app.trace_first(bad, step),
+        Action::Trace(bad, rank, step) => app.trace_first(bad, Some(rank), step),
         Action::Compare(a, b, label) => app.compare_tensors(a, b, label),
         Action::LoadSlice(p, lead) => app.load_slice(p, lead),
         Action::Reveal(n) => app.reveal_node(n),
