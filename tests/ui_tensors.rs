@@ -164,9 +164,13 @@ fn heatmap_of_softmax_with_its_nan_rows() {
     let sl = h.state().app.tensors.slice.as_ref().unwrap();
     let sl = sl.result.as_ref().unwrap().as_ref().unwrap();
     assert_eq!(sl.lead, vec![1, 0]);
-    // numpy: the NaN of this slice fill row 5 exactly (8 of the output's 16).
+    // numpy: the NaNs of this slice fill row 5 exactly (8 of the output's 16).
     let nan_rows: Vec<usize> = (0..sl.rows)
-        .filter(|r| sl.values[r * sl.cols..(r + 1) * sl.cols].iter().all(|v| v.is_nan()))
+        .filter(|r| {
+            sl.values[r * sl.cols..(r + 1) * sl.cols]
+                .iter()
+                .all(|v| v.is_nan())
+        })
         .collect();
     assert_eq!(nan_rows, [5], "{sl:?}");
     assert_eq!(sl.values.iter().filter(|v| v.is_nan()).count(), 8);
