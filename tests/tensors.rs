@@ -146,6 +146,14 @@ fn big_endian_and_fortran_read_the_same_values() {
         // f64 holds the f32 values exactly only after rounding to f32.
         assert!((c as f32).to_bits() == (a as f32).to_bits() || (a.is_nan() && c.is_nan()));
     }
+    // The 2-D slice of a Fortran array comes out in C order.
+    let sl = tensor_stats::slice2d(&fo, &[], 1000).unwrap();
+    assert_eq!((sl.rows, sl.cols, sl.cut), (5, 7, false));
+    assert_eq!(sl.values[1].to_bits(), fo.get_c(1).unwrap().to_bits());
+    let i64s = NpyArray::open(&data_npy("i64.npy")).unwrap();
+    let sl = tensor_stats::slice2d(&i64s, &[], 10).unwrap();
+    assert_eq!(sl.values, (-6..4).map(f64::from).collect::<Vec<_>>());
+    assert!(sl.cut);
     let cmp = tensor_stats::compare(&le, &fo).unwrap();
     assert_eq!(cmp.non_finite, 3);
     assert!(cmp.max_abs_diff < 1e-6, "{cmp:?}");
@@ -463,4 +471,101 @@ fn odd_files_are_reported_not_fatal() {
     let out = fxray(&["tensors", empty.path().to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no data dump"));
+}
+
+#[test]
+fn no_cut_or_flipped_byte_of_an_npy_panics() {
+    // Every prefix of a real file, and every single-byte change of its header, reads or fails
+    // with a message: never a panic.
+    let src = fixture("showcase/data_dump/worldsize1_global_rank0/graph_1/0");
+    let file = std::fs::read_dir(&src)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| {
+            p.to_string_lossy()
+                .contains("cat-aten.cat.default.INPUT.0.0.")
+        })
+        .unwrap();
+    let bytes = std::fs::read(&file).unwrap();
+    let mut ok = 0;
+    for n in 0..bytes.len() {
+        if let Ok(a) = NpyArray::from_vec(bytes[..n].to_vec()) {
+            let s = tensor_stats::summarize(&a);
+            assert!(s.stats.count <= a.info.elements());
+            ok += 1;
+        }
+    }
+    assert!(ok > 0);
+    // Headers promising 2^48 elements (16 present), and more than u64 holds.
+    let npy = |shape: &str| {
+        let mut v = b"\x93NUMPY\x01\x00".to_vec();
+        let mut h = format!("{{'descr': '<f4', 'fortran_order': True, 'shape': {shape}, }}");
+        while (10 + h.len() + 1) % 64 != 0 {
+            h.push(' ');
+        }
+        h.push('\n');
+        v.extend_from_slice(&(h.len() as u16).to_le_bytes());
+        v.extend_from_slice(h.as_bytes());
+        v.extend_from_slice(&[0u8; 64]);
+        v
+    };
+    let a = NpyArray::from_vec(npy("(65536, 65536, 65536)")).unwrap();
+    let s = tensor_stats::summarize(&a);
+    assert_eq!((s.stats.count, s.stats.zero), (16, 16));
+    assert!(s.warning.unwrap().contains("16 of 281474976710656"));
+    let sl = tensor_stats::slice2d(&a, &[5], 100).unwrap();
+    assert!(sl.cut);
+    let e = NpyArray::from_vec(npy("(4294967296, 4294967296, 16)"))
+        .err()
+        .unwrap();
+    assert!(e.contains("more elements than fit"), "{e}");
+    for i in 0..128.min(bytes.len()) {
+        for b in [0u8, b'9', b'(', b'\'', 0xff] {
+            let mut m = bytes.clone();
+            m[i] = b;
+            if let Ok(a) = NpyArray::from_vec(m) {
+                let _ = tensor_stats::summarize(&a);
+                let _ = tensor_stats::slice2d(&a, &[7, 7, 7], 100);
+            }
+        }
+    }
+}
+
+#[test]
+fn a_dump_kept_elsewhere_is_attached_to_the_open_run() {
+    let case = "data_dump/attention_bf16_nan_inf";
+    // Opening only the run: no dump beside it.
+    let mut app = common::ui::opened(&run_dir(case));
+    assert!(app.tensors.is_empty());
+    app.attach_dump(&fixture(case));
+    assert!(app.wait_idle(common::ui::WAIT));
+    let t = &app.tensors;
+    assert_eq!(t.catalog.ranks.len(), 1);
+    assert_eq!(t.pending, 0);
+    assert_eq!(t.summaries.len(), 374);
+    assert!(t.summaries.values().all(|r| r.is_ok()));
+    // The dump joins the run's last pass, and the tracer runs from the app.
+    let last = common::pass_files(case, "forward").pop().unwrap();
+    app.select_graph(&last);
+    assert!(app.wait_idle(common::ui::WAIT));
+    let graph = app.phase.as_ref().unwrap().current_file().unwrap().graphs[0].clone();
+    let (_, g, q) = app.tensors.best_match(&graph).unwrap();
+    assert_eq!(g.name, "graph_1");
+    assert_eq!(q.found, q.dumped, "{q:?}");
+    app.trace_first(Bad::Nan, None, 1);
+    assert_eq!(
+        app.phase.as_ref().unwrap().selected.as_deref(),
+        Some("_softmax")
+    );
+    // A folder with nothing to attach says so.
+    let empty = tempfile::tempdir().unwrap();
+    app.attach_dump(empty.path());
+    assert!(app.wait_idle(common::ui::WAIT));
+    assert!(
+        app.tensors
+            .errors
+            .iter()
+            .any(|e| e.contains("no data dump or msprobe dump"))
+    );
 }

@@ -30,7 +30,11 @@ fn click_at(h: &mut Harness<'static, Fxray>, pos: egui::Pos2) {
 
 /// The showcase with its last pass (the graph the dump was taken from) on screen.
 fn showcase() -> Harness<'static, Fxray> {
-    let mut h = harness_sized(opened(&fixture("showcase")), egui::vec2(1500., 1000.));
+    showcase_sized(egui::vec2(1500., 1000.))
+}
+
+fn showcase_sized(size: egui::Vec2) -> Harness<'static, Fxray> {
+    let mut h = harness_sized(opened(&fixture("showcase")), size);
     settle(&mut h);
     let last = run_dir("showcase").join(
         "npugraph_ex/model__0/forward/018_aot_forward_graph_after_resolve_default_stream_markers.txt",
@@ -95,6 +99,26 @@ fn click_a_node_and_see_its_histogram_and_nan_badge_in_step_1() {
     h.get_by_label_contains("step 0 vs this: max abs diff");
 
     shoot(&mut h, "tensors");
+
+    // The heatmap and value table of the output's first 8×8 slice, read on demand.
+    h.get_by_label("OUTPUT.0 heatmap and values").click();
+    h.run_steps(2);
+    assert!(h.state_mut().app.wait_idle(common::ui::WAIT));
+    h.run_steps(2);
+    let sl = h
+        .state()
+        .app
+        .tensors
+        .slice
+        .as_ref()
+        .expect("a slice asked for");
+    let sl = sl.result.as_ref().unwrap().as_ref().unwrap();
+    assert_eq!(
+        (sl.rows, sl.cols, sl.values.len(), sl.lead.clone()),
+        (8, 8, 64, vec![0, 0])
+    );
+    h.get_by_label_contains("8×8 slice, colour scale");
+    h.get_by_label("rows 0–7 of 8");
 }
 
 #[test]
@@ -114,6 +138,44 @@ fn first_nan_selects_the_origin_node() {
     h.get_by_label("First Inf").click();
     h.run_steps(3);
     assert_eq!(selected(&h).as_deref(), Some("masked_fill"));
+    // Step 0's list of nodes with ±Inf outputs (the expected facts: four of them), clickable.
+    h.state_mut().app.select_node(None);
+    h.run_steps(2);
+    h.get_by_label("±Inf in the outputs of 4 nodes").click();
+    h.run_steps(2);
+    h.get_by_label("_to_copy_12").click();
+    h.run_steps(2);
+    assert_eq!(selected(&h).as_deref(), Some("_to_copy_12"));
+}
+
+#[test]
+fn heatmap_of_softmax_with_its_nan_rows() {
+    let mut h = showcase_sized(egui::vec2(1500., 1450.));
+    h.state_mut().app.reveal_node("_softmax".into());
+    h.run_steps(2);
+    h.get_by_label("step 1").click();
+    h.run_steps(2);
+    // The slice [1, 0, :, :]: batch 1, head 0 (the NaN injected into batch 1's mask).
+    h.state_mut().view.tensors.lead = vec![1, 0];
+    h.get_by_label("OUTPUT.0 heatmap and values").click();
+    h.run_steps(2);
+    assert!(h.state_mut().app.wait_idle(common::ui::WAIT));
+    h.run_steps(3);
+    let sl = h.state().app.tensors.slice.as_ref().unwrap();
+    let sl = sl.result.as_ref().unwrap().as_ref().unwrap();
+    assert_eq!(sl.lead, vec![1, 0]);
+    // numpy: the NaNs of this slice fill row 5 exactly (8 of the output's 16).
+    let nan_rows: Vec<usize> = (0..sl.rows)
+        .filter(|r| {
+            sl.values[r * sl.cols..(r + 1) * sl.cols]
+                .iter()
+                .all(|v| v.is_nan())
+        })
+        .collect();
+    assert_eq!(nan_rows, [5], "{sl:?}");
+    assert_eq!(sl.values.iter().filter(|v| v.is_nan()).count(), 8);
+    h.get_by_label_contains("8×8 slice, colour scale ±");
+    shoot(&mut h, "tensors_heatmap");
 }
 
 /// Renders, checks the picture has real content, and writes it when asked to.

@@ -10,7 +10,7 @@ use crate::analysis::nan_trace::{self, Bad, MatchQuality, Trace};
 use crate::analysis::tensor_stats;
 use crate::model::fx::FxGraph;
 use crate::model::tensor::{
-    DumpCatalog, GraphDump, MsprobeStep, RankDump, TensorCompare, TensorSummary,
+    DumpCatalog, GraphDump, MsprobeStep, RankDump, Slice2d, TensorCompare, TensorSummary,
 };
 use crate::sources::{data_dump, msprobe};
 use std::collections::HashMap;
@@ -37,6 +37,18 @@ pub struct TensorsState {
     pub trace: Option<(Bad, u32, Result<Trace, String>)>,
     /// The last tensor comparison: (a, b) and its result once done.
     pub compare: Option<TensorCompareView>,
+    /// The 2-D slice on show in a heatmap / value table.
+    pub slice: Option<SliceView>,
+}
+
+/// Values read per slice at most: a 1024 × 1024 slice is read whole, a larger one cut.
+pub const SLICE_LIMIT: usize = 1 << 20;
+
+pub struct SliceView {
+    pub path: PathBuf,
+    /// Leading indices asked for.
+    pub lead: Vec<u64>,
+    pub result: Option<Result<Arc<Slice2d>, String>>,
 }
 
 pub struct TensorCompareView {
@@ -61,6 +73,11 @@ pub enum TensorsMsg {
         generation: u64,
         steps: Vec<MsprobeStep>,
         errors: Vec<String>,
+    },
+    Slice {
+        path: PathBuf,
+        lead: Vec<u64>,
+        result: Result<Slice2d, String>,
     },
     Compared {
         a: PathBuf,
@@ -125,6 +142,15 @@ impl App {
             } if generation == t.generation => {
                 t.msprobe.extend(steps.into_iter().map(Arc::new));
                 t.errors.extend(errors);
+            }
+            TensorsMsg::Slice { path, lead, result } => {
+                if let Some(v) = t
+                    .slice
+                    .as_mut()
+                    .filter(|v| v.path == path && v.lead == lead)
+                {
+                    v.result = Some(result.map(Arc::new));
+                }
             }
             TensorsMsg::Compared { a, b, result } => {
                 if let Some(c) = t.compare.as_mut().filter(|c| c.a == a && c.b == b) {
@@ -193,8 +219,9 @@ impl App {
         });
     }
 
-    /// Runs the NaN/Inf tracer on the pass on screen and selects the node it finds.
-    pub fn trace_first(&mut self, bad: Bad, step: u32) {
+    /// Runs the NaN/Inf tracer on the pass on screen (the best-matching dump graph, in `rank`
+    /// when given) and selects the node it finds.
+    pub fn trace_first(&mut self, bad: Bad, rank: Option<u32>, step: u32) {
         let Some(ph) = &self.phase else { return };
         let Some(graph) = ph.current_file().and_then(|f| f.graphs.first()) else {
             return;
@@ -202,7 +229,13 @@ impl App {
         let t = &self.tensors;
         let result = match t.best_match(graph) {
             None => Err("no data dump matches this graph".to_string()),
-            Some((_, g, _)) => match g.steps.iter().find(|s| s.step == step) {
+            Some((_, g, _)) => match rank
+                .and_then(|r| t.catalog.graph(r, &g.name))
+                .unwrap_or(g)
+                .steps
+                .iter()
+                .find(|s| s.step == step)
+            {
                 None => Err(format!("no step {step} in the dump")),
                 Some(s) => {
                     let look = |p: &Path| {
@@ -222,6 +255,30 @@ impl App {
         if let Some(n) = node {
             self.reveal_node(n);
         }
+    }
+
+    /// Reads the 2-D slice of `path` at leading indices `lead` in the background (once).
+    pub fn load_slice(&mut self, path: PathBuf, lead: Vec<u64>) {
+        if self
+            .tensors
+            .slice
+            .as_ref()
+            .is_some_and(|v| v.path == path && v.lead == lead)
+        {
+            return;
+        }
+        self.tensors.slice = Some(SliceView {
+            path: path.clone(),
+            lead: lead.clone(),
+            result: None,
+        });
+        self.jobs.spawn(move |send| {
+            let result = crate::sources::npy::NpyArray::open(&path).and_then(|a| {
+                tensor_stats::slice2d(&a, &lead, SLICE_LIMIT)
+                    .ok_or_else(|| "a 0-d array has no slice to show".to_string())
+            });
+            send(Msg::Tensors(TensorsMsg::Slice { path, lead, result }));
+        });
     }
 
     /// Compares two dumps of one tensor (two steps or two ranks) in the background.

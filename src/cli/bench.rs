@@ -63,6 +63,14 @@ pub enum BenchCommand {
         #[arg(long, default_value_t = 5)]
         rounds: usize,
     },
+    /// Statistics of a float32 `.npy` of --mib MiB made in a temp folder: throughput and peak
+    /// memory (the file is memory-mapped, never copied).
+    Tensors {
+        #[arg(long, default_value_t = 256)]
+        mib: usize,
+        #[arg(long, default_value_t = 3)]
+        rounds: usize,
+    },
     /// Index time: walk PATH, or a synthetic tree of --files files made in a temp folder.
     Index {
         path: Option<PathBuf>,
@@ -108,6 +116,7 @@ pub fn run(what: BenchCommand) -> Result<()> {
             kernels,
             rounds,
         } => super::autotune::bench(path.as_deref(), kernels, rounds.max(1)),
+        BenchCommand::Tensors { mib, rounds } => super::tensors::bench(mib.max(1), rounds.max(1)),
         BenchCommand::Index {
             path,
             files,

@@ -285,3 +285,106 @@ fn first_bad(cat: &DumpCatalog, bad: Bad, o: &Options) -> Result<()> {
         }
     }
 }
+
+/// `fxray bench tensors`: writes a `mib` MiB float32 `.npy` (normal-ish values, a NaN every
+/// 2^20 elements) to a temp folder, then summarises it `rounds` times. Peak memory is the
+/// process's high-water mark (reset just before) over its resident set before summarising:
+/// the mapped file counts once, as page cache, and no second copy is made.
+pub fn bench(mib: usize, rounds: usize) -> Result<()> {
+    use std::io::Write;
+    let dir = std::env::temp_dir().join(format!("fxray-bench-tensors-{}", std::process::id()));
+    let path = dir.join("big-aten.mm.default.OUTPUT.0.20260101000000000000.npy");
+    let io = |p: &Path, e: std::io::Error| Error::io(p, &e);
+    std::fs::create_dir_all(&dir).map_err(|e| io(&dir, e))?;
+    let n = mib * (1 << 20) / 4;
+    let result = (|| {
+        let file = std::fs::File::create(&path).map_err(|e| io(&path, e))?;
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
+        let mut header = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': ({n},), }}");
+        while (10 + header.len() + 1) % 64 != 0 {
+            header.push(' ');
+        }
+        header.push('\n');
+        w.write_all(b"\x93NUMPY\x01\x00")
+            .map_err(|e| io(&path, e))?;
+        w.write_all(&(header.len() as u16).to_le_bytes())
+            .map_err(|e| io(&path, e))?;
+        w.write_all(header.as_bytes()).map_err(|e| io(&path, e))?;
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let mut buf = Vec::with_capacity(1 << 20);
+        for i in 0..n {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            // Sum of two uniforms: a cheap bell shape in [-4, 4).
+            let a = (state >> 40) as f32 / (1u64 << 24) as f32;
+            let b = ((state >> 16) & 0xFF_FFFF) as f32 / (1u64 << 24) as f32;
+            let x = if i % (1 << 20) == 12345 {
+                f32::NAN
+            } else {
+                (a + b - 1.0) * 4.0
+            };
+            buf.extend_from_slice(&x.to_le_bytes());
+            if buf.len() >= 1 << 20 {
+                w.write_all(&buf).map_err(|e| io(&path, e))?;
+                buf.clear();
+            }
+        }
+        w.write_all(&buf).map_err(|e| io(&path, e))?;
+        w.flush().map_err(|e| io(&path, e))?;
+        drop(w);
+        let bytes = std::fs::metadata(&path).map_err(|e| io(&path, e))?.len();
+        let baseline = proc_kib("VmRSS");
+        // Reset the high-water mark (Linux: "5" → clear the peak RSS) so it measures the summary.
+        let _ = std::fs::write("/proc/self/clear_refs", "5");
+        let mut times = Vec::with_capacity(rounds);
+        let mut last = None;
+        for _ in 0..rounds {
+            let t = std::time::Instant::now();
+            last = Some(tensor_stats::summarize_file(&path).map_err(Error::user)?);
+            times.push(t.elapsed());
+        }
+        let peak = proc_kib("VmHWM");
+        let s = last.expect("rounds >= 1");
+        let best = super::bench::min(&times).as_secs_f64();
+        println!(
+            "file_mib={mib} elements={n} rounds={rounds} threads={}",
+            rayon::current_num_threads()
+        );
+        println!(
+            "nan={} min={} max={} mean={:.6} std={:.6}",
+            s.stats.nan,
+            fmt_value(s.stats.min.unwrap_or(f64::NAN)),
+            fmt_value(s.stats.max.unwrap_or(f64::NAN)),
+            s.stats.mean.unwrap_or(f64::NAN),
+            s.stats.std.unwrap_or(f64::NAN)
+        );
+        println!(
+            "stats_best_s={best:.4} stats_median_s={:.4}",
+            super::bench::median(&mut times).as_secs_f64()
+        );
+        println!("stats_gb_s={:.2}", bytes as f64 / 1e9 / best);
+        if let (Some(b), Some(p)) = (baseline, peak) {
+            println!(
+                "rss_before_mib={:.0} peak_rss_mib={:.0} peak_over_before_mib={:.0} (file {mib} MiB: at most one copy = the mapping)",
+                b / 1024.0,
+                p / 1024.0,
+                (p - b) / 1024.0
+            );
+        }
+        Ok(())
+    })();
+    let _ = std::fs::remove_dir_all(&dir);
+    result
+}
+
+/// A `kB` field of /proc/self/status (`VmRSS`, `VmHWM`), where there is one.
+fn proc_kib(field: &str) -> Option<f64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    s.lines()
+        .find(|l| l.starts_with(field) && l[field.len()..].starts_with(':'))?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}

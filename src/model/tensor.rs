@@ -147,7 +147,7 @@ pub struct TensorInfo {
 impl TensorInfo {
     /// Elements the shape promises (1 for a 0-d array).
     pub fn elements(&self) -> u64 {
-        self.shape.iter().product()
+        self.shape.iter().fold(1u64, |a, &d| a.saturating_mul(d))
     }
 
     /// `f32 [2, 8]`.
@@ -295,4 +295,18 @@ pub fn fmt_value(v: f64) -> String {
     } else {
         format!("{v:.4e}")
     }
+}
+
+/// A 2-D slice of a tensor (the last two dims at fixed leading indices), for the heatmap and
+/// the value table. Values in C order, `rows × cols` of them at most `limit`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Slice2d {
+    /// Leading indices fixed (empty for 1-D and 2-D tensors).
+    pub lead: Vec<u64>,
+    pub rows: usize,
+    pub cols: usize,
+    /// Row-major; shorter than `rows × cols` when the slice was cut (see `cut`).
+    pub values: Vec<f64>,
+    /// True when only the first values were read (a huge slice, or a truncated file).
+    pub cut: bool,
 }

@@ -81,7 +81,11 @@ impl NpyArray {
         } else {
             // SAFETY: the mapping is read-only. A file shrunk by another process while mapped
             // can fault; dumps are written once and not changed, the usual trade-off of mmap.
-            Bytes::Mapped(unsafe { memmap2::Mmap::map(&file) }.map_err(|e| e.to_string())?)
+            // Populated: the pages are wired in one call instead of one fault per 4 KiB.
+            Bytes::Mapped(
+                unsafe { memmap2::MmapOptions::new().populate().map(&file) }
+                    .map_err(|e| e.to_string())?,
+            )
         };
         Self::from_bytes(bytes)
     }
@@ -99,9 +103,21 @@ impl NpyArray {
                 "not a .npy file (wrong magic bytes)".to_string()
             });
         }
+        if shape_overflows(&bytes) {
+            return Err(
+                "unreadable .npy header: its shape has more elements than fit in memory".into(),
+            );
+        }
         let mut cursor = std::io::Cursor::new(&bytes[..]);
-        let header = npyz::NpyHeader::from_reader(&mut cursor)
-            .map_err(|e| format!("unreadable .npy header: {e}"))?;
+        // npyz multiplies the shape without overflow checks; the check above rules that out, and
+        // a panic of the parser on any other input still becomes an error, not a crash.
+        let parsed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            npyz::NpyHeader::from_reader(&mut cursor)
+        }));
+        let header = match parsed {
+            Ok(r) => r.map_err(|e| format!("unreadable .npy header: {e}"))?,
+            Err(_) => return Err("unreadable .npy header".into()),
+        };
         let offset = cursor.position() as usize;
         let dtype = header.dtype();
         if header.uses_pickled_array() {
@@ -185,11 +201,42 @@ impl NpyArray {
         let mut storage = 0u64;
         let mut stride = 1u64;
         for (k, d) in idx.iter().zip(&self.info.shape) {
-            storage += k * stride;
-            stride *= d;
+            storage = storage.saturating_add(k.saturating_mul(stride));
+            stride = stride.saturating_mul(*d);
         }
         self.get(storage)
     }
+}
+
+/// True when the header's `'shape': (…)` product overflows u64 (npyz would panic or wrap).
+fn shape_overflows(bytes: &[u8]) -> bool {
+    let head = &bytes[..bytes.len().min(1 << 16)];
+    let text = String::from_utf8_lossy(head);
+    let Some(start) = text.find("'shape'") else {
+        return false;
+    };
+    let rest = &text[start..];
+    let (Some(open), Some(close)) = (rest.find('('), rest.find(')')) else {
+        return false;
+    };
+    if close < open {
+        return false;
+    }
+    let mut total: u64 = 1;
+    for dim in rest[open + 1..close]
+        .split(',')
+        .map(str::trim)
+        .filter(|d| !d.is_empty())
+    {
+        let Ok(d) = dim.trim_end_matches('L').parse::<u64>() else {
+            return false; // not a plain number: npyz reports it
+        };
+        match total.checked_mul(d) {
+            Some(t) => total = t,
+            None => return true,
+        }
+    }
+    false
 }
 
 /// C-order flat index → multi-index.

@@ -24,12 +24,25 @@ pub struct TensorPanelState {
     pub step: Option<u32>,
     /// The rank shown; the best-matching rank until the user picks one.
     pub rank: Option<u32>,
+    /// Leading indices of the 2-D slice shown in heatmaps (N-D tensors).
+    pub lead: Vec<u64>,
+    /// First row of the value table's page.
+    pub row: usize,
 }
+
+/// Rows per page of the value table, and columns shown before "…".
+const PAGE_ROWS: usize = 16;
+const TABLE_COLS: usize = 8;
+/// Heatmap cells a side at most (larger slices are sampled).
+const HEAT_CELLS: usize = 96;
 
 /// What the user asked for, applied to the app once the inspector has been drawn.
 pub enum Action {
-    Trace(Bad, u32),
+    /// What to look for, in which rank and step.
+    Trace(Bad, u32, u32),
     Compare(PathBuf, PathBuf, String),
+    LoadSlice(PathBuf, Vec<u64>),
+    Reveal(String),
     Attach,
 }
 
@@ -87,14 +100,18 @@ pub fn show(
         ui.label(RichText::new(format!("{} · {}", g.name, q.describe())).color(quality))
             .on_hover_text("How many dumped node names (and targets) this pass has");
         let step = pick_step_rank(ui, state, g, &ranks, rank);
-        if let Some(a) = tracer(ui, tensors, step) {
+        if let Some(a) = tracer(ui, tensors, rank, step) {
             action = Some(a);
         }
         if let Some(sel) = phase.selected.as_deref() {
             let node = sel.rsplit('/').next().unwrap_or(sel);
-            if let Some(a) = node_dump(ui, tensors, g, rank, step, node, &ranks) {
+            if let Some(a) = node_dump(ui, tensors, state, g, rank, step, node, &ranks) {
                 action = Some(a);
             }
+        }
+        ui.add_space(4.0);
+        if let Some(a) = bad_nodes(ui, tensors, g, step, graph) {
+            action = Some(a);
         }
     } else if !tensors.catalog.is_empty() {
         ui.weak("No dumped graph matches this pass's node names.");
@@ -145,7 +162,7 @@ fn pick_step_rank(
     step
 }
 
-fn tracer(ui: &mut egui::Ui, tensors: &TensorsState, step: u32) -> Option<Action> {
+fn tracer(ui: &mut egui::Ui, tensors: &TensorsState, rank: u32, step: u32) -> Option<Action> {
     let mut action = None;
     ui.horizontal(|ui| {
         if ui
@@ -155,14 +172,14 @@ fn tracer(ui: &mut egui::Ui, tensors: &TensorsState, step: u32) -> Option<Action
             )
             .clicked()
         {
-            action = Some(Action::Trace(Bad::Nan, step));
+            action = Some(Action::Trace(Bad::Nan, rank, step));
         }
         if ui
             .button("First Inf")
             .on_hover_text("The same for ±Inf (kept apart: masks produce −Inf on purpose)")
             .clicked()
         {
-            action = Some(Action::Trace(Bad::Inf, step));
+            action = Some(Action::Trace(Bad::Inf, rank, step));
         }
     });
     if let Some((_, s, result)) = &tensors.trace
@@ -182,9 +199,66 @@ fn tracer(ui: &mut egui::Ui, tensors: &TensorsState, step: u32) -> Option<Action
     action
 }
 
+/// The nodes of this step whose outputs hold NaN, and those holding ±Inf, in graph order; a
+/// click selects one.
+fn bad_nodes(
+    ui: &mut egui::Ui,
+    tensors: &TensorsState,
+    g: &GraphDump,
+    step: u32,
+    graph: &crate::model::fx::FxGraph,
+) -> Option<Action> {
+    let s = g.steps.iter().find(|s| s.step == step)?;
+    let mut action = None;
+    for bad in [Bad::Nan, Bad::Inf] {
+        let names: Vec<&str> = graph
+            .nodes
+            .iter()
+            .filter_map(|n| s.nodes.get(&n.name))
+            .filter(|nd| {
+                nd.outputs().any(|f| {
+                    tensors
+                        .summary(&f.path)
+                        .and_then(|r| r.as_ref().ok())
+                        .is_some_and(|x| bad.count(&x.stats) > 0)
+                })
+            })
+            .map(|nd| nd.node.as_str())
+            .collect();
+        if names.is_empty() {
+            continue;
+        }
+        egui::CollapsingHeader::new(
+            RichText::new(format!(
+                "{} in the outputs of {} nodes",
+                bad.label(),
+                names.len()
+            ))
+            .color(if bad == Bad::Nan {
+                NAN_COLOUR
+            } else {
+                INF_COLOUR
+            }),
+        )
+        .id_salt(("bad_nodes", bad.label(), step))
+        .show(ui, |ui| {
+            ui.horizontal_wrapped(|ui| {
+                for n in names {
+                    if ui.link(RichText::new(n).monospace().small()).clicked() {
+                        action = Some(Action::Reveal(n.to_string()));
+                    }
+                }
+            });
+        });
+    }
+    action
+}
+
+#[allow(clippy::too_many_arguments)]
 fn node_dump(
     ui: &mut egui::Ui,
     tensors: &TensorsState,
+    state: &mut TensorPanelState,
     g: &GraphDump,
     rank: u32,
     step: u32,
@@ -199,7 +273,7 @@ fn node_dump(
     let mut action = None;
     for f in &nd.files {
         ui.push_id(&f.path, |ui| {
-            if let Some(a) = tensor_view(ui, tensors, g, rank, step, node, f, ranks) {
+            if let Some(a) = tensor_view(ui, tensors, state, g, rank, step, node, f, ranks) {
                 action = Some(a);
             }
         });
@@ -211,6 +285,7 @@ fn node_dump(
 fn tensor_view(
     ui: &mut egui::Ui,
     tensors: &TensorsState,
+    state: &mut TensorPanelState,
     g: &GraphDump,
     rank: u32,
     step: u32,
@@ -251,8 +326,178 @@ fn tensor_view(
                 histogram(ui, h);
             }
             action = compare_row(ui, tensors, g, rank, step, node, f, ranks);
+            if !s.info.shape.is_empty() && s.stats.count > 0 {
+                egui::CollapsingHeader::new(format!("{slot} heatmap and values"))
+                    .default_open(false)
+                    .show(ui, |ui| {
+                        if let Some(a) = slice_view(ui, tensors, state, f, s) {
+                            action = Some(a);
+                        }
+                    });
+            }
         });
     action
+}
+
+/// The heatmap and paged value table of one 2-D slice (read in the background on demand).
+fn slice_view(
+    ui: &mut egui::Ui,
+    tensors: &TensorsState,
+    state: &mut TensorPanelState,
+    f: &DumpFile,
+    s: &TensorSummary,
+) -> Option<Action> {
+    let shape = &s.info.shape;
+    let nlead = shape.len().saturating_sub(2);
+    state.lead.resize(nlead, 0);
+    if nlead > 0 {
+        ui.horizontal_wrapped(|ui| {
+            ui.weak("slice");
+            for (k, v) in state.lead.iter_mut().enumerate() {
+                let max = shape[k].saturating_sub(1);
+                *v = (*v).min(max);
+                ui.add(
+                    egui::DragValue::new(v)
+                        .range(0..=max)
+                        .prefix(format!("d{k}=")),
+                );
+            }
+            ui.weak(", :, :");
+        });
+    }
+    let lead = state.lead.clone();
+    let view = tensors
+        .slice
+        .as_ref()
+        .filter(|v| v.path == f.path && v.lead == lead);
+    let Some(view) = view else {
+        ui.spinner();
+        return Some(Action::LoadSlice(f.path.clone(), lead));
+    };
+    match &view.result {
+        None => {
+            ui.spinner();
+        }
+        Some(Err(e)) => {
+            ui.colored_label(ui.visuals().warn_fg_color, e);
+        }
+        Some(Ok(sl)) => {
+            heatmap(ui, sl);
+            value_table(ui, state, sl);
+        }
+    }
+    None
+}
+
+/// Blue (negative) – white – red (positive), by the slice's largest finite |value|; NaN
+/// magenta, ±Inf black.
+fn heat_colour(v: f64, scale: f64) -> Color32 {
+    if v.is_nan() {
+        return Color32::from_rgb(220, 0, 220);
+    }
+    if v.is_infinite() {
+        return Color32::BLACK;
+    }
+    let t = if scale > 0.0 {
+        (v / scale).clamp(-1.0, 1.0)
+    } else {
+        0.0
+    };
+    let k = (255.0 * (1.0 - t.abs())) as u8;
+    if t >= 0.0 {
+        Color32::from_rgb(255, k, k)
+    } else {
+        Color32::from_rgb(k, k, 255)
+    }
+}
+
+fn heatmap(ui: &mut egui::Ui, sl: &crate::model::tensor::Slice2d) {
+    let (rows, cols) = (sl.rows.max(1), sl.cols.max(1));
+    let (r_cells, c_cells) = (rows.min(HEAT_CELLS), cols.min(HEAT_CELLS));
+    let scale = sl
+        .values
+        .iter()
+        .filter(|v| v.is_finite())
+        .fold(0.0f64, |m, v| m.max(v.abs()));
+    let width = ui.available_width().min(320.0);
+    let cell = width / c_cells as f32;
+    let height = (cell * r_cells as f32).min(240.0);
+    let cell_h = height / r_cells as f32;
+    let (resp, painter) = ui.allocate_painter(egui::vec2(width, height), egui::Sense::hover());
+    let at = |r: usize, c: usize| -> Option<f64> { sl.values.get(r * sl.cols + c).copied() };
+    for rc in 0..r_cells {
+        for cc in 0..c_cells {
+            let (r, c) = (rc * rows / r_cells, cc * cols / c_cells);
+            let Some(v) = at(r, c) else { continue };
+            let min = resp.rect.min + egui::vec2(cc as f32 * cell, rc as f32 * cell_h);
+            painter.rect_filled(
+                egui::Rect::from_min_size(min, egui::vec2(cell, cell_h)),
+                0.0,
+                heat_colour(v, scale),
+            );
+        }
+    }
+    if let Some(p) = resp.hover_pos() {
+        let d = p - resp.rect.min;
+        let c = ((d.x / cell) as usize).min(c_cells - 1) * cols / c_cells;
+        let r = ((d.y / cell_h) as usize).min(r_cells - 1) * rows / r_cells;
+        if let Some(v) = at(r, c) {
+            resp.on_hover_text(format!("[{r}, {c}] = {}", fmt_value(v)));
+        }
+    }
+    let sampled = if rows > r_cells || cols > c_cells {
+        format!(", sampled to {r_cells}×{c_cells}")
+    } else {
+        String::new()
+    };
+    ui.label(
+        RichText::new(format!(
+            "{rows}×{cols} slice, colour scale ±{}{sampled}{}",
+            fmt_value(scale),
+            if sl.cut { " (first values only)" } else { "" }
+        ))
+        .small()
+        .weak(),
+    );
+}
+
+fn value_table(
+    ui: &mut egui::Ui,
+    state: &mut TensorPanelState,
+    sl: &crate::model::tensor::Slice2d,
+) {
+    let rows = sl.rows;
+    state.row = state.row.min(rows.saturating_sub(1)) / PAGE_ROWS * PAGE_ROWS;
+    ui.horizontal(|ui| {
+        if ui.small_button("◀").clicked() {
+            state.row = state.row.saturating_sub(PAGE_ROWS);
+        }
+        ui.weak(format!(
+            "rows {}–{} of {rows}",
+            state.row,
+            (state.row + PAGE_ROWS).min(rows).saturating_sub(1)
+        ));
+        if ui.small_button("▶").clicked() && state.row + PAGE_ROWS < rows {
+            state.row += PAGE_ROWS;
+        }
+    });
+    let cols = sl.cols.min(TABLE_COLS);
+    egui::Grid::new("values")
+        .striped(true)
+        .spacing([6.0, 0.0])
+        .show(ui, |ui| {
+            for r in state.row..(state.row + PAGE_ROWS).min(rows) {
+                ui.weak(r.to_string());
+                for c in 0..cols {
+                    let v = sl.values.get(r * sl.cols + c);
+                    ui.monospace(v.map_or("·".to_string(), |v| fmt_value(*v)));
+                }
+                if sl.cols > cols {
+                    ui.weak("…");
+                }
+                ui.end_row();
+            }
+        });
 }
 
 /// NaN / +Inf / −Inf / zero counts; a coloured badge for each non-zero bad count.
@@ -500,8 +745,10 @@ fn short_torch_dtype(d: &str) -> String {
 
 pub fn apply(app: &mut App, action: Action) {
     match action {
-        Action::Trace(bad, step) => app.trace_first(bad, step),
+        Action::Trace(bad, rank, step) => app.trace_first(bad, Some(rank), step),
         Action::Compare(a, b, label) => app.compare_tensors(a, b, label),
+        Action::LoadSlice(p, lead) => app.load_slice(p, lead),
+        Action::Reveal(n) => app.reveal_node(n),
         Action::Attach => app.pick_and_attach_dump(),
     }
 }
