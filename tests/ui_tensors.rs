@@ -6,12 +6,11 @@
 
 mod common;
 
-use common::ui::{harness_sized, opened, selected, settle};
+use common::ui::{harness_sized, opened, selected, settle, shoot};
 use common::{fixture, run_dir};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use fxray::ui::Fxray;
-use std::path::Path;
 
 fn click_at(h: &mut Harness<'static, Fxray>, pos: egui::Pos2) {
     h.hover_at(pos);
@@ -178,18 +177,57 @@ fn heatmap_of_softmax_with_its_nan_rows() {
     shoot(&mut h, "tensors_heatmap");
 }
 
-/// Renders, checks the picture has real content, and writes it when asked to.
-fn shoot(h: &mut Harness<'static, Fxray>, name: &str) {
-    let img = h.render().expect("render with wgpu");
-    let mut colours = std::collections::HashSet::new();
-    for p in img.pixels().step_by(7) {
-        colours.insert(p.0);
-    }
-    assert!(colours.len() > 50, "{name}: only {} colours", colours.len());
-    if std::env::var_os("UPDATE_SCREENSHOTS").is_some() {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("screenshots")
-            .join(format!("{name}.png"));
-        img.save(&path).expect("write screenshot");
-    }
+/// The graph coloured by dumped data: NaN/Inf in step 1 as `expected.json` lists them, then
+/// max |x| and the step-to-step diff with their scales.
+#[test]
+fn graph_overlay_colours_nodes_by_nan_inf_max_and_step_diff() {
+    let expected: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(fixture("showcase/expected.json")).expect("expected.json"),
+    )
+    .expect("json");
+    let s1 = &expected["data_dump"]["steps"]["1"];
+    let names = |k: &str| -> std::collections::HashSet<String> {
+        s1[k]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap().to_string())
+            .collect()
+    };
+    let (nan, inf) = (
+        names("nodes_with_nan_output"),
+        names("nodes_with_inf_output"),
+    );
+    let inf_only = inf.difference(&nan).count();
+    let dumped = s1["nodes_dumped"].as_u64().unwrap() as usize;
+
+    let mut h = showcase();
+    let pick = |h: &mut Harness<'static, Fxray>, to: &str| {
+        h.get_by_role_and_label(egui::accesskit::Role::ComboBox, "Colour by data")
+            .click();
+        h.run_steps(2);
+        h.get_by_label(to).click();
+        h.run_steps(2);
+        assert!(h.state_mut().app.wait_idle(common::ui::WAIT));
+        h.run_steps(3);
+    };
+    pick(&mut h, "NaN / Inf");
+    h.get_by_label(&format!(
+        "step 1: {} node(s) with NaN outputs (magenta), {inf_only} with ±Inf (orange), {} clean (green); undumped nodes keep their colour",
+        nan.len(),
+        dumped - nan.len() - inf_only
+    ));
+    h.state_mut().app.reveal_node("add_6".into());
+    h.run_steps(4);
+    shoot(&mut h, "tensor_overlay");
+    pick(&mut h, "max |x|");
+    assert!(h.query_by_label_contains("step 1: max |x| from").is_some());
+    pick(&mut h, "step-to-step diff");
+    assert!(
+        h.query_by_label_contains("step 1: step-to-step diff from")
+            .is_some(),
+        "the diffs of step 0 → 1 were computed"
+    );
+    pick(&mut h, "off");
+    assert!(h.query_by_label_contains("step 1:").is_none());
 }

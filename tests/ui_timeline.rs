@@ -8,14 +8,13 @@
 mod common;
 
 use common::fixture;
-use common::ui::{harness, harness_sized, opened, settle};
+use common::ui::{harness, harness_sized, opened, settle, shoot};
 use egui::{Event, Modifiers, PointerButton, Pos2, pos2, vec2};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use fxray::analysis::timeline_stats;
 use fxray::ui::{CentralTab, Fxray};
 use serde_json::Value;
-use std::path::Path;
 
 fn showcase_facts() -> Value {
     let text = std::fs::read_to_string(fixture("showcase/expected.json")).unwrap();
@@ -299,19 +298,6 @@ fn a_truncated_capture_says_what_was_not_loaded() {
     h.get_by_label("⏱ capture graph_3 · raw").click();
     settle(&mut h);
     h.get_by_label("0 tasks · 0 streams · 0 record/wait pairs");
-}
-
-/// Renders, checks the picture has content, and writes it with `UPDATE_SCREENSHOTS=1`.
-fn shoot(h: &mut Harness<'static, Fxray>, name: &str) {
-    let img = h.render().expect("render with wgpu");
-    let colours: std::collections::HashSet<_> = img.pixels().step_by(7).map(|p| p.0).collect();
-    assert!(colours.len() > 50, "{name}: only {} colours", colours.len());
-    if std::env::var_os("UPDATE_SCREENSHOTS").is_some() {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("screenshots")
-            .join(format!("{name}.png"));
-        img.save(&path).expect("write screenshot");
-    }
 }
 
 #[test]

@@ -10,5 +10,6 @@ pub mod op_family;
 pub mod phase_layout;
 pub mod summary;
 pub mod task_nodes;
+pub mod tensor_overlay;
 pub mod tensor_stats;
 pub mod timeline_stats;

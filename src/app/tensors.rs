@@ -39,7 +39,13 @@ pub struct TensorsState {
     pub compare: Option<TensorCompareView>,
     /// The 2-D slice on show in a heatmap / value table.
     pub slice: Option<SliceView>,
+    /// Per node, the largest |Δ| of its first output between a step and the one before, by
+    /// (rank, graph, step); `None` while it is computed.
+    pub step_diffs: HashMap<StepKey, Option<Arc<HashMap<String, f64>>>>,
 }
+
+/// (rank, `graph_K`, step).
+pub type StepKey = (u32, String, u32);
 
 /// Values read per slice at most: a 1024 × 1024 slice is read whole, a larger one cut.
 pub const SLICE_LIMIT: usize = 1 << 20;
@@ -61,6 +67,11 @@ pub struct TensorCompareView {
 
 /// Results of this view's background jobs.
 pub enum TensorsMsg {
+    StepDiffs {
+        generation: u64,
+        key: StepKey,
+        diffs: HashMap<String, f64>,
+    },
     Catalog {
         generation: u64,
         catalog: DumpCatalog,
@@ -151,6 +162,13 @@ impl App {
                 {
                     v.result = Some(result.map(Arc::new));
                 }
+            }
+            TensorsMsg::StepDiffs {
+                generation,
+                key,
+                diffs,
+            } if generation == t.generation => {
+                t.step_diffs.insert(key, Some(Arc::new(diffs)));
             }
             TensorsMsg::Compared { a, b, result } => {
                 if let Some(c) = t.compare.as_mut().filter(|c| c.a == a && c.b == b) {
@@ -278,6 +296,43 @@ impl App {
                     .ok_or_else(|| "a 0-d array has no slice to show".to_string())
             });
             send(Msg::Tensors(TensorsMsg::Slice { path, lead, result }));
+        });
+    }
+
+    /// Computes, in the background, how much each node's output changed from the step before
+    /// `step` (for the graph overlay). Asked once per (rank, graph, step).
+    pub fn request_step_diffs(&mut self, rank: u32, graph: &str, step: u32) {
+        let key: StepKey = (rank, graph.to_string(), step);
+        if self.tensors.step_diffs.contains_key(&key) {
+            return;
+        }
+        let pairs = self.tensors.catalog.graph(rank, graph).and_then(|g| {
+            let i = g.steps.iter().position(|s| s.step == step)?;
+            let before = g.steps.get(i.checked_sub(1)?)?;
+            Some(crate::analysis::tensor_overlay::step_pairs(
+                before,
+                &g.steps[i],
+            ))
+        });
+        let Some(pairs) = pairs else { return };
+        self.tensors.step_diffs.insert(key.clone(), None);
+        let generation = self.tensors.generation;
+        self.jobs.spawn(move |send| {
+            use rayon::prelude::*;
+            let diffs = pairs
+                .par_iter()
+                .filter_map(|(node, a, b)| {
+                    let x = crate::sources::npy::NpyArray::open(a).ok()?;
+                    let y = crate::sources::npy::NpyArray::open(b).ok()?;
+                    let c = tensor_stats::compare(&x, &y).ok()?;
+                    Some((node.clone(), c.max_abs_diff))
+                })
+                .collect();
+            send(Msg::Tensors(TensorsMsg::StepDiffs {
+                generation,
+                key,
+                diffs,
+            }));
         });
     }
 

@@ -4,6 +4,7 @@
 //! View state (zoom, pan, search text) lives in [`GraphViewState`]; the data (which pass, which
 //! node) lives in the app, so switching passes keeps both the selection and the viewport.
 
+mod data_overlay;
 mod groups;
 mod minimap;
 mod navigation;
@@ -47,6 +48,8 @@ pub struct GraphViewState {
     /// CPU time of the last graph frame (egui_graphs + our layers), for the status bar and
     /// benchmarks.
     pub last_frame_ms: f32,
+    /// Colour nodes by their dumped data.
+    pub data: data_overlay::DataOverlay,
     /// Screen rect of the canvas in the last frame.
     pub canvas: Option<Rect>,
 }
@@ -65,6 +68,7 @@ impl Default for GraphViewState {
             fit_frames: 0,
             minimap: minimap::Minimap::default(),
             last_frame_ms: 0.0,
+            data: Default::default(),
             canvas: None,
         }
     }
@@ -166,6 +170,10 @@ pub fn show(app: &mut App, st: &mut GraphViewState, ui: &mut egui::Ui) {
         .as_ref()
         .filter(|_| st.diff_overlay || side_by_side)
         .map(|(a, d, _)| (&**a, &**d));
+    let tints = data_overlay::tints(app, &mut st.data);
+    if let Some(t) = &tints {
+        ui.weak(&t.legend);
+    }
     let Some(scene) = st.scene.as_mut() else {
         return;
     };
@@ -177,6 +185,7 @@ pub fn show(app: &mut App, st: &mut GraphViewState, ui: &mut egui::Ui) {
         cone: st.cone,
         hits_generation: st.search.generation(),
         collapsed: &st.collapsed,
+        tints: tints.as_deref(),
     };
     scene.apply(&file, &view, &hits);
     st.diff_counts = scene.diff_counts();
@@ -202,6 +211,7 @@ pub fn show(app: &mut App, st: &mut GraphViewState, ui: &mut egui::Ui) {
             cone: st.cone,
             hits_generation: 0,
             collapsed: &st.collapsed,
+            tints: None,
         };
         scene_a.apply(a, &view_a, &[]);
         if let Some(name) = canvas(ui, scene_a, ra, &format!("A: {label}")) {

@@ -106,6 +106,7 @@ pub fn toolbar(app: &mut App, st: &mut GraphViewState, ui: &mut egui::Ui) {
             .on_hover_text("The compared graph (A) left of this pass (B), panning together (S)");
         ui.toggle_value(&mut st.cone, "Cone")
             .on_hover_text("Highlight the selection's producers (blue) and users (orange); C");
+        super::data_overlay::controls(app, &mut st.data, ui);
         if ui
             .button("Fit")
             .on_hover_text("Show the whole graph (F)")

@@ -23,6 +23,7 @@ struct Applied {
     collapsed: Vec<String>,
     diff: usize,
     side: Side,
+    tints: u64,
 }
 
 /// Which file of a compared pair this scene shows.
@@ -54,6 +55,8 @@ pub struct SceneView<'a> {
     pub cone: bool,
     pub hits_generation: u64,
     pub collapsed: &'a [String],
+    /// Node fills from the data overlay.
+    pub tints: Option<&'a super::data_overlay::Tints>,
 }
 
 pub struct Scene {
@@ -94,6 +97,7 @@ impl Scene {
                     selected: false,
                     mark: Mark::Plain,
                     diff: DiffMark::Same,
+                    tint: None,
                 };
                 graph.add_node_with_location(data, Pos2::new(x, y))
             })
@@ -159,6 +163,7 @@ impl Scene {
             collapsed: view.collapsed.to_vec(),
             diff: view.diff.map_or(0, |(_, d)| d as *const GraphDiff as usize),
             side: view.side,
+            tints: view.tints.map_or(0, |t| t.generation),
         };
         if self.applied.as_ref() == Some(&want) {
             return;
@@ -173,8 +178,21 @@ impl Scene {
             self.show_pass(file, view.collapsed);
             self.overlay(file, view.diff, view.side);
         }
+        if redraw_pass || self.applied.as_ref().is_none_or(|a| a.tints != want.tints) {
+            self.tint(view.tints);
+        }
         self.mark(view.selected, view.cone, hits);
         self.applied = Some(want);
+    }
+
+    fn tint(&mut self, tints: Option<&super::data_overlay::Tints>) {
+        for (i, &idx) in self.node_idx.iter().enumerate() {
+            let name = &self.layout.union.names()[i];
+            let tint = tints.and_then(|t| t.by_name.get(name)).copied();
+            if let Some(n) = self.graph.node_mut(idx) {
+                n.payload_mut().tint = tint;
+            }
+        }
     }
 
     fn show_pass(&mut self, file: &FxFile, collapsed: &[String]) {

@@ -70,6 +70,8 @@ pub struct NodeData {
     pub selected: bool,
     pub mark: Mark,
     pub diff: DiffMark,
+    /// A fill chosen by the data overlay, instead of the op family's.
+    pub tint: Option<Color32>,
 }
 
 #[derive(Debug, Clone)]
@@ -132,7 +134,7 @@ impl DisplayNode<NodeData, EdgeData, Directed, DefaultIx> for NodeShape {
         }
         let dark = ctx.ctx.global_style().visuals.dark_mode;
         let look = &self.data.look;
-        let mut fill = look.fill;
+        let mut fill = self.data.tint.unwrap_or(look.fill);
         if self.data.mark == Mark::Faded || self.data.diff == DiffMark::Removed {
             fill = fill.gamma_multiply(0.25);
         }

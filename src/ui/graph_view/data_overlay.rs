@@ -1,0 +1,204 @@
+//! Colouring the graph by the dumped data of its nodes: NaN/±Inf in their outputs, the largest
+//! |value| they produced, or how much their output changed since the step before. The values
+//! come from the app's tensor summaries (computed in the background); this only maps them to
+//! colours, once per change.
+
+use crate::analysis::tensor_overlay::{self as overlay, NodeLevel, OverlayStat};
+use crate::app::App;
+use egui::Color32;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// Node fills by node name, with a generation the scene compares to know when to repaint.
+#[derive(Debug, Default)]
+pub struct Tints {
+    pub generation: u64,
+    pub by_name: HashMap<String, Color32>,
+    /// One line for the legend.
+    pub legend: String,
+}
+
+#[derive(Default)]
+pub struct DataOverlay {
+    pub stat: Option<OverlayStat>,
+    /// The dump step shown (default: the last).
+    pub step: Option<u32>,
+    cache: Option<(Key, Arc<Tints>)>,
+    generation: u64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+struct Key {
+    stat: OverlayStat,
+    rank: u32,
+    graph: String,
+    step: u32,
+    summaries: usize,
+    diffs_ready: bool,
+    file: usize,
+}
+
+pub const NAN: Color32 = Color32::from_rgb(214, 39, 90);
+pub const INF: Color32 = Color32::from_rgb(235, 140, 35);
+pub const CLEAN: Color32 = Color32::from_rgb(70, 105, 85);
+const LOW: [f32; 3] = [45.0, 70.0, 125.0];
+const HIGH: [f32; 3] = [245.0, 205.0, 60.0];
+
+/// The overlay's controls for the toolbar: shown only when the run has a data dump.
+pub fn controls(app: &App, st: &mut DataOverlay, ui: &mut egui::Ui) {
+    let Some((_, g)) = matched(app) else { return };
+    ui.separator();
+    egui::ComboBox::from_label("Colour by data")
+        .selected_text(st.stat.map_or("off", OverlayStat::label))
+        .show_ui(ui, |ui| {
+            ui.selectable_value(&mut st.stat, None, "off");
+            for s in OverlayStat::ALL {
+                ui.selectable_value(&mut st.stat, Some(s), s.label());
+            }
+        })
+        .response
+        .on_hover_text("Colour nodes by their dumped data");
+    if st.stat.is_some() {
+        let steps: Vec<u32> = g.steps.iter().map(|s| s.step).collect();
+        let cur = st
+            .step
+            .filter(|s| steps.contains(s))
+            .or(steps.last().copied());
+        egui::ComboBox::from_id_salt("data_overlay_step")
+            .selected_text(cur.map_or("step ?".into(), |s| format!("step {s}")))
+            .show_ui(ui, |ui| {
+                for s in steps {
+                    ui.selectable_value(&mut st.step, Some(s), format!("step {s}"));
+                }
+            });
+    }
+}
+
+/// The (rank, graph) of the dump that matches the pass on screen.
+fn matched(app: &App) -> Option<(u32, &crate::model::tensor::GraphDump)> {
+    let file = app.phase.as_ref()?.current_file()?;
+    let (r, g, q) = app.tensors.best_match(file.graphs.first()?)?;
+    (q.score() > 0.0).then_some((r.rank, g))
+}
+
+/// The fills for the pass on screen, recomputed only when something they depend on changed.
+pub fn tints(app: &mut App, st: &mut DataOverlay) -> Option<Arc<Tints>> {
+    let stat = st.stat?;
+    let (rank, graph, step) = {
+        let (rank, g) = matched(app)?;
+        let step = st
+            .step
+            .filter(|s| g.steps.iter().any(|x| x.step == *s))
+            .or(g.steps.last().map(|s| s.step))?;
+        (rank, g.name.clone(), step)
+    };
+    if stat == OverlayStat::StepDiff {
+        app.request_step_diffs(rank, &graph, step);
+    }
+    let key = Key {
+        stat,
+        rank,
+        graph: graph.clone(),
+        step,
+        summaries: app.tensors.summaries.len(),
+        diffs_ready: app
+            .tensors
+            .step_diffs
+            .get(&(rank, graph.clone(), step))
+            .is_some_and(Option::is_some),
+        file: app
+            .phase
+            .as_ref()
+            .and_then(|p| p.current_file())
+            .map_or(0, |f| Arc::as_ptr(f) as usize),
+    };
+    if let Some((k, t)) = &st.cache
+        && *k == key
+    {
+        return Some(t.clone());
+    }
+    let t = &app.tensors;
+    let dump = t.catalog.graph(rank, &graph)?;
+    let step_dump = dump.steps.iter().find(|s| s.step == step)?;
+    let summary = |p: &std::path::Path| t.summary(p).and_then(|r| r.as_ref().ok()).map(|a| &**a);
+    let levels: HashMap<String, NodeLevel> = match stat {
+        OverlayStat::NanInf => overlay::nan_inf(step_dump, summary),
+        OverlayStat::MaxAbs => overlay::max_abs(step_dump, summary),
+        OverlayStat::StepDiff => t
+            .step_diffs
+            .get(&(rank, graph.clone(), step))
+            .cloned()
+            .flatten()
+            .map(|d| {
+                d.iter()
+                    .map(|(k, v)| (k.clone(), NodeLevel::Value(*v)))
+                    .collect()
+            })
+            .unwrap_or_default(),
+    };
+    let values: Vec<f64> = levels
+        .values()
+        .filter_map(|l| match l {
+            NodeLevel::Value(v) => Some(*v),
+            _ => None,
+        })
+        .collect();
+    let by_name = levels
+        .iter()
+        .map(|(name, level)| {
+            let c = match level {
+                NodeLevel::Nan => NAN,
+                NodeLevel::Inf => INF,
+                NodeLevel::Clean => CLEAN,
+                NodeLevel::Value(v) => ramp(overlay::scale(*v, values.iter().copied())),
+            };
+            (name.clone(), c)
+        })
+        .collect();
+    let legend = legend(stat, step, &levels, &values, key.diffs_ready);
+    st.generation += 1;
+    let tints = Arc::new(Tints {
+        generation: st.generation,
+        by_name,
+        legend,
+    });
+    st.cache = Some((key, tints.clone()));
+    Some(tints)
+}
+
+fn ramp(f: f64) -> Color32 {
+    let f = f as f32;
+    let c = |i: usize| (LOW[i] + (HIGH[i] - LOW[i]) * f) as u8;
+    Color32::from_rgb(c(0), c(1), c(2))
+}
+
+fn legend(
+    stat: OverlayStat,
+    step: u32,
+    levels: &HashMap<String, NodeLevel>,
+    values: &[f64],
+    diffs_ready: bool,
+) -> String {
+    match stat {
+        OverlayStat::NanInf => {
+            let n = levels.values().filter(|l| **l == NodeLevel::Nan).count();
+            let i = levels.values().filter(|l| **l == NodeLevel::Inf).count();
+            format!(
+                "step {step}: {n} node(s) with NaN outputs (magenta), {i} with ±Inf (orange), {} clean (green); undumped nodes keep their colour",
+                levels.len() - n - i
+            )
+        }
+        _ if stat == OverlayStat::StepDiff && !diffs_ready => {
+            format!("step {step}: comparing each node's output with the step before…")
+        }
+        _ if values.is_empty() => format!("step {step}: no values (first step, or no dump)"),
+        _ => {
+            let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            format!(
+                "step {step}: {} from {lo:.3e} (blue) to {hi:.3e} (yellow), log scale",
+                stat.label()
+            )
+        }
+    }
+}
