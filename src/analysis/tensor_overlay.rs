@@ -50,23 +50,15 @@ pub fn nan_inf<'a>(
     step: &StepDump,
     summary: impl Fn(&Path) -> Option<&'a TensorSummary>,
 ) -> HashMap<String, NodeLevel> {
-    step.nodes
-        .values()
-        .filter_map(|n| {
-            let stats: Vec<&TensorSummary> = n.outputs().filter_map(|f| summary(&f.path)).collect();
-            if stats.is_empty() {
-                return None;
-            }
-            let level = if stats.iter().any(|s| s.stats.nan > 0) {
-                NodeLevel::Nan
-            } else if stats.iter().any(|s| s.stats.inf() > 0) {
-                NodeLevel::Inf
-            } else {
-                NodeLevel::Clean
-            };
-            Some((n.node.clone(), level))
+    per_node(step, summary, |stats| {
+        Some(if stats.iter().any(|s| s.stats.nan > 0) {
+            NodeLevel::Nan
+        } else if stats.iter().any(|s| s.stats.inf() > 0) {
+            NodeLevel::Inf
+        } else {
+            NodeLevel::Clean
         })
-        .collect()
+    })
 }
 
 /// Largest finite |x| over each node's outputs.
