@@ -66,17 +66,31 @@ pub fn max_abs<'a>(
     step: &StepDump,
     summary: impl Fn(&Path) -> Option<&'a TensorSummary>,
 ) -> HashMap<String, NodeLevel> {
+    per_node(step, summary, |stats| {
+        stats
+            .iter()
+            .filter_map(|s| Some(s.stats.min?.abs().max(s.stats.max?.abs())))
+            .fold(None, |acc: Option<f64>, v| {
+                Some(acc.map_or(v, |a| a.max(v)))
+            })
+            .map(NodeLevel::Value)
+    })
+}
+
+/// `level` of each node's summarised outputs (nodes with none are left out).
+fn per_node<'a>(
+    step: &StepDump,
+    summary: impl Fn(&Path) -> Option<&'a TensorSummary>,
+    level: impl Fn(&[&TensorSummary]) -> Option<NodeLevel>,
+) -> HashMap<String, NodeLevel> {
     step.nodes
         .values()
         .filter_map(|n| {
-            let m = n
-                .outputs()
-                .filter_map(|f| summary(&f.path))
-                .filter_map(|s| Some(s.stats.min?.abs().max(s.stats.max?.abs())))
-                .fold(None, |acc: Option<f64>, v| {
-                    Some(acc.map_or(v, |a| a.max(v)))
-                })?;
-            Some((n.node.clone(), NodeLevel::Value(m)))
+            let stats: Vec<&TensorSummary> = n.outputs().filter_map(|f| summary(&f.path)).collect();
+            if stats.is_empty() {
+                return None;
+            }
+            Some((n.node.clone(), level(&stats)?))
         })
         .collect()
 }
