@@ -15,8 +15,16 @@ fn python() -> String {
 /// Runs the small model with `backend`; returns the run folder fxray printed.
 fn run(backend: &str, work: &Path) -> PathBuf {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/small_model.py");
+    // fxray disables Inductor's caches (a cache hit writes no graphs); a cache folder of its
+    // own keeps runs of the suite apart all the same.
+    let cache = format!(
+        "TORCHINDUCTOR_CACHE_DIR={}",
+        work.join("inductor_cache").display()
+    );
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_fxray"))
-        .args(["run", "--backend", backend, "--python", &python(), "--cwd"])
+        .args(["run", "--backend", backend, "--python", &python()])
+        .args(["--env", &cache])
+        .arg("--cwd")
         .arg(work)
         .arg("--")
         .arg(&script)

@@ -115,6 +115,10 @@ pub enum Command {
         /// TORCHINDUCTOR_ASCENDC_AUTOTUNE_TOPN.
         #[arg(long)]
         autotune_topn: Option<u32>,
+        /// Let Inductor serve the compile from its caches (by default they are disabled: a
+        /// cache hit writes no graphs).
+        #[arg(long)]
+        keep_caches: bool,
         /// Extra environment, KEY=VALUE (repeatable).
         #[arg(long = "env", value_parser = crate::runner::spec::parse_env)]
         env: Vec<(String, String)>,
@@ -210,6 +214,7 @@ pub fn run(command: Command) -> Result<()> {
             data_dump,
             deadlock_check,
             autotune_topn,
+            keep_caches,
             env,
             command,
         } => {
@@ -228,6 +233,7 @@ pub fn run(command: Command) -> Result<()> {
                 deadlock_check,
                 autotune_topn,
                 debug_dir,
+                keep_caches,
                 env,
             };
             let code = run::run(&spec)?;

@@ -95,6 +95,9 @@ pub struct RunSpec {
     pub autotune_topn: Option<u32>,
     /// `TORCH_COMPILE_DEBUG_DIR`; `None`: the working folder.
     pub debug_dir: Option<PathBuf>,
+    /// Let Inductor serve the compile from its caches. Off by default: a cache hit skips the
+    /// passes, so the debug folder would hold no graphs.
+    pub keep_caches: bool,
     /// Extra environment, set last.
     pub env: Vec<(String, String)>,
 }
@@ -156,6 +159,9 @@ impl RunSpec {
                 "ASCEND_RT_VISIBLE_DEVICES".into(),
                 self.devices.trim().to_string(),
             ));
+        }
+        if !self.keep_caches {
+            env.push(("TORCHINDUCTOR_FORCE_DISABLE_CACHES".into(), "1".into()));
         }
         if let Some(n) = self.autotune_topn {
             env.push(("TORCHINDUCTOR_ASCENDC_AUTOTUNE_TOPN".into(), n.to_string()));

@@ -207,6 +207,13 @@ fn form(app: &mut App, state: &mut RunPanelState, ui: &mut egui::Ui) {
             ui.checkbox(&mut spec.deadlock_check, "deadlock_check");
             ui.end_row();
 
+            ui.label("Caches");
+            ui.checkbox(&mut spec.keep_caches, "keep Inductor's caches")
+                .on_hover_text(
+                    "A compile served from the caches runs no passes and writes no graphs",
+                );
+            ui.end_row();
+
             ui.label("Autotune TOPN");
             ui.horizontal(|ui| {
                 let mut on = spec.autotune_topn.is_some();
