@@ -569,3 +569,21 @@ fn a_dump_kept_elsewhere_is_attached_to_the_open_run() {
             .any(|e| e.contains("no data dump or msprobe dump"))
     );
 }
+
+/// Fuzzing found a header whose nested `[` made npyz's parser take seconds: it is refused at
+/// once now (`tests/data/fuzz/npy_deep_header.npy` is the fuzzer's input).
+#[test]
+fn a_header_nested_too_deeply_is_refused_at_once() {
+    let bytes = std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/fuzz/npy_deep_header.npy"),
+    )
+    .expect("fuzz input");
+    let t = std::time::Instant::now();
+    let result = fxray::sources::npy::NpyArray::from_vec(bytes);
+    assert_eq!(
+        result.err().as_deref(),
+        Some("unreadable .npy header: brackets nested too deeply")
+    );
+    assert!(t.elapsed() < std::time::Duration::from_secs(1));
+}

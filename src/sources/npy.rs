@@ -103,6 +103,11 @@ impl NpyArray {
                 "not a .npy file (wrong magic bytes)".to_string()
             });
         }
+        if header_too_deep(&bytes) {
+            // npyz's header parser backtracks on nested brackets: 100 `[` take seconds
+            // (found by fuzzing). Real headers nest a few levels (structured dtypes).
+            return Err("unreadable .npy header: brackets nested too deeply".into());
+        }
         if shape_overflows(&bytes) {
             return Err(
                 "unreadable .npy header: its shape has more elements than fit in memory".into(),
@@ -209,6 +214,28 @@ impl NpyArray {
 }
 
 /// True when the header's `'shape': (…)` product overflows u64 (npyz would panic or wrap).
+/// Deepest bracket nesting allowed in a header; numpy's own headers stay far below it.
+const MAX_HEADER_DEPTH: usize = 16;
+
+fn header_too_deep(bytes: &[u8]) -> bool {
+    let head = &bytes[..bytes.len().min(1 << 16)];
+    let end = head.iter().position(|&b| b == b'\n').unwrap_or(head.len());
+    let mut depth = 0usize;
+    for &b in &head[..end] {
+        match b {
+            b'[' | b'(' | b'{' => {
+                depth += 1;
+                if depth > MAX_HEADER_DEPTH {
+                    return true;
+                }
+            }
+            b']' | b')' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    false
+}
+
 fn shape_overflows(bytes: &[u8]) -> bool {
     let head = &bytes[..bytes.len().min(1 << 16)];
     let text = String::from_utf8_lossy(head);
