@@ -7,7 +7,7 @@
 mod common;
 
 use common::fixture;
-use common::ui::{current_pass, first_pass_of, harness, opened, selected, settle};
+use common::ui::{click_at, current_pass, first_pass_of, harness, opened, selected, settle};
 use egui::accesskit::Role;
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
@@ -17,21 +17,6 @@ use std::time::Duration;
 fn viewport(h: &Harness<'static, Fxray>) -> (f32, egui::Vec2) {
     let vp = Viewport::load_ctx(&h.ctx);
     (vp.zoom, vp.pan)
-}
-
-fn click_at(h: &mut Harness<'static, Fxray>, pos: egui::Pos2) {
-    h.hover_at(pos);
-    h.step();
-    for pressed in [true, false] {
-        h.event(egui::Event::PointerButton {
-            pos,
-            button: egui::PointerButton::Primary,
-            pressed,
-            modifiers: egui::Modifiers::NONE,
-        });
-        h.step();
-    }
-    h.run_steps(2);
 }
 
 #[test]

@@ -6,26 +6,11 @@
 
 mod common;
 
-use common::ui::{harness_sized, opened, selected, settle, shoot};
+use common::ui::{click_at, harness_sized, opened, selected, settle, shoot};
 use common::{fixture, run_dir};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use fxray::ui::Fxray;
-
-fn click_at(h: &mut Harness<'static, Fxray>, pos: egui::Pos2) {
-    h.hover_at(pos);
-    h.step();
-    for pressed in [true, false] {
-        h.event(egui::Event::PointerButton {
-            pos,
-            button: egui::PointerButton::Primary,
-            pressed,
-            modifiers: egui::Modifiers::NONE,
-        });
-        h.step();
-    }
-    h.run_steps(2);
-}
 
 /// The showcase with its last pass (the graph the dump was taken from) on screen.
 fn showcase() -> Harness<'static, Fxray> {

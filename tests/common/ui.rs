@@ -87,3 +87,19 @@ pub fn shoot(h: &mut Harness<'static, Fxray>, name: &str) {
         img.save(&path).expect("write screenshot");
     }
 }
+
+/// A real mouse click (press and release) at a screen position.
+pub fn click_at(h: &mut Harness<'static, Fxray>, pos: egui::Pos2) {
+    h.hover_at(pos);
+    h.step();
+    for pressed in [true, false] {
+        h.event(egui::Event::PointerButton {
+            pos,
+            button: egui::PointerButton::Primary,
+            pressed,
+            modifiers: egui::Modifiers::NONE,
+        });
+        h.step();
+    }
+    h.run_steps(2);
+}
