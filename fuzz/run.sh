@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs fxray's fuzz targets for a fixed number of executions each, seeded from the real fixtures
-# in ../../shared/fixtures and the test data; prints one line per target.
+# in ../tests/fixtures and the test data; prints one line per target.
 #
 #   fuzz/run.sh [RUNS] [TARGET...]       # RUNS default 1,000,000; TARGET default: all
 #
@@ -12,7 +12,7 @@ cd "$(dirname "$0")"
 runs="${1:-1000000}"
 shift || true
 if [ $# -gt 0 ]; then targets=("$@"); else mapfile -t targets < <(cargo +nightly fuzz list); fi
-fixtures=../../shared/fixtures
+fixtures=../tests/fixtures
 data=../tests/data
 
 seed() { # target, files…

@@ -19,7 +19,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CRATE = os.path.dirname(os.path.dirname(HERE))
-FIXTURES = os.path.join(CRATE, "..", "shared", "fixtures")
+FIXTURES = os.path.join(CRATE, "tests", "fixtures")
 NPY = os.path.join(HERE, "npy")
 BINS = 64
 

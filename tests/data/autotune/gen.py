@@ -10,7 +10,7 @@ No real NPU run exists, so these trees are built to the documented layout: kerne
 import hashlib, os, shutil
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-MLP = os.path.join(HERE, "../../../../shared/fixtures/inductor/a_mlp_inference/torch_compile_debug")
+MLP = os.path.join(HERE, "../../fixtures/inductor/a_mlp_inference/torch_compile_debug")
 RUN = "run_2026_01_01_12_00_00_000000-pid_4242"
 CACHE_ABS = "/home/dev/run/inductor_cache"  # what the log names; the tree holds it as inductor_cache/
 HOST = "host_devbox"

@@ -1,0 +1,71 @@
+//! Shared test helpers: where the fixtures are.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+
+/// `tests/fixtures/<rel>`: the real debug trees every test reads.
+pub fn fixture(rel: &str) -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures")).join(rel)
+}
+
+/// The single `run_*` folder under `<case>/torch_compile_debug/`.
+pub fn run_dir(case: &str) -> PathBuf {
+    let root = fixture(case).join("torch_compile_debug");
+    let mut runs: Vec<PathBuf> = std::fs::read_dir(&root)
+        .unwrap_or_else(|e| panic!("{}: {e}", root.display()))
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("run_"))
+        })
+        .collect();
+    runs.sort();
+    runs.into_iter().next().expect("a run folder")
+}
+
+/// Copies a folder tree (for tests that need a variation of a fixture).
+pub fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
+    for entry in walkdir::WalkDir::new(from) {
+        let entry = entry.expect("walk");
+        let rel = entry.path().strip_prefix(from).expect("prefix");
+        let dest = to.join(rel);
+        if entry.file_type().is_dir() {
+            std::fs::create_dir_all(&dest).expect("mkdir");
+        } else {
+            std::fs::copy(entry.path(), &dest).expect("copy");
+        }
+    }
+}
+
+pub mod ui;
+
+/// The sorted `*.txt` pass dumps of `<case>`'s model__0 `phase` folder.
+pub fn pass_files(case: &str, phase: &str) -> Vec<PathBuf> {
+    let dir = run_dir(case).join("npugraph_ex/model__0").join(phase);
+    let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "txt"))
+        .collect();
+    v.sort();
+    v
+}
+
+/// Runs the `fxray` binary with `args`.
+pub fn fxray(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_fxray"))
+        .args(args)
+        .output()
+        .expect("run fxray")
+}
+
+/// Its standard output as JSON, after checking it succeeded.
+pub fn stdout_json(out: &std::process::Output) -> serde_json::Value {
+    assert!(
+        out.status.success(),
+        "exit {:?}: {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("valid JSON on stdout")
+}

@@ -1,0 +1,29 @@
+//! The integration tests, in one binary so CI links egui and wgpu once: every module is one
+//! area (parser, diff, watch, UI…). Shared helpers live in `common`.
+
+mod common;
+mod autotune;
+mod cli;
+mod diff;
+mod discover;
+mod e2e_torch;
+mod export_svg;
+mod fx_parser;
+mod hostile;
+mod layout;
+mod logs;
+mod phase_layout;
+mod runner;
+mod screenshots;
+mod tensors;
+mod timeline;
+mod ui_autotune;
+mod ui_diff;
+mod ui_graph;
+mod ui_panels;
+mod ui_run;
+mod ui_scrub;
+mod ui_tensors;
+mod ui_timeline;
+mod ui_watch;
+mod watch;
