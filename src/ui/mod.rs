@@ -6,10 +6,11 @@ mod autotune_view;
 mod code_view;
 mod compare_bar;
 mod dialogs;
+pub mod fonts;
 mod graph_view;
 mod inspector;
 mod logs_panel;
-mod palette;
+pub mod palette;
 mod run_panel;
 mod status_bar;
 mod tensor_panel;
@@ -81,6 +82,7 @@ impl Fxray {
 
 /// Draws the whole window. Used by the native app and by UI tests.
 pub fn show(app: &mut App, view: &mut ViewState, ui: &mut egui::Ui) {
+    fonts::install_once(ui.ctx());
     app.poll();
     view.dialogs.poll(app);
     handle_dropped_files(app, ui.ctx());
@@ -285,6 +287,7 @@ pub fn run_native(path: Option<PathBuf>) -> Result<()> {
         "fxray",
         options,
         Box::new(move |cc| {
+            fonts::install_once(&cc.egui_ctx);
             let mut app = App::new();
             let ctx = cc.egui_ctx.clone();
             app.set_waker(std::sync::Arc::new(move || ctx.request_repaint()));

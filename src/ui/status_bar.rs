@@ -4,57 +4,123 @@ use super::ViewState;
 use crate::app::App;
 
 pub fn show(app: &mut App, view: &ViewState, ui: &mut egui::Ui) {
-    ui.horizontal(|ui| {
-        if app.workspace.is_some() {
-            live(app, ui);
-        }
-        if let Some(p) = &app.opening {
+    // The right-hand figures are laid out first and the left side gets what is left, so a long
+    // path is shortened (in the middle, keeping its root and its last folders) instead of being
+    // drawn over them.
+    egui::containers::Sides::new().shrink_left().truncate().show(
+        ui,
+        |ui| left(app, ui),
+        |ui| right(app, view, ui),
+    );
+}
+
+fn left(app: &mut App, ui: &mut egui::Ui) {
+    if app.workspace.is_some() {
+        live(app, ui);
+    }
+    if let Some(p) = &app.opening {
+        ui.spinner();
+        ui.label(format!("indexing {}", p.display()));
+    } else if let Some(ws) = &app.workspace {
+        let files = format!("  ·  {} files", ws.index.files_seen);
+        let font = egui::TextStyle::Body.resolve(ui.style());
+        let width = |t: &str| text_width(ui, t, &font);
+        // Room for the file count and a warning badge after the path.
+        let room = ui.available_width() - width(&files) - width("⚠ 99 warning(s)") - 24.0;
+        let full = ws.index.root.display().to_string();
+        let path = elide_middle(&full, room, width);
+        ui.label(format!("{path}{files}")).on_hover_text(full);
+        if !ws.facts_done {
             ui.spinner();
-            ui.label(format!("indexing {}", p.display()));
-        } else if let Some(ws) = &app.workspace {
-            ui.label(format!(
-                "{}  ·  {} files",
-                ws.index.root.display(),
-                ws.index.files_seen
-            ));
-            if !ws.facts_done {
-                ui.spinner();
-                ui.label(format!("parsing graphs {}", ws.facts.len()));
-            }
-            if !ws.index.warnings.is_empty() {
-                ui.colored_label(
-                    ui.visuals().warn_fg_color,
-                    format!("⚠ {} warning(s)", ws.index.warnings.len()),
-                )
-                .on_hover_text(ws.index.warnings.join("\n"));
-            }
+            ui.label(format!("parsing graphs {}", ws.facts.len()));
         }
-        if let Some(e) = app.live.failed.as_ref().or(app.error.as_ref()) {
-            ui.colored_label(ui.visuals().error_fg_color, e);
-        } else if let Some(n) = &app.notice {
-            ui.label(n);
+        if !ws.index.warnings.is_empty() {
+            ui.colored_label(
+                ui.visuals().warn_fg_color,
+                format!("⚠ {} warning(s)", ws.index.warnings.len()),
+            )
+            .on_hover_text(ws.index.warnings.join("\n"));
         }
-        ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
-            if let Some(npu) = &app.run.env.npu {
-                let text = if npu.devices.is_empty() {
-                    "no NPU".to_string()
-                } else {
-                    npu.summary()
-                };
-                ui.weak(text)
-                    .on_hover_text(format!("{} (found by {})", npu.summary(), npu.source));
-                ui.separator();
-            }
-            let (total, shown) = view.graph.counts();
-            if total > 0 {
-                ui.weak(format!(
-                    "{shown} nodes shown of {total} in all passes  ·  {:.1} ms/frame",
-                    view.graph.last_frame_ms
-                ))
-                .on_hover_text("CPU time of the graph view in the last frame");
-            }
-        });
-    });
+    }
+    if let Some(e) = app.live.failed.as_ref().or(app.error.as_ref()) {
+        ui.colored_label(ui.visuals().error_fg_color, e)
+            .on_hover_text(e);
+    } else if let Some(n) = &app.notice {
+        ui.label(n);
+    }
+}
+
+fn right(app: &App, view: &ViewState, ui: &mut egui::Ui) {
+    if let Some(npu) = &app.run.env.npu {
+        let text = if npu.devices.is_empty() {
+            "no NPU".to_string()
+        } else {
+            npu.summary()
+        };
+        ui.weak(text)
+            .on_hover_text(format!("{} (found by {})", npu.summary(), npu.source));
+        ui.separator();
+    }
+    let (total, shown) = view.graph.counts();
+    if total > 0 {
+        ui.weak(format!(
+            "{shown} nodes shown of {total} in all passes  ·  {:.1} ms/frame",
+            view.graph.last_frame_ms
+        ))
+        .on_hover_text("CPU time of the graph view in the last frame");
+    }
+}
+
+fn text_width(ui: &egui::Ui, text: &str, font: &egui::FontId) -> f32 {
+    ui.fonts_mut(|f| {
+        f.layout_no_wrap(text.to_owned(), font.clone(), egui::Color32::WHITE)
+            .size()
+            .x
+    })
+}
+
+/// `text` shortened to fit `max_width` by replacing its middle with `…`: the start and the end
+/// of a path say the most (which tree, which run). Returns the text whole when it fits.
+pub(crate) fn elide_middle(text: &str, max_width: f32, width: impl Fn(&str) -> f32) -> String {
+    if width(text) <= max_width {
+        return text.to_owned();
+    }
+    let chars: Vec<char> = text.chars().collect();
+    let cut = |keep: usize| -> String {
+        let tail = keep / 2;
+        let head = keep - tail;
+        let mut s: String = chars[..head].iter().collect();
+        s.push('…');
+        s.extend(&chars[chars.len() - tail..]);
+        s
+    };
+    // The longest kept length that fits: width grows with `keep`, so bisect.
+    let (mut lo, mut hi) = (0, chars.len() - 1);
+    while lo < hi {
+        let mid = (lo + hi).div_ceil(2);
+        if width(&cut(mid)) <= max_width {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    cut(lo)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::elide_middle;
+
+    #[test]
+    fn keeps_both_ends_and_fits() {
+        let w = |s: &str| s.chars().count() as f32;
+        let p = "/home/dev/runs/torch_compile_debug/run_2026_11_29_12_04_56-pid_3064";
+        assert_eq!(elide_middle(p, 100.0, w), p);
+        let e = elide_middle(p, 21.0, w);
+        assert_eq!(e, "/home/dev/…6-pid_3064");
+        assert_eq!(w(&e), 21.0);
+        assert_eq!(elide_middle(p, 0.0, w), "…");
+    }
 }
 
 /// Whether the folder is watched (and how), follow mode, and what landed unseen.

@@ -68,8 +68,38 @@ pub fn current_pass(h: &Harness<'static, Fxray>) -> usize {
         .map_or(usize::MAX, |p| p.current)
 }
 
-/// Renders, checks the picture has real content, and writes it when asked to.
-pub fn shoot(h: &mut Harness<'static, Fxray>, name: &str) {
+/// A rendered frame, kept to assert what the picture shows.
+pub struct Shot {
+    width: u32,
+    height: u32,
+    px: Vec<[u8; 4]>,
+    /// Physical pixels per egui point.
+    scale: f32,
+}
+
+impl Shot {
+    /// How many pixels within `radius` points of `at` are `colour` (each channel within `tol`).
+    pub fn count_near(&self, at: egui::Pos2, radius: f32, colour: egui::Color32, tol: u8) -> usize {
+        let (cx, cy, r) = (at.x * self.scale, at.y * self.scale, radius * self.scale);
+        let (x0, x1) = ((cx - r).max(0.0) as u32, ((cx + r) as u32).min(self.width));
+        let (y0, y1) = ((cy - r).max(0.0) as u32, ((cy + r) as u32).min(self.height));
+        let want = colour.to_array();
+        let mut n = 0;
+        for y in y0..y1 {
+            for x in x0..x1 {
+                let p = self.px[(y * self.width + x) as usize];
+                if (0..3).all(|i| p[i].abs_diff(want[i]) <= tol) {
+                    n += 1;
+                }
+            }
+        }
+        n
+    }
+}
+
+/// Renders, checks the picture has real content, writes it when asked to, and returns it so the
+/// test can assert what must be in it.
+pub fn shoot(h: &mut Harness<'static, Fxray>, name: &str) -> Shot {
     let img = h.render().expect("render with wgpu");
     let mut colours = std::collections::HashSet::new();
     for p in img.pixels().step_by(7) {
@@ -85,6 +115,12 @@ pub fn shoot(h: &mut Harness<'static, Fxray>, name: &str) {
             .join("screenshots")
             .join(format!("{name}.png"));
         img.save(&path).expect("write screenshot");
+    }
+    Shot {
+        width: img.width(),
+        height: img.height(),
+        px: img.pixels().map(|p| p.0).collect(),
+        scale: h.ctx.pixels_per_point(),
     }
 }
 

@@ -1,0 +1,35 @@
+//! The status bar on a narrow window with a long path: the path is shortened in the middle and
+//! never drawn over the right-hand figures.
+
+use crate::common::ui::{harness_sized, opened, settle};
+use crate::common::{copy_tree, fixture};
+use egui_kittest::kittest::Queryable;
+
+#[test]
+fn a_long_path_is_elided_in_the_middle_not_drawn_over_the_figures() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut deep = tmp.path().to_path_buf();
+    for i in 0..6 {
+        deep.push(format!("a_rather_long_folder_name_from_the_cluster_{i}"));
+    }
+    deep.push("the_run_that_matters");
+    copy_tree(&fixture("showcase/torch_compile_debug"), &deep);
+    let mut h = harness_sized(opened(&deep), egui::vec2(1000., 700.));
+    settle(&mut h);
+
+    let figures = h.get_by_label_contains("nodes shown of").rect();
+    let path = h.get_by_label_contains(" files");
+    let text = path.label().unwrap_or_default();
+    assert!(text.contains('…'), "not shortened: {text}");
+    assert!(
+        text.contains("the_run_that_matters  ·  "),
+        "the end of the path is kept: {text}"
+    );
+    assert!(text.starts_with(&tmp.path().display().to_string()[..5]), "{text}");
+    assert!(
+        path.rect().max.x <= figures.min.x,
+        "path {:?} runs into the figures {:?}",
+        path.rect(),
+        figures
+    );
+}
