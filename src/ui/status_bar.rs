@@ -7,11 +7,18 @@ pub fn show(app: &mut App, view: &ViewState, ui: &mut egui::Ui) {
     // The right-hand figures are laid out first and the left side gets what is left, so a long
     // path is shortened (in the middle, keeping its root and its last folders) instead of being
     // drawn over them.
-    egui::containers::Sides::new().shrink_left().truncate().show(
-        ui,
-        |ui| left(app, ui),
-        |ui| right(app, view, ui),
-    );
+    let npu = app.run.env.npu.as_ref().map(|npu| {
+        let text = if npu.devices.is_empty() {
+            "no NPU".to_string()
+        } else {
+            npu.summary()
+        };
+        (text, format!("{} (found by {})", npu.summary(), npu.source))
+    });
+    egui::containers::Sides::new()
+        .shrink_left()
+        .truncate()
+        .show(ui, |ui| left(app, ui), |ui| right(npu, view, ui));
 }
 
 fn left(app: &mut App, ui: &mut egui::Ui) {
@@ -50,15 +57,10 @@ fn left(app: &mut App, ui: &mut egui::Ui) {
     }
 }
 
-fn right(app: &App, view: &ViewState, ui: &mut egui::Ui) {
-    if let Some(npu) = &app.run.env.npu {
-        let text = if npu.devices.is_empty() {
-            "no NPU".to_string()
-        } else {
-            npu.summary()
-        };
-        ui.weak(text)
-            .on_hover_text(format!("{} (found by {})", npu.summary(), npu.source));
+/// `npu`: what the status bar says of the NPUs, and its tooltip.
+fn right(npu: Option<(String, String)>, view: &ViewState, ui: &mut egui::Ui) {
+    if let Some((text, hover)) = npu {
+        ui.weak(text).on_hover_text(hover);
         ui.separator();
     }
     let (total, shown) = view.graph.counts();
@@ -107,22 +109,6 @@ pub(crate) fn elide_middle(text: &str, max_width: f32, width: impl Fn(&str) -> f
     cut(lo)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::elide_middle;
-
-    #[test]
-    fn keeps_both_ends_and_fits() {
-        let w = |s: &str| s.chars().count() as f32;
-        let p = "/home/dev/runs/torch_compile_debug/run_2026_11_29_12_04_56-pid_3064";
-        assert_eq!(elide_middle(p, 100.0, w), p);
-        let e = elide_middle(p, 21.0, w);
-        assert_eq!(e, "/home/dev/…6-pid_3064");
-        assert_eq!(w(&e), 21.0);
-        assert_eq!(elide_middle(p, 0.0, w), "…");
-    }
-}
-
 /// Whether the folder is watched (and how), follow mode, and what landed unseen.
 fn live(app: &mut App, ui: &mut egui::Ui) {
     use crate::sources::watch::Backend;
@@ -169,4 +155,20 @@ fn live(app: &mut App, ui: &mut egui::Ui) {
 fn dot(ui: &mut egui::Ui, color: egui::Color32) {
     let (rect, _) = ui.allocate_exact_size(egui::vec2(8.0, 8.0), egui::Sense::hover());
     ui.painter().circle_filled(rect.center(), 3.5, color);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::elide_middle;
+
+    #[test]
+    fn keeps_both_ends_and_fits() {
+        let w = |s: &str| s.chars().count() as f32;
+        let p = "/home/dev/runs/torch_compile_debug/run_2026_11_29_12_04_56-pid_3064";
+        assert_eq!(elide_middle(p, 100.0, w), p);
+        let e = elide_middle(p, 21.0, w);
+        assert_eq!(e, "/home/dev/…6-pid_3064");
+        assert_eq!(w(&e), 21.0);
+        assert_eq!(elide_middle(p, 0.0, w), "…");
+    }
 }

@@ -30,7 +30,8 @@ fn literal_chars(code: &str, file: &str, out: &mut BTreeMap<char, String>) {
                     if let (Some(ch), Some('\'')) = (ahead.next(), ahead.next())
                         && !ch.is_ascii()
                     {
-                        out.entry(ch).or_insert_with(|| format!("{file}:{}", no + 1));
+                        out.entry(ch)
+                            .or_insert_with(|| format!("{file}:{}", no + 1));
                     }
                 }
                 c if in_str && !c.is_ascii() => {
@@ -56,13 +57,21 @@ fn source_chars() -> BTreeMap<char, String> {
     out
 }
 
-/// The characters of `wanted` that a family of the app's fonts cannot draw.
-fn missing(ctx: &egui::Context, wanted: &BTreeMap<char, String>) -> Vec<String> {
+/// The characters of `wanted` that no font of a family of `fonts` has. Read from the fonts'
+/// own character maps: egui's `has_glyph` answers "no" for any character owned by the font that
+/// also holds its replacement glyph, so it cannot be asked.
+fn missing(fonts: &egui::FontDefinitions, wanted: &BTreeMap<char, String>) -> Vec<String> {
     let mut out = Vec::new();
     for family in [egui::FontFamily::Proportional, egui::FontFamily::Monospace] {
-        let font = egui::FontId::new(14.0, family.clone());
+        let faces: Vec<ttf_parser::Face<'_>> = fonts.families[&family]
+            .iter()
+            .map(|name| {
+                let data = &fonts.font_data[name];
+                ttf_parser::Face::parse(&data.font, data.index).expect("a font egui loads")
+            })
+            .collect();
         for (&c, at) in wanted {
-            if !ctx.fonts_mut(|f| f.has_glyph(&font, c)) {
+            if !faces.iter().any(|f| f.glyph_index(c).is_some()) {
                 out.push(format!("{c:?} (U+{:04X}, {at}) in {family:?}", c as u32));
             }
         }
@@ -75,15 +84,22 @@ fn every_character_the_ui_writes_has_a_glyph_in_both_families() {
     let wanted = source_chars();
     // The characters that were boxes before the fallback font: the scan must see them.
     for c in ['→', '▸', '✓'] {
-        assert!(wanted.contains_key(&c), "{c} no longer in the source? update this test");
+        assert!(
+            wanted.contains_key(&c),
+            "{c} no longer in the source? update this test"
+        );
     }
+    // The fonts the running app draws with, read back from its context.
     let mut h = harness(App::new());
     h.run_steps(2);
-    let gaps = missing(&h.ctx, &wanted);
+    let fonts = h.ctx.fonts(|f| f.definitions().clone());
+    let gaps = missing(&fonts, &wanted);
     assert!(gaps.is_empty(), "no glyph for:\n{}", gaps.join("\n"));
-    // The check can fail: a private-use character is in no font.
-    let odd = BTreeMap::from([('\u{F8FF}', "test".to_string())]);
-    assert_eq!(missing(&h.ctx, &odd).len(), 2);
+    // The check can fail: egui's own fonts lack `✓`, and an Egyptian hieroglyph is in none.
+    let check = BTreeMap::from([('✓', "test".to_string())]);
+    assert_eq!(missing(&egui::FontDefinitions::default(), &check).len(), 2);
+    let odd = BTreeMap::from([('\u{13000}', "test".to_string())]);
+    assert_eq!(missing(&fonts, &odd).len(), 2);
 }
 
 #[test]

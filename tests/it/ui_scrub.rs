@@ -2,14 +2,14 @@
 //! passes, the overlay marks exactly what each pass changed (checked against the diff engine
 //! on the same files), and side by side shows the compared pass next to it.
 
-
-use crate::common::ui::{harness_sized, opened, settle};
+use crate::common::ui::{harness_sized, opened, settle, shoot};
 use crate::common::{fixture, pass_files};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use fxray::analysis::diff;
 use fxray::sources::load;
 use fxray::ui::Fxray;
+use fxray::ui::palette::ADDED;
 
 fn harness() -> Harness<'static, Fxray> {
     let mut h = harness_sized(opened(&fixture("showcase")), egui::vec2(1500., 900.));
@@ -98,15 +98,24 @@ fn side_by_side_shows_the_compared_pass() {
         canvas.left() > 600.0,
         "B is drawn on the right half: {canvas:?}"
     );
-    if std::env::var_os("UPDATE_SCREENSHOTS").is_some() {
-        h.state_mut().app.reveal_node("addmm_default".into());
-        h.run_steps(4);
-        let img = h.render().expect("render");
-        img.save(
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("screenshots/side_by_side.png"),
-        )
+    h.state_mut().app.reveal_node("addmm_default".into());
+    h.run_steps(4);
+    let shot = shoot(&mut h, "side_by_side");
+    // B (right) draws the addmm pass 004 created, outlined in the overlay's green.
+    let at = h
+        .state()
+        .view
+        .graph
+        .screen_pos_of(&h.ctx, "addmm_default")
         .unwrap();
-    }
+    assert!(
+        canvas.contains(at),
+        "addmm_default at {at:?} is in B {canvas:?}"
+    );
+    assert!(
+        shot.count_near(at, 60.0, ADDED, 24) > 20,
+        "no added outline at {at:?}"
+    );
 }
 
 #[test]
@@ -120,11 +129,15 @@ fn overlay_screenshot() {
     h.run_steps(3);
     // Pass 004 fuses mm + add into addmm: +12 (addmm_default… and their views), ~6 rewired.
     assert_eq!(h.state().view.graph.diff_counts, (12, 6, 0));
-    if std::env::var_os("UPDATE_SCREENSHOTS").is_some() {
-        let img = h.render().expect("render");
-        img.save(
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("screenshots/diff_overlay.png"),
-        )
+    let shot = shoot(&mut h, "diff_overlay");
+    let at = h
+        .state()
+        .view
+        .graph
+        .screen_pos_of(&h.ctx, "addmm_default")
         .unwrap();
-    }
+    assert!(
+        shot.count_near(at, 60.0, ADDED, 24) > 20,
+        "no added outline at {at:?}"
+    );
 }
