@@ -8,7 +8,7 @@ use crate::error::Error;
 use crate::model::fx::FxFile;
 use crate::model::index::DebugIndex;
 use crate::model::log::ParsedLog;
-use crate::sources::output_code::OutputCodeIndex;
+use crate::model::output_code::OutputCodeIndex;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, Sender, channel};
@@ -49,6 +49,12 @@ pub enum Msg {
         a_path: PathBuf,
         b_pass: usize,
         result: Result<(Arc<FxFile>, Arc<GraphDiff>), String>,
+    },
+    /// "Find first pass": the pass found and the node to select there.
+    FoundFirstPass {
+        key: PathBuf,
+        query: crate::analysis::diff::FirstQuery,
+        found: Option<(usize, Option<String>)>,
     },
     /// The text diff of two graph files.
     TextDiff {

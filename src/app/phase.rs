@@ -42,8 +42,10 @@ pub struct PhaseState {
     pub diffs: Vec<Option<Arc<GraphDiff>>>,
     /// A chosen "A" graph to compare the pass on screen against, instead of the previous pass.
     pub compare: Option<Compare>,
+    /// The last "find first pass" search in this phase.
+    pub find: Option<super::compare::FindFirst>,
     /// `output_code.py` of the phase, once read.
-    pub output_code: Option<Arc<crate::sources::output_code::OutputCodeIndex>>,
+    pub output_code: Option<Arc<crate::model::output_code::OutputCodeIndex>>,
     pub output_code_path: Option<PathBuf>,
     /// Passes from this one on were appended while watching (their diffs and layout come
     /// from [`App::extend_phase`](super::App)).
@@ -78,6 +80,7 @@ impl PhaseState {
             load_errors: vec![None; n],
             diffs: vec![None; n],
             compare: None,
+            find: None,
             current: 0,
             layout: None,
             layout_error: None,

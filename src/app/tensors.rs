@@ -12,6 +12,7 @@ use crate::model::fx::FxGraph;
 use crate::model::tensor::{
     DumpCatalog, GraphDump, MsprobeStep, RankDump, Slice2d, TensorCompare, TensorSummary,
 };
+use crate::sources::npy::NpyArray;
 use crate::sources::{data_dump, msprobe};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -291,7 +292,7 @@ impl App {
             result: None,
         });
         self.jobs.spawn(move |send| {
-            let result = crate::sources::npy::NpyArray::open(&path).and_then(|a| {
+            let result = NpyArray::open(&path).and_then(|a| {
                 tensor_stats::slice2d(&a, &lead, SLICE_LIMIT)
                     .ok_or_else(|| "a 0-d array has no slice to show".to_string())
             });
@@ -322,8 +323,8 @@ impl App {
             let diffs = pairs
                 .par_iter()
                 .filter_map(|(node, a, b)| {
-                    let x = crate::sources::npy::NpyArray::open(a).ok()?;
-                    let y = crate::sources::npy::NpyArray::open(b).ok()?;
+                    let x = NpyArray::open(a).ok()?;
+                    let y = NpyArray::open(b).ok()?;
                     let c = tensor_stats::compare(&x, &y).ok()?;
                     Some((node.clone(), c.max_abs_diff))
                 })
@@ -353,8 +354,8 @@ impl App {
             result: None,
         });
         self.jobs.spawn(move |send| {
-            let result = crate::sources::npy::NpyArray::open(&a).and_then(|x| {
-                let y = crate::sources::npy::NpyArray::open(&b)?;
+            let result = NpyArray::open(&a).and_then(|x| {
+                let y = NpyArray::open(&b)?;
                 tensor_stats::compare(&x, &y)
             });
             send(Msg::Tensors(TensorsMsg::Compared { a, b, result }));
@@ -393,7 +394,22 @@ fn read_catalog(catalog: DumpCatalog, generation: u64, send: &(dyn Fn(Msg) + Syn
         catalog,
     }));
     for chunk in paths.chunks(BATCH) {
-        let batch = tensor_stats::summarize_all(chunk);
+        let batch = summarize_all(chunk);
         send(Msg::Tensors(TensorsMsg::Summaries { generation, batch }));
     }
+}
+
+/// Opens and summarises one `.npy` file. The error is the file's problem in one line.
+pub fn summarize_file(path: &Path) -> Result<TensorSummary, String> {
+    let arr = NpyArray::open(path)?;
+    Ok(tensor_stats::summarize(&arr))
+}
+
+/// Summaries of many files, in parallel; each file's error stays with it.
+pub fn summarize_all(paths: &[PathBuf]) -> Vec<(PathBuf, Result<TensorSummary, String>)> {
+    use rayon::prelude::*;
+    paths
+        .par_iter()
+        .map(|p| (p.clone(), summarize_file(p)))
+        .collect()
 }

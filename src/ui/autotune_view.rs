@@ -9,12 +9,11 @@ use super::CentralTab;
 use super::code_view::{CodeViewState, text_body};
 use crate::app::App;
 use crate::model::autotune::{AutotuneReport, FusedKernel};
-use egui::{Color32, RichText};
+use egui::RichText;
 use egui_plot::{Bar, BarChart, Legend, Plot, PlotPoint, Text};
 use std::sync::Arc;
 
-const WINNER: Color32 = Color32::from_rgb(0x3c, 0xb3, 0x71);
-const OTHER: Color32 = Color32::from_rgb(0x6a, 0x8c, 0xc8);
+use super::palette::{CANDIDATE as OTHER, WINNER};
 
 #[derive(Default)]
 pub struct AutotuneViewState {
@@ -210,7 +209,7 @@ pub fn tree_section(
 /// cut is on a character boundary).
 pub fn short_name(name: &str) -> String {
     match name.rsplit_once('_') {
-        Some((head, tail)) if crate::sources::autotune::is_md5(tail) => {
+        Some((head, tail)) if crate::model::autotune::is_md5(tail) => {
             format!("{head}_{}…", &tail[..6])
         }
         _ => name.to_string(),

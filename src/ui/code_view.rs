@@ -6,7 +6,7 @@
 //! and recomputed only when the query or the file changes.
 
 use crate::app::App;
-use crate::sources::output_code::OutputCodeIndex;
+use crate::model::output_code::OutputCodeIndex;
 use egui::{RichText, TextStyle};
 use egui_extras::syntax_highlighting::{CodeTheme, highlight};
 use std::sync::Arc;

@@ -470,7 +470,7 @@ fn level_style(l: Level, v: &egui::Visuals) -> (&'static str, Color32) {
     match l {
         Level::Debug => ("DBG", v.weak_text_color()),
         Level::Info => ("INF", v.text_color()),
-        Level::Event => ("EVT", Color32::from_rgb(90, 150, 230)),
+        Level::Event => ("EVT", super::palette::LOG_EVENT),
         Level::Warning => ("WRN", v.warn_fg_color),
         Level::Error => ("ERR", v.error_fg_color),
         Level::Critical => ("CRT", v.error_fg_color),

@@ -1,15 +1,16 @@
 //! The integration tests, in one binary so CI links egui and wgpu once: every module is one
 //! area (parser, diff, watch, UI…). Shared helpers live in `common`.
 
-mod common;
 mod autotune;
 mod cli;
+mod common;
 mod diff;
 mod discover;
 mod e2e_torch;
 mod export_svg;
 mod fx_parser;
 mod hostile;
+mod layering;
 mod layout;
 mod logs;
 mod phase_layout;
