@@ -58,9 +58,7 @@ impl App {
             a_path: a_path.clone(),
             label,
             b_pass,
-            a_file: None,
-            diff: None,
-            error: None,
+            result: super::Loading::Loading,
         });
         self.jobs.spawn(move |send| {
             let a_file = match known {

@@ -67,10 +67,10 @@ pub enum Msg {
         key: PathBuf,
         result: Result<Arc<PhaseLayout>, String>,
     },
-    /// The phase's `output_code.py`, indexed.
+    /// The phase's `output_code.py`, indexed, or why it could not be read.
     OutputCode {
         key: PathBuf,
-        index: Arc<OutputCodeIndex>,
+        result: Result<Arc<OutputCodeIndex>, String>,
     },
     /// An export finished: what was written, or why not.
     Exported {

@@ -1,7 +1,7 @@
 //! A log file opened in the logs panel, parsed in the background.
 
-use super::App;
 use super::jobs::Msg;
+use super::{App, Loading};
 use crate::model::log::ParsedLog;
 use crate::sources::{debug_log, read};
 use std::path::{Path, PathBuf};
@@ -10,8 +10,7 @@ use std::sync::Arc;
 /// A log file shown in the logs panel.
 pub struct LogView {
     pub path: PathBuf,
-    pub log: Option<Arc<ParsedLog>>,
-    pub error: Option<String>,
+    pub log: Loading<Arc<ParsedLog>>,
 }
 
 impl App {
@@ -22,8 +21,7 @@ impl App {
         }
         self.log = Some(LogView {
             path: path.to_path_buf(),
-            log: None,
-            error: None,
+            log: Loading::Loading,
         });
         let path = path.to_path_buf();
         self.jobs.spawn(move |send| {
@@ -36,10 +34,9 @@ impl App {
 
     pub(super) fn on_log(&mut self, path: PathBuf, result: Result<Arc<ParsedLog>, String>) {
         if let Some(lv) = self.log.as_mut().filter(|l| l.path == path) {
-            match result {
-                Ok(l) => lv.log = Some(l),
-                Err(e) => lv.error = Some(e),
-            }
+            lv.log = result
+                .map_err(|e| format!("Could not read {}: {e}", lv.path.display()))
+                .into();
         }
     }
 }

@@ -7,6 +7,7 @@ pub mod compare;
 pub mod export;
 pub mod jobs;
 pub mod live;
+pub mod loading;
 pub mod logs;
 pub mod phase;
 pub mod run;
@@ -15,6 +16,7 @@ pub mod tensors;
 pub mod text_diff;
 pub mod timeline;
 
+pub use loading::Loading;
 pub use state::{App, Workspace};
 
 use std::path::PathBuf;

@@ -148,12 +148,13 @@ impl App {
                     (i, file)
                 })
                 .collect();
-            if let Some(p) = code_path
-                && let Ok(t) = read::read_text(&p)
-            {
+            if let Some(p) = code_path {
+                let result = read::read_text(&p)
+                    .map(|t| Arc::new(output_code::OutputCodeIndex::new(&t.text)))
+                    .map_err(|e| e.to_string());
                 send(Msg::OutputCode {
                     key: key.clone(),
-                    index: Arc::new(output_code::OutputCodeIndex::new(&t.text)),
+                    result,
                 });
             }
             let mut files = files;
@@ -296,9 +297,9 @@ impl App {
                     ph.diff_pending.remove(&pass);
                 }
             }
-            Msg::OutputCode { key, index } => {
+            Msg::OutputCode { key, result } => {
                 if let Some(ph) = self.phase.as_mut().filter(|p| p.key == key) {
-                    ph.output_code = Some(index);
+                    ph.output_code = result.into();
                 }
             }
             Msg::PassDiffs { key, diffs } => {
@@ -323,13 +324,7 @@ impl App {
                     .and_then(|p| p.compare.as_mut())
                     .filter(|c| c.a_path == a_path && c.b_pass == b_pass)
                 {
-                    match result {
-                        Ok((a, d)) => {
-                            c.a_file = Some(a);
-                            c.diff = Some(d);
-                        }
-                        Err(e) => c.error = Some(e),
-                    }
+                    c.result = result.into();
                 }
             }
             Msg::FoundFirstPass { key, query, found } => {

@@ -4,8 +4,8 @@
 //! every `.npy` is summarised once (memory-mapped, never copied): the inspector, the NaN tracer
 //! and the overlay then work from memory. A dump elsewhere can be attached to the open run.
 
-use super::App;
 use super::jobs::Msg;
+use super::{App, Loading};
 use crate::analysis::nan_trace::{self, Bad, MatchQuality, Trace};
 use crate::analysis::tensor_stats;
 use crate::model::fx::FxGraph;
@@ -55,7 +55,7 @@ pub struct SliceView {
     pub path: PathBuf,
     /// Leading indices asked for.
     pub lead: Vec<u64>,
-    pub result: Option<Result<Arc<Slice2d>, String>>,
+    pub result: Loading<Arc<Slice2d>>,
 }
 
 pub struct TensorCompareView {
@@ -63,7 +63,7 @@ pub struct TensorCompareView {
     pub b: PathBuf,
     /// `step 0 → step 1`.
     pub label: String,
-    pub result: Option<Result<TensorCompare, String>>,
+    pub result: Loading<TensorCompare>,
 }
 
 /// Results of this view's background jobs.
@@ -161,7 +161,7 @@ impl App {
                     .as_mut()
                     .filter(|v| v.path == path && v.lead == lead)
                 {
-                    v.result = Some(result.map(Arc::new));
+                    v.result = result.map(Arc::new).into();
                 }
             }
             TensorsMsg::StepDiffs {
@@ -173,7 +173,7 @@ impl App {
             }
             TensorsMsg::Compared { a, b, result } => {
                 if let Some(c) = t.compare.as_mut().filter(|c| c.a == a && c.b == b) {
-                    c.result = Some(result);
+                    c.result = result.into();
                 }
             }
             _ => {} // from a folder no longer open
@@ -289,7 +289,7 @@ impl App {
         self.tensors.slice = Some(SliceView {
             path: path.clone(),
             lead: lead.clone(),
-            result: None,
+            result: Loading::Loading,
         });
         self.jobs.spawn(move |send| {
             let result = NpyArray::open(&path).and_then(|a| {
@@ -351,7 +351,7 @@ impl App {
             a: a.clone(),
             b: b.clone(),
             label,
-            result: None,
+            result: Loading::Loading,
         });
         self.jobs.spawn(move |send| {
             let result = NpyArray::open(&a).and_then(|x| {

@@ -1,7 +1,7 @@
 //! The text diff of two graph files (A, then the pass on screen), for the text diff view.
 
-use super::App;
 use super::jobs::Msg;
+use super::{App, Loading};
 use crate::sources::read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -10,8 +10,7 @@ use std::sync::Arc;
 pub struct TextDiffView {
     pub a: PathBuf,
     pub b: PathBuf,
-    pub lines: Option<Arc<Vec<crate::analysis::diff::TextDiffLine>>>,
-    pub error: Option<String>,
+    pub lines: Loading<Arc<Vec<crate::analysis::diff::TextDiffLine>>>,
 }
 
 impl App {
@@ -31,8 +30,7 @@ impl App {
         self.text_diff = Some(TextDiffView {
             a: a.clone(),
             b: b.clone(),
-            lines: None,
-            error: None,
+            lines: Loading::Loading,
         });
         self.jobs.spawn(move |send| {
             let read = |p: &Path| {
@@ -54,10 +52,7 @@ impl App {
         result: Result<Arc<Vec<crate::analysis::diff::TextDiffLine>>, String>,
     ) {
         if let Some(t) = self.text_diff.as_mut().filter(|t| t.a == a && t.b == b) {
-            match result {
-                Ok(l) => t.lines = Some(l),
-                Err(e) => t.error = Some(e),
-            }
+            t.lines = result.into();
         }
     }
 }

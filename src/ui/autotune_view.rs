@@ -11,7 +11,6 @@ use crate::app::App;
 use crate::model::autotune::{AutotuneReport, FusedKernel};
 use egui::RichText;
 use egui_plot::{Bar, BarChart, Legend, Plot, PlotPoint, Text};
-use std::sync::Arc;
 
 use super::palette::{CANDIDATE as OTHER, WINNER};
 
@@ -507,21 +506,16 @@ fn kernel_file_window(app: &mut App, state: &mut AutotuneViewState, ctx: &egui::
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let path = file.path.display().to_string();
-    let code: Option<Arc<_>> = file.code.clone();
-    let error = file.error.clone();
+    let code = file.code.clone();
     let mut open = true;
     egui::Window::new(title)
         .id(egui::Id::new("autotune_kernel_file"))
         .open(&mut open)
         .default_size([720.0, 520.0])
         .vscroll(false)
-        .show(ctx, |ui| match (&code, &error) {
-            (Some(c), _) => text_body(ui, &mut state.code, c, &path),
-            (None, Some(e)) => {
-                ui.colored_label(ui.visuals().error_fg_color, e);
-            }
-            (None, None) => {
-                ui.spinner();
+        .show(ctx, |ui| {
+            if let Some(c) = super::loading::show(ui, &code, "") {
+                text_body(ui, &mut state.code, c, &path);
             }
         });
     if !open {

@@ -119,15 +119,12 @@ fn body(app: &mut App, state: &mut CodeViewState, ui: &mut egui::Ui) {
         ui.weak("No graph open.");
         return;
     };
-    let Some(code) = ph.output_code.clone() else {
-        if ph.output_code_path.is_some() {
-            ui.horizontal(|ui| {
-                ui.spinner();
-                ui.weak("Reading output_code.py…");
-            });
-        } else {
-            ui.weak("This phase has no output_code.py.");
-        }
+    if ph.output_code_path.is_none() {
+        ui.weak("This phase has no output_code.py.");
+        return;
+    }
+    let Some(code) = super::loading::show(ui, &ph.output_code, "Reading output_code.py…").cloned()
+    else {
         return;
     };
     state.refresh(&code);

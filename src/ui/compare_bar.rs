@@ -224,7 +224,8 @@ fn item(ui: &mut egui::Ui, selected: bool, enabled: bool, text: &str) -> egui::R
 /// The counts of A → the pass on screen, or why there are none. Drawn right to left.
 fn counts_view(ui: &mut egui::Ui, ph: &PhaseState) {
     if let Some(c) = active_compare(ph) {
-        if let Some(e) = &c.error {
+        // Right to left, with the A's path on the error: not the usual loading row.
+        if let Some(e) = c.result.error() {
             ui.colored_label(
                 ui.visuals().error_fg_color,
                 format!("✖ could not compare: {e}"),
@@ -232,7 +233,7 @@ fn counts_view(ui: &mut egui::Ui, ph: &PhaseState) {
             .on_hover_text(c.a_path.display().to_string());
             return;
         }
-        if c.diff.is_none() {
+        if c.result.ready().is_none() {
             ui.weak("comparing…");
             ui.spinner();
             return;

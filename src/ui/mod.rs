@@ -8,6 +8,7 @@ mod compare_bar;
 mod dialogs;
 mod graph_view;
 mod inspector;
+mod loading;
 mod logs_panel;
 mod palette;
 mod run_panel;

@@ -270,11 +270,9 @@ pub(super) fn output_code_view(
     // Phases without generated code (Dynamo graphs, loose files) have no section at all.
     ph.output_code_path.as_ref()?;
     ui.add_space(4.0);
-    let Some(code) = &ph.output_code else {
-        ui.horizontal(|ui| {
-            ui.label(RichText::new("In output_code.py").strong());
-            ui.spinner();
-        });
+    let Some(code) = ph.output_code.ready() else {
+        ui.label(RichText::new("In output_code.py").strong());
+        crate::ui::loading::show(ui, &ph.output_code, "");
         return None;
     };
     let lines = code.lines_naming(&node.name);

@@ -54,37 +54,29 @@ pub(super) fn compare_row(
             }
         });
     }
-    if let Some(c) = tensors.compare.as_ref().filter(|c| c.b == f.path) {
-        match &c.result {
-            None => {
-                ui.spinner();
-            }
-            Some(Err(e)) => {
-                ui.colored_label(ui.visuals().warn_fg_color, e);
-            }
-            Some(Ok(r)) => {
-                let at = r
-                    .argmax
-                    .as_ref()
-                    .map(|i| format!(" at {i:?}"))
-                    .unwrap_or_default();
-                ui.label(
-                    RichText::new(format!(
-                        "{}: max abs diff {}{at}, max rel diff {}, cosine {}{}",
-                        c.label,
-                        fmt_value(r.max_abs_diff),
-                        fmt_value(r.max_rel_diff),
-                        r.cosine.map_or("—".into(), |x| format!("{x:.6}")),
-                        if r.non_finite > 0 {
-                            format!(" ({} pairs with NaN/Inf skipped)", r.non_finite)
-                        } else {
-                            String::new()
-                        }
-                    ))
-                    .small(),
-                );
-            }
-        }
+    if let Some(c) = tensors.compare.as_ref().filter(|c| c.b == f.path)
+        && let Some(r) = crate::ui::loading::show(ui, &c.result, "")
+    {
+        let at = r
+            .argmax
+            .as_ref()
+            .map(|i| format!(" at {i:?}"))
+            .unwrap_or_default();
+        ui.label(
+            RichText::new(format!(
+                "{}: max abs diff {}{at}, max rel diff {}, cosine {}{}",
+                c.label,
+                fmt_value(r.max_abs_diff),
+                fmt_value(r.max_rel_diff),
+                r.cosine.map_or("—".into(), |x| format!("{x:.6}")),
+                if r.non_finite > 0 {
+                    format!(" ({} pairs with NaN/Inf skipped)", r.non_finite)
+                } else {
+                    String::new()
+                }
+            ))
+            .small(),
+        );
     }
     action
 }

@@ -37,17 +37,9 @@ pub(super) fn slice_view(
         ui.spinner();
         return Some(Action::LoadSlice(f.path.clone(), lead));
     };
-    match &view.result {
-        None => {
-            ui.spinner();
-        }
-        Some(Err(e)) => {
-            ui.colored_label(ui.visuals().warn_fg_color, e);
-        }
-        Some(Ok(sl)) => {
-            heatmap(ui, sl);
-            value_table(ui, state, sl);
-        }
+    if let Some(sl) = crate::ui::loading::show(ui, &view.result, "") {
+        heatmap(ui, sl);
+        value_table(ui, state, sl);
     }
     None
 }
