@@ -7,9 +7,11 @@
 //! a log without its folders still shows its timings, a folder without a log still lists its
 //! candidates.
 
-use crate::model::autotune::{AutotuneReport, Candidate, CompilePath, FusedKernel};
+use crate::model::autotune::{
+    AscLine, AscLog, AutotuneReport, CacheEntry, Candidate, CompilePath, DebugKernelDir, Evidence,
+    FusedKernel, is_md5,
+};
 use crate::model::fx::{FxFile, OpKind};
-use crate::sources::autotune::{AscLine, Evidence, cache_hash_in_path, is_md5};
 use std::collections::{HashMap, HashSet};
 
 /// Kernels by name, in the order the evidence first names them.
@@ -58,8 +60,7 @@ pub fn join(ev: &Evidence) -> AutotuneReport {
         }
         add_debug_dir(k, dd);
     }
-    let mut cache_by_name: HashMap<&str, Vec<&crate::sources::autotune::CacheEntry>> =
-        HashMap::new();
+    let mut cache_by_name: HashMap<&str, Vec<&CacheEntry>> = HashMap::new();
     for c in &ev.cache {
         cache_by_name.entry(c.name.as_str()).or_default().push(c);
         ks.get(&c.name);
@@ -78,7 +79,7 @@ pub fn join(ev: &Evidence) -> AutotuneReport {
 }
 
 fn read_log(
-    log: &crate::sources::autotune::AscLog,
+    log: &AscLog,
     ks: &mut Kernels,
     logged: &mut HashMap<String, Logged>,
     problems: &mut Vec<String>,
@@ -105,6 +106,7 @@ fn read_log(
             AscLine::Completed {
                 cache_path,
                 kernel,
+                cache_hash,
                 best,
             } => {
                 let Some(name) = kernel else {
@@ -123,7 +125,7 @@ fn read_log(
                         .push(format!("tuned again at {at}; the first result is shown"));
                 } else {
                     l.completed = true;
-                    l.cache_hash = cache_hash_in_path(cache_path);
+                    l.cache_hash = cache_hash.clone();
                     k.logged_best = *best;
                     if k.rank.is_none() {
                         k.rank = r.rank.clone();
@@ -216,7 +218,7 @@ fn check_logged(k: &mut FusedKernel, logged: Option<&Logged>) {
     }
 }
 
-fn add_debug_dir(k: &mut FusedKernel, dd: &crate::sources::autotune::DebugKernelDir) {
+fn add_debug_dir(k: &mut FusedKernel, dd: &DebugKernelDir) {
     k.debug_dir = Some(dd.path.clone());
     k.files = dd.files.iter().map(|f| dd.path.join(f)).collect();
     k.post_grad = dd.post_grad.clone();
@@ -271,11 +273,7 @@ fn add_debug_dir(k: &mut FusedKernel, dd: &crate::sources::autotune::DebugKernel
     }
 }
 
-fn add_cache(
-    k: &mut FusedKernel,
-    entries: &[&crate::sources::autotune::CacheEntry],
-    logged_hash: Option<&str>,
-) {
+fn add_cache(k: &mut FusedKernel, entries: &[&CacheEntry], logged_hash: Option<&str>) {
     let chosen = match logged_hash {
         Some(h) => entries.iter().find(|e| e.hash == h),
         None => entries.first(),

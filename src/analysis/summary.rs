@@ -1,10 +1,11 @@
 //! The summary of an index with per-graph facts: what `fxray summary` prints and what the run
 //! tree shows next to each entry.
 
-use crate::model::fx::FxFile;
+use crate::analysis::op_family::{self, OpFamily};
+use crate::model::fx::{FxFile, OpKind};
 use crate::model::index::*;
 use serde::Serialize;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 /// What is known of one graph file once parsed.
@@ -17,15 +18,28 @@ pub struct GraphFacts {
     pub unparsed: usize,
     /// File-level problems, and the reason the file could not be read.
     pub problems: Vec<String>,
+    /// Top-level nodes by op kind, and by op family (the inspector's summary).
+    #[serde(skip)]
+    pub by_op: BTreeMap<OpKind, usize>,
+    #[serde(skip)]
+    pub by_family: BTreeMap<OpFamily, usize>,
 }
 
 impl GraphFacts {
     pub fn of(file: &FxFile) -> Self {
+        let mut by_op = BTreeMap::new();
+        let mut by_family = BTreeMap::new();
+        for n in file.graphs.first().map_or(&[][..], |g| &g.nodes[..]) {
+            *by_op.entry(n.op).or_default() += 1;
+            *by_family.entry(op_family::family(n)).or_default() += 1;
+        }
         GraphFacts {
             nodes: file.node_count(),
             subgraph_nodes: file.graphs.iter().skip(1).map(|g| g.nodes.len()).sum(),
             unparsed: file.unparsed.len(),
             problems: file.problems.clone(),
+            by_op,
+            by_family,
         }
     }
 

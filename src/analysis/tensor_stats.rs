@@ -1,10 +1,10 @@
-//! Statistics of a tensor read in place (`sources::npy`): two streaming passes over the mapped
+//! Statistics of a tensor read in place (`model::npy`, opened by `sources::npy`): two streaming passes over the mapped
 //! bytes, in parallel chunks, with no copy of the data. Pass 1 counts NaN/±Inf/zeros and finds
 //! min, max and the sum; pass 2 fills the histogram and the squared deviations from the mean
 //! (two passes keep the standard deviation exact where a one-pass sum of squares would not).
 
+use crate::model::npy::{Elem, NpyArray, unravel};
 use crate::model::tensor::{Histogram, TensorCompare, TensorStats, TensorSummary};
-use crate::sources::npy::{Elem, NpyArray, unravel};
 use rayon::prelude::*;
 
 /// Histogram bins the app and the CLI show.
@@ -257,12 +257,7 @@ pub fn stats(arr: &NpyArray, bins: usize) -> TensorStats {
     s
 }
 
-/// Opens and summarises one `.npy` file. The error is the file's problem in one line.
-pub fn summarize_file(path: &std::path::Path) -> Result<TensorSummary, String> {
-    let arr = crate::sources::npy::NpyArray::open(path)?;
-    Ok(summarize(&arr))
-}
-
+/// The summary the app and the CLI show of one array.
 pub fn summarize(arr: &NpyArray) -> TensorSummary {
     TensorSummary {
         info: arr.info.clone(),
@@ -323,16 +318,6 @@ pub fn compare(a: &NpyArray, b: &NpyArray) -> Result<TensorCompare, String> {
         c.at_max = Some((x, y));
     }
     Ok(c)
-}
-
-/// Summaries of many files, in parallel; each file's error stays with it.
-pub fn summarize_all(
-    paths: &[std::path::PathBuf],
-) -> Vec<(std::path::PathBuf, Result<TensorSummary, String>)> {
-    paths
-        .par_iter()
-        .map(|p| (p.clone(), summarize_file(p)))
-        .collect()
 }
 
 /// The 2-D slice of `arr` at leading indices `lead` (clamped to the shape): the last two dims,

@@ -7,9 +7,9 @@ use super::jobs::Msg;
 use crate::analysis::autotune as join;
 use crate::model::autotune::AutotuneReport;
 use crate::model::index::DebugIndex;
+use crate::model::output_code::OutputCodeIndex;
 use crate::sources::autotune as evidence;
 use crate::sources::load;
-use crate::sources::output_code::OutputCodeIndex;
 use crate::sources::read;
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -45,8 +45,7 @@ type WorkspaceKey = Option<(PathBuf, usize)>;
 /// A file of a kernel's debug folder, read for the code viewer.
 pub struct KernelFile {
     pub path: PathBuf,
-    pub code: Option<Arc<OutputCodeIndex>>,
-    pub error: Option<String>,
+    pub code: super::Loading<Arc<OutputCodeIndex>>,
 }
 
 /// Results of this view's background jobs.
@@ -120,8 +119,7 @@ impl App {
         }
         self.autotune.file = Some(KernelFile {
             path: path.to_path_buf(),
-            code: None,
-            error: None,
+            code: super::Loading::Loading,
         });
         let path = path.to_path_buf();
         self.jobs.spawn(move |send| {
@@ -167,10 +165,7 @@ impl App {
             }
             AutotuneMsg::File { path, result } => {
                 if let Some(f) = self.autotune.file.as_mut().filter(|f| f.path == path) {
-                    match result {
-                        Ok(c) => f.code = Some(c),
-                        Err(e) => f.error = Some(e),
-                    }
+                    f.code = result.into();
                 }
             }
         }

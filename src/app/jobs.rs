@@ -8,7 +8,7 @@ use crate::error::Error;
 use crate::model::fx::FxFile;
 use crate::model::index::DebugIndex;
 use crate::model::log::ParsedLog;
-use crate::sources::output_code::OutputCodeIndex;
+use crate::model::output_code::OutputCodeIndex;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, Sender, channel};
@@ -50,6 +50,12 @@ pub enum Msg {
         b_pass: usize,
         result: Result<(Arc<FxFile>, Arc<GraphDiff>), String>,
     },
+    /// "Find first pass": the pass found and the node to select there.
+    FoundFirstPass {
+        key: PathBuf,
+        query: crate::analysis::diff::FirstQuery,
+        found: Option<(usize, Option<String>)>,
+    },
     /// The text diff of two graph files.
     TextDiff {
         a: PathBuf,
@@ -61,10 +67,10 @@ pub enum Msg {
         key: PathBuf,
         result: Result<Arc<PhaseLayout>, String>,
     },
-    /// The phase's `output_code.py`, indexed.
+    /// The phase's `output_code.py`, indexed, or why it could not be read.
     OutputCode {
         key: PathBuf,
-        index: Arc<OutputCodeIndex>,
+        result: Result<Arc<OutputCodeIndex>, String>,
     },
     /// An export finished: what was written, or why not.
     Exported {

@@ -9,7 +9,10 @@ use crate::analysis::summary::GraphFacts;
 use crate::model::fx::FxFile;
 use crate::sources::discover::FileSet;
 use crate::sources::load;
-use crate::sources::watch::{Backend, ChangeKind, Update, WatchConfig, WatchEvent, Watcher};
+/// How the folder is watched, as the status bar names it: `ui` reaches the watcher only
+/// through `app`.
+pub use crate::sources::watch::Backend as WatchBackend;
+use crate::sources::watch::{ChangeKind, Update, WatchConfig, WatchEvent, Watcher};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -26,7 +29,7 @@ pub struct Live {
     pub enabled: bool,
     pub config: WatchConfig,
     /// How the folder is watched, once the watcher has started.
-    pub backend: Option<Backend>,
+    pub backend: Option<WatchBackend>,
     /// Why watching stopped, if it did.
     pub failed: Option<String>,
     /// Jump to each new pass as it lands.

@@ -3,14 +3,20 @@
 //! UI thread never waits on disk or parsing.
 
 pub mod autotune;
+pub mod compare;
+pub mod export;
 pub mod jobs;
 pub mod live;
+pub mod loading;
+pub mod logs;
 pub mod phase;
 pub mod run;
 pub mod state;
 pub mod tensors;
+pub mod text_diff;
 pub mod timeline;
 
+pub use loading::Loading;
 pub use state::{App, Workspace};
 
 use std::path::PathBuf;
@@ -28,19 +34,10 @@ pub fn sample_path() -> PathBuf {
     if in_tree.is_dir() {
         return in_tree;
     }
-    let dir = cache_dir().join(format!("sample-{}", env!("CARGO_PKG_VERSION")));
+    let dir = crate::paths::cache_dir().join(format!("sample-{}", env!("CARGO_PKG_VERSION")));
     if !dir.join("expected.json").is_file() {
         // A failed unpack leaves a path that does not exist: opening it says so.
         let _ = std::fs::create_dir_all(&dir).and_then(|_| SAMPLE.extract(&dir));
     }
     dir
-}
-
-/// fxray's own cache folder (`$XDG_CACHE_HOME/fxray`, else `~/.cache/fxray`).
-pub fn cache_dir() -> PathBuf {
-    let base = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-        .unwrap_or_else(std::env::temp_dir);
-    base.join("fxray")
 }

@@ -42,8 +42,10 @@ pub struct PhaseState {
     pub diffs: Vec<Option<Arc<GraphDiff>>>,
     /// A chosen "A" graph to compare the pass on screen against, instead of the previous pass.
     pub compare: Option<Compare>,
+    /// The last "find first pass" search in this phase.
+    pub find: Option<super::compare::FindFirst>,
     /// `output_code.py` of the phase, once read.
-    pub output_code: Option<Arc<crate::sources::output_code::OutputCodeIndex>>,
+    pub output_code: super::Loading<Arc<crate::model::output_code::OutputCodeIndex>>,
     pub output_code_path: Option<PathBuf>,
     /// Passes from this one on were appended while watching (their diffs and layout come
     /// from [`App::extend_phase`](super::App)).
@@ -78,6 +80,7 @@ impl PhaseState {
             load_errors: vec![None; n],
             diffs: vec![None; n],
             compare: None,
+            find: None,
             current: 0,
             layout: None,
             layout_error: None,
@@ -85,7 +88,11 @@ impl PhaseState {
             selected: None,
             reveal_selected: false,
             code_line: None,
-            output_code: None,
+            output_code: if output_code_path.is_some() {
+                super::Loading::Loading
+            } else {
+                super::Loading::Idle
+            },
             output_code_path,
             appended_from: n,
             diff_pending: Default::default(),
@@ -119,7 +126,8 @@ impl PhaseState {
         if let Some(c) = &self.compare
             && c.b_pass == self.current
         {
-            return Some((c.a_file.clone()?, c.diff.clone()?, c.label.clone()));
+            let (a, d) = c.result.ready()?.clone();
+            return Some((a, d, c.label.clone()));
         }
         let prev = self.current.checked_sub(1)?;
         let a = self.files.get(prev)?.clone()?;
@@ -160,9 +168,8 @@ pub struct Compare {
     pub label: String,
     /// The pass (of this phase) it is compared with.
     pub b_pass: usize,
-    pub a_file: Option<Arc<FxFile>>,
-    pub diff: Option<Arc<GraphDiff>>,
-    pub error: Option<String>,
+    /// A, and the diff A → the pass.
+    pub result: super::Loading<(Arc<FxFile>, Arc<GraphDiff>)>,
 }
 
 /// Finds a node by qualified name (`name` or `<subgraph class>/name`).

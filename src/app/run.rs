@@ -3,9 +3,11 @@
 
 use super::App;
 use crate::runner::npu::{self, NpuStatus};
-use crate::runner::process::{Exit, RunEvent, RunHandle, Stream};
+/// The runner's vocabulary the Run panel names: `ui` reaches the runner only through `app`.
+pub use crate::runner::process::{Exit, Stream};
+use crate::runner::process::{RunEvent, RunHandle};
 use crate::runner::python::{self, Interpreter, Packages};
-use crate::runner::spec::RunSpec;
+pub use crate::runner::spec::{Backend, Mode, RunSpec, parse_env};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::sync::mpsc::{Receiver, channel};
@@ -217,7 +219,7 @@ impl App {
             match ev {
                 RunEvent::Started { pid } => run.pid = Some(pid),
                 RunEvent::Line { stream, text } => {
-                    let text = strip_ansi(&text);
+                    let text = crate::sources::read::strip_ansi(&text).into_owned();
                     run.console.push_back(ConsoleLine { stream, text });
                     if run.console.len() > CONSOLE_LINES {
                         run.console.pop_front();
@@ -288,11 +290,4 @@ impl App {
             self.paste_autotune_log(&text);
         }
     }
-}
-
-fn strip_ansi(s: &str) -> String {
-    if !s.contains('\u{1b}') {
-        return s.to_string();
-    }
-    String::from_utf8_lossy(&strip_ansi_escapes::strip(s)).into_owned()
 }

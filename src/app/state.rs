@@ -6,8 +6,7 @@ use crate::analysis::phase_layout::{self, PhaseLayout};
 use crate::analysis::summary::GraphFacts;
 use crate::model::fx::FxFile;
 use crate::model::index::DebugIndex;
-use crate::model::log::ParsedLog;
-use crate::sources::{debug_log, load, output_code, read};
+use crate::sources::{load, output_code, read};
 use rayon::prelude::*;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -21,21 +20,6 @@ pub struct Workspace {
     pub facts_done: bool,
 }
 
-/// A text diff of two graph files, for the text diff view.
-pub struct TextDiffView {
-    pub a: PathBuf,
-    pub b: PathBuf,
-    pub lines: Option<Arc<Vec<crate::analysis::diff::TextDiffLine>>>,
-    pub error: Option<String>,
-}
-
-/// A log file shown in the logs panel.
-pub struct LogView {
-    pub path: PathBuf,
-    pub log: Option<Arc<ParsedLog>>,
-    pub error: Option<String>,
-}
-
 #[derive(Default)]
 pub struct App {
     pub workspace: Option<Workspace>,
@@ -47,8 +31,8 @@ pub struct App {
     pub recent: Vec<PathBuf>,
     /// The phase (or single graph) on screen.
     pub phase: Option<PhaseState>,
-    pub log: Option<LogView>,
-    pub text_diff: Option<TextDiffView>,
+    pub log: Option<super::logs::LogView>,
+    pub text_diff: Option<super::text_diff::TextDiffView>,
     /// The last finished action worth telling the user about ("exported to …").
     pub notice: Option<String>,
     /// Layouts already computed, by phase key: coming back to a phase is instant.
@@ -164,12 +148,13 @@ impl App {
                     (i, file)
                 })
                 .collect();
-            if let Some(p) = code_path
-                && let Ok(t) = read::read_text(&p)
-            {
+            if let Some(p) = code_path {
+                let result = read::read_text(&p)
+                    .map(|t| Arc::new(output_code::OutputCodeIndex::new(&t.text)))
+                    .map_err(|e| e.to_string());
                 send(Msg::OutputCode {
                     key: key.clone(),
-                    index: Arc::new(output_code::OutputCodeIndex::new(&t.text)),
+                    result,
                 });
             }
             let mut files = files;
@@ -216,135 +201,6 @@ impl App {
             ph.selected = Some(qualified);
             ph.reveal_selected = true;
         }
-    }
-
-    /// Compares the pass on screen with the graph file `a` (any pass, rank, run or the Dynamo
-    /// graph) instead of the previous pass; `None` goes back to the previous pass.
-    pub fn compare_with(&mut self, a: Option<PathBuf>) {
-        let Some(ph) = &mut self.phase else { return };
-        let Some(a_path) = a else {
-            ph.compare = None;
-            return;
-        };
-        let (Some(b), Some(key)) = (ph.current_file().cloned(), Some(ph.key.clone())) else {
-            return;
-        };
-        let b_pass = ph.current;
-        let known = ph.pass_of(&a_path).and_then(|i| ph.files[i].clone());
-        let label = compare_label(self.workspace.as_ref().map(|w| &w.index), &a_path);
-        ph.compare = Some(super::phase::Compare {
-            a_path: a_path.clone(),
-            label,
-            b_pass,
-            a_file: None,
-            diff: None,
-            error: None,
-        });
-        self.jobs.spawn(move |send| {
-            let a_file = match known {
-                Some(f) => Ok(f),
-                None => load::graph(&a_path)
-                    .map(Arc::new)
-                    .map_err(|e| e.to_string()),
-            };
-            let result = a_file.map(|a| {
-                let d = Arc::new(crate::analysis::diff::diff(&a, &b));
-                (a, d)
-            });
-            send(Msg::Compared {
-                key,
-                a_path,
-                b_pass,
-                result,
-            });
-        });
-    }
-
-    /// Opens the text diff of the compared graphs (A → the pass on screen).
-    pub fn open_text_diff(&mut self) {
-        let Some(ph) = &self.phase else { return };
-        let Some(b) = ph.current_path().map(Path::to_path_buf) else {
-            return;
-        };
-        let a = match &ph.compare {
-            Some(c) if c.b_pass == ph.current => c.a_path.clone(),
-            _ => match ph.current.checked_sub(1) {
-                Some(prev) => ph.passes[prev].path.clone(),
-                None => return,
-            },
-        };
-        self.text_diff = Some(TextDiffView {
-            a: a.clone(),
-            b: b.clone(),
-            lines: None,
-            error: None,
-        });
-        self.jobs.spawn(move |send| {
-            let read = |p: &Path| {
-                read::read_text(p)
-                    .map(|t| t.text)
-                    .map_err(|e| e.to_string())
-            };
-            let result = read(&a).and_then(|ta| {
-                read(&b).map(|tb| Arc::new(crate::analysis::diff::text_diff(&ta, &tb)))
-            });
-            send(Msg::TextDiff { a, b, result });
-        });
-    }
-
-    /// Writes the pass on screen, drawn with the phase's layout, as SVG or PNG to `path`
-    /// (in the background; PNG rasterising takes a second on large graphs).
-    pub fn export_current(&mut self, path: PathBuf, png: bool, dark: bool) {
-        let Some(ph) = &self.phase else { return };
-        let (Some(file), Some(layout)) = (ph.current_file().cloned(), ph.layout.clone()) else {
-            self.error = Some("nothing to export yet: the graph is still loading".into());
-            return;
-        };
-        let title = ph
-            .passes
-            .get(ph.current)
-            .map(|p| {
-                p.path
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default()
-            })
-            .unwrap_or_default();
-        self.jobs.spawn(move |send| {
-            let options = crate::analysis::export_svg::SvgOptions { dark, title };
-            let svg = crate::analysis::export_svg::to_svg(&file, &layout, &options);
-            let bytes = if png {
-                crate::analysis::export_svg::to_png(&svg, 1.0)
-            } else {
-                Ok(svg.into_bytes())
-            };
-            let result = bytes
-                .and_then(|b| {
-                    std::fs::write(&path, b)
-                        .map_err(|e| crate::error::Error::io(&path, &e).to_string())
-                })
-                .map(|()| path);
-            send(Msg::Exported { result });
-        });
-    }
-
-    /// Opens a log file in the logs panel (parsed in the background).
-    pub fn open_log(&mut self, path: &Path) {
-        if self.log.as_ref().is_some_and(|l| l.path == path) {
-            return;
-        }
-        self.log = Some(LogView {
-            path: path.to_path_buf(),
-            log: None,
-            error: None,
-        });
-        let path = path.to_path_buf();
-        self.jobs.spawn(move |send| {
-            let result = read::read_text(&path)
-                .map(|t| Arc::new(debug_log::parse_log(&t.text)))
-                .map_err(|e| e.to_string());
-            send(Msg::Log { path, result });
-        });
     }
 
     /// Applies finished background work. Call once per frame.
@@ -441,9 +297,9 @@ impl App {
                     ph.diff_pending.remove(&pass);
                 }
             }
-            Msg::OutputCode { key, index } => {
+            Msg::OutputCode { key, result } => {
                 if let Some(ph) = self.phase.as_mut().filter(|p| p.key == key) {
-                    ph.output_code = Some(index);
+                    ph.output_code = result.into();
                 }
             }
             Msg::PassDiffs { key, diffs } => {
@@ -468,35 +324,15 @@ impl App {
                     .and_then(|p| p.compare.as_mut())
                     .filter(|c| c.a_path == a_path && c.b_pass == b_pass)
                 {
-                    match result {
-                        Ok((a, d)) => {
-                            c.a_file = Some(a);
-                            c.diff = Some(d);
-                        }
-                        Err(e) => c.error = Some(e),
-                    }
+                    c.result = result.into();
                 }
             }
-            Msg::TextDiff { a, b, result } => {
-                if let Some(t) = self.text_diff.as_mut().filter(|t| t.a == a && t.b == b) {
-                    match result {
-                        Ok(l) => t.lines = Some(l),
-                        Err(e) => t.error = Some(e),
-                    }
-                }
+            Msg::FoundFirstPass { key, query, found } => {
+                self.on_found_first_pass(key, query, found)
             }
-            Msg::Exported { result } => match result {
-                Ok(p) => self.notice = Some(format!("exported {}", p.display())),
-                Err(e) => self.error = Some(format!("export failed: {e}")),
-            },
-            Msg::Log { path, result } => {
-                if let Some(lv) = self.log.as_mut().filter(|l| l.path == path) {
-                    match result {
-                        Ok(l) => lv.log = Some(l),
-                        Err(e) => lv.error = Some(e),
-                    }
-                }
-            }
+            Msg::TextDiff { a, b, result } => self.on_text_diff(a, b, result),
+            Msg::Exported { result } => self.on_exported(result),
+            Msg::Log { path, result } => self.on_log(path, result),
             Msg::Run(m) => self.on_run(m),
             Msg::Timeline(m) => self.on_timeline(m),
             Msg::Tensors(m) => self.on_tensors(m),
@@ -535,35 +371,4 @@ impl App {
         self.recent.insert(0, path);
         self.recent.truncate(MAX_RECENT);
     }
-}
-
-/// How the UI names a graph file to compare with: `rank 1 · model__0 · forward · 005 view_to_reshape`.
-fn compare_label(index: Option<&DebugIndex>, path: &Path) -> String {
-    let file = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let Some(index) = index else { return file };
-    for run in &index.runs {
-        for m in &run.models {
-            let mut where_ = vec![];
-            if let Some(r) = run.rank {
-                where_.push(format!("rank {r}"));
-            }
-            if m.dynamo_graph.as_deref() == Some(path) {
-                where_.push(format!("{} · dynamo graph", m.name));
-                return where_.join(" · ");
-            }
-            for ph in &m.phases {
-                if let Some(p) = ph.passes.iter().find(|p| p.path == path) {
-                    where_.push(format!(
-                        "{} · {} · {:03} {}",
-                        m.name, ph.name, p.index, p.name
-                    ));
-                    return where_.join(" · ");
-                }
-            }
-        }
-    }
-    file
 }

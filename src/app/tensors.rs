@@ -4,14 +4,15 @@
 //! every `.npy` is summarised once (memory-mapped, never copied): the inspector, the NaN tracer
 //! and the overlay then work from memory. A dump elsewhere can be attached to the open run.
 
-use super::App;
 use super::jobs::Msg;
+use super::{App, Loading};
 use crate::analysis::nan_trace::{self, Bad, MatchQuality, Trace};
 use crate::analysis::tensor_stats;
 use crate::model::fx::FxGraph;
 use crate::model::tensor::{
     DumpCatalog, GraphDump, MsprobeStep, RankDump, Slice2d, TensorCompare, TensorSummary,
 };
+use crate::sources::npy::NpyArray;
 use crate::sources::{data_dump, msprobe};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -54,7 +55,7 @@ pub struct SliceView {
     pub path: PathBuf,
     /// Leading indices asked for.
     pub lead: Vec<u64>,
-    pub result: Option<Result<Arc<Slice2d>, String>>,
+    pub result: Loading<Arc<Slice2d>>,
 }
 
 pub struct TensorCompareView {
@@ -62,7 +63,7 @@ pub struct TensorCompareView {
     pub b: PathBuf,
     /// `step 0 → step 1`.
     pub label: String,
-    pub result: Option<Result<TensorCompare, String>>,
+    pub result: Loading<TensorCompare>,
 }
 
 /// Results of this view's background jobs.
@@ -160,7 +161,7 @@ impl App {
                     .as_mut()
                     .filter(|v| v.path == path && v.lead == lead)
                 {
-                    v.result = Some(result.map(Arc::new));
+                    v.result = result.map(Arc::new).into();
                 }
             }
             TensorsMsg::StepDiffs {
@@ -172,7 +173,7 @@ impl App {
             }
             TensorsMsg::Compared { a, b, result } => {
                 if let Some(c) = t.compare.as_mut().filter(|c| c.a == a && c.b == b) {
-                    c.result = Some(result);
+                    c.result = result.into();
                 }
             }
             _ => {} // from a folder no longer open
@@ -288,10 +289,10 @@ impl App {
         self.tensors.slice = Some(SliceView {
             path: path.clone(),
             lead: lead.clone(),
-            result: None,
+            result: Loading::Loading,
         });
         self.jobs.spawn(move |send| {
-            let result = crate::sources::npy::NpyArray::open(&path).and_then(|a| {
+            let result = NpyArray::open(&path).and_then(|a| {
                 tensor_stats::slice2d(&a, &lead, SLICE_LIMIT)
                     .ok_or_else(|| "a 0-d array has no slice to show".to_string())
             });
@@ -322,8 +323,8 @@ impl App {
             let diffs = pairs
                 .par_iter()
                 .filter_map(|(node, a, b)| {
-                    let x = crate::sources::npy::NpyArray::open(a).ok()?;
-                    let y = crate::sources::npy::NpyArray::open(b).ok()?;
+                    let x = NpyArray::open(a).ok()?;
+                    let y = NpyArray::open(b).ok()?;
                     let c = tensor_stats::compare(&x, &y).ok()?;
                     Some((node.clone(), c.max_abs_diff))
                 })
@@ -350,11 +351,11 @@ impl App {
             a: a.clone(),
             b: b.clone(),
             label,
-            result: None,
+            result: Loading::Loading,
         });
         self.jobs.spawn(move |send| {
-            let result = crate::sources::npy::NpyArray::open(&a).and_then(|x| {
-                let y = crate::sources::npy::NpyArray::open(&b)?;
+            let result = NpyArray::open(&a).and_then(|x| {
+                let y = NpyArray::open(&b)?;
                 tensor_stats::compare(&x, &y)
             });
             send(Msg::Tensors(TensorsMsg::Compared { a, b, result }));
@@ -393,7 +394,22 @@ fn read_catalog(catalog: DumpCatalog, generation: u64, send: &(dyn Fn(Msg) + Syn
         catalog,
     }));
     for chunk in paths.chunks(BATCH) {
-        let batch = tensor_stats::summarize_all(chunk);
+        let batch = summarize_all(chunk);
         send(Msg::Tensors(TensorsMsg::Summaries { generation, batch }));
     }
+}
+
+/// Opens and summarises one `.npy` file. The error is the file's problem in one line.
+pub fn summarize_file(path: &Path) -> Result<TensorSummary, String> {
+    let arr = NpyArray::open(path)?;
+    Ok(tensor_stats::summarize(&arr))
+}
+
+/// Summaries of many files, in parallel; each file's error stays with it.
+pub fn summarize_all(paths: &[PathBuf]) -> Vec<(PathBuf, Result<TensorSummary, String>)> {
+    use rayon::prelude::*;
+    paths
+        .par_iter()
+        .map(|p| (p.clone(), summarize_file(p)))
+        .collect()
 }

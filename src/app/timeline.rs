@@ -1,8 +1,8 @@
 //! The captured aclGraph model instance shown as a timeline (issue 7): which capture file is
 //! open, its parsed timeline (loaded in the background) and the selected task.
 
-use super::App;
 use super::jobs::Msg;
+use super::{App, Loading};
 use crate::analysis::task_nodes::{self, TaskNodeMap};
 use crate::analysis::timeline_stats::Timeline;
 use crate::model::index::DebugIndex;
@@ -33,9 +33,7 @@ pub struct NodeLink {
 /// A capture file opened in the timeline.
 pub struct OpenCapture {
     pub path: PathBuf,
-    /// `None` while loading.
-    pub timeline: Option<Arc<Timeline>>,
-    pub error: Option<String>,
+    pub timeline: Loading<Arc<Timeline>>,
     /// How long reading and analysing took.
     pub load_time: Option<Duration>,
 }
@@ -57,13 +55,8 @@ impl App {
         match msg {
             TimelineMsg::Loaded { path, result } => {
                 if let Some(open) = self.timeline.open.as_mut().filter(|o| o.path == path) {
-                    match result {
-                        Ok((tl, t)) => {
-                            open.timeline = Some(tl);
-                            open.load_time = Some(t);
-                        }
-                        Err(e) => open.error = Some(e),
-                    }
+                    open.load_time = result.as_ref().ok().map(|(_, t)| *t);
+                    open.timeline = result.map(|(tl, _)| tl).into();
                 }
             }
             TimelineMsg::Linked { path, link } => {
@@ -88,8 +81,7 @@ impl App {
             .and_then(|ws| final_pass_of_capture(&ws.index, path));
         self.timeline.open = Some(OpenCapture {
             path: path.to_path_buf(),
-            timeline: None,
-            error: None,
+            timeline: Loading::Loading,
             load_time: None,
         });
         let path = path.to_path_buf();
@@ -158,7 +150,7 @@ impl App {
 
     /// The open timeline, once loaded.
     pub fn timeline(&self) -> Option<&Arc<Timeline>> {
-        self.timeline.open.as_ref()?.timeline.as_ref()
+        self.timeline.open.as_ref()?.timeline.ready()
     }
 }
 

@@ -3,7 +3,6 @@
 
 use super::emit;
 use crate::analysis::nan_trace::{self, Bad, Trace};
-use crate::analysis::tensor_stats;
 use crate::error::{Error, Result};
 use crate::model::fx::FxGraph;
 use crate::model::tensor::{DumpCatalog, MsprobeStep, TensorSummary, fmt_value};
@@ -59,7 +58,9 @@ pub fn run(root: &Path, o: &Options) -> Result<()> {
         .map(|(.., f)| f.path.clone())
         .collect();
     let summaries: HashMap<PathBuf, Result<TensorSummary, String>> =
-        tensor_stats::summarize_all(&files).into_iter().collect();
+        crate::app::tensors::summarize_all(&files)
+            .into_iter()
+            .collect();
     let probe: Vec<&MsprobeStep> = probe
         .iter()
         .filter(|s| o.step.is_none_or(|n| s.step == n))
@@ -254,10 +255,11 @@ fn first_bad(cat: &DumpCatalog, bad: Bad, o: &Options) -> Result<()> {
                     .flat_map(|n| &n.files)
                     .map(|f| f.path.clone())
                     .collect();
-                let sums: HashMap<PathBuf, TensorSummary> = tensor_stats::summarize_all(&paths)
-                    .into_iter()
-                    .filter_map(|(p, r)| r.ok().map(|s| (p, s)))
-                    .collect();
+                let sums: HashMap<PathBuf, TensorSummary> =
+                    crate::app::tensors::summarize_all(&paths)
+                        .into_iter()
+                        .filter_map(|(p, r)| r.ok().map(|s| (p, s)))
+                        .collect();
                 let lookup = |p: &Path| sums.get(p).map(|s| &s.stats);
                 if let Some(t) = nan_trace::first_bad(s, graph, bad, &lookup) {
                     found = Some((t, r.rank, s.step, gd.name.clone()));
@@ -341,7 +343,7 @@ pub fn bench(mib: usize, rounds: usize) -> Result<()> {
         let mut last = None;
         for _ in 0..rounds {
             let t = std::time::Instant::now();
-            last = Some(tensor_stats::summarize_file(&path).map_err(Error::user)?);
+            last = Some(crate::app::tensors::summarize_file(&path).map_err(Error::user)?);
             times.push(t.elapsed());
         }
         let peak = proc_kib("VmHWM");

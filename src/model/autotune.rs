@@ -200,3 +200,90 @@ impl CompilePath {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// The evidence, as `sources::autotune` reads it from its three places (not yet joined).
+
+/// One understood `inductor_asc` line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AscRecord {
+    /// 1-based line in its text.
+    pub line: usize,
+    /// `0` of `[RANK0]`, when the line has the logger's header.
+    pub rank: Option<String>,
+    pub time: Option<String>,
+    pub kind: AscLine,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum AscLine {
+    /// `Static compile <kernel>, choice top N from M`.
+    StaticCompile {
+        kernel: String,
+        top_n: u32,
+        choices: u32,
+    },
+    /// `Autotune completed <cache entry>, best kernel index: K, detail:`.
+    Completed {
+        cache_path: String,
+        kernel: Option<String>,
+        /// The cache entry's `<md5>` in `cache_path`.
+        cache_hash: Option<String>,
+        best: Option<usize>,
+    },
+    /// `Kernel <…/static_kernel/<key>/kernel.so>: Timing = X us`.
+    Timing {
+        kernel_so: String,
+        kernel: Option<String>,
+        key: Option<String>,
+        us: f64,
+    },
+}
+
+/// The autotune lines of one text.
+#[derive(Debug, Clone, Default)]
+pub struct AscLog {
+    /// A path, or `pasted text`.
+    pub source: String,
+    pub records: Vec<AscRecord>,
+    /// Lines that start like an autotune line but could not be read (cut, garbled):
+    /// (1-based line, the text, shortened).
+    pub unreadable: Vec<(usize, String)>,
+}
+
+/// An `autofused_*` folder of the debug tree.
+#[derive(Debug, Clone)]
+pub struct DebugKernelDir {
+    pub name: String,
+    pub path: PathBuf,
+    /// File names directly inside.
+    pub files: Vec<String>,
+    /// `fx_graph_transformed.py` of the Inductor model folder it sits in.
+    pub post_grad: Option<PathBuf>,
+}
+
+/// One cache entry `<cache>/ascendc/host_*/<kernel>/<md5>/`.
+#[derive(Debug, Clone)]
+pub struct CacheEntry {
+    pub name: String,
+    pub hash: String,
+    pub path: PathBuf,
+    /// Read and split; `Err` says why it could not be read.
+    pub optimize_tiling: Option<Result<OptimizeTiling, String>>,
+    /// `static_kernel/<key>/` folder names.
+    pub static_keys: Vec<String>,
+}
+
+/// Everything found, not yet joined.
+#[derive(Debug, Clone, Default)]
+pub struct Evidence {
+    pub logs: Vec<AscLog>,
+    pub debug_dirs: Vec<DebugKernelDir>,
+    pub cache: Vec<CacheEntry>,
+    pub problems: Vec<String>,
+}
+
+/// A kernel_key or a cache entry's name: 32 hex digits.
+pub fn is_md5(s: &str) -> bool {
+    s.len() == 32 && s.bytes().all(|b| b.is_ascii_hexdigit())
+}

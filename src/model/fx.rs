@@ -154,6 +154,32 @@ impl SourceLoc {
 }
 
 impl FxNode {
+    /// A node as a dump writes it, with no annotation nor source yet; `inputs`, `users` and
+    /// `subgraphs` are filled when its graph is linked.
+    pub fn new(
+        name: String,
+        op: OpKind,
+        target: String,
+        args: Vec<Arg>,
+        kwargs: Vec<(String, Arg)>,
+        line: usize,
+    ) -> Self {
+        FxNode {
+            name,
+            op,
+            target,
+            args,
+            kwargs,
+            annotation: None,
+            meta: None,
+            source: None,
+            line,
+            inputs: Vec::new(),
+            users: Vec::new(),
+            subgraphs: Vec::new(),
+        }
+    }
+
     pub fn tensor(&self) -> Option<&TensorType> {
         match &self.meta {
             Some(ValueMeta::Tensor(t)) => Some(t),

@@ -6,5 +6,7 @@ pub mod fx;
 pub mod fx_fmt;
 pub mod index;
 pub mod log;
+pub mod npy;
+pub mod output_code;
 pub mod tensor;
 pub mod timeline;

@@ -15,7 +15,7 @@ pub const LAUNCHER: &str = include_str!("../../assets/launcher.py");
 
 /// Where the launcher is on disk, written there if missing or stale.
 pub fn launcher_path() -> Result<PathBuf, String> {
-    let dir = crate::app::cache_dir();
+    let dir = crate::paths::cache_dir();
     let path = dir.join(format!("launcher-{}.py", env!("CARGO_PKG_VERSION")));
     if std::fs::read_to_string(&path).ok().as_deref() != Some(LAUNCHER) {
         std::fs::create_dir_all(&dir)

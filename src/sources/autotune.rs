@@ -10,7 +10,9 @@
 //! Nothing here joins them (see `analysis::autotune`); each reader keeps what it could not
 //! understand as a problem instead of failing.
 
-use crate::model::autotune::OptimizeTiling;
+use crate::model::autotune::{
+    AscLine, AscLog, AscRecord, CacheEntry, DebugKernelDir, Evidence, OptimizeTiling, is_md5,
+};
 use crate::model::index::{DebugIndex, KernelDir};
 use crate::sources::{names, read};
 use md5::{Digest, Md5};
@@ -24,51 +26,6 @@ const MAX_LOG_BYTES: u64 = 256 * 1024 * 1024;
 const MAX_TILING_BYTES: u64 = 1024 * 1024;
 /// How deep the log search walks under the opened folder.
 const LOG_DEPTH: usize = 10;
-
-/// One understood `inductor_asc` line.
-#[derive(Debug, Clone, PartialEq)]
-pub struct AscRecord {
-    /// 1-based line in its text.
-    pub line: usize,
-    /// `0` of `[RANK0]`, when the line has the logger's header.
-    pub rank: Option<String>,
-    pub time: Option<String>,
-    pub kind: AscLine,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub enum AscLine {
-    /// `Static compile <kernel>, choice top N from M`.
-    StaticCompile {
-        kernel: String,
-        top_n: u32,
-        choices: u32,
-    },
-    /// `Autotune completed <cache entry>, best kernel index: K, detail:`.
-    Completed {
-        cache_path: String,
-        kernel: Option<String>,
-        best: Option<usize>,
-    },
-    /// `Kernel <…/static_kernel/<key>/kernel.so>: Timing = X us`.
-    Timing {
-        kernel_so: String,
-        kernel: Option<String>,
-        key: Option<String>,
-        us: f64,
-    },
-}
-
-/// The autotune lines of one text.
-#[derive(Debug, Clone, Default)]
-pub struct AscLog {
-    /// A path, or `pasted text`.
-    pub source: String,
-    pub records: Vec<AscRecord>,
-    /// Lines that start like an autotune line but could not be read (cut, garbled):
-    /// (1-based line, the text, shortened).
-    pub unreadable: Vec<(usize, String)>,
-}
 
 /// The logger's header `[%(asctime)s] [RANK<r>] [%(levelname)s] ` (found anywhere in the line,
 /// so a console that prefixes its own text still matches).
@@ -135,6 +92,7 @@ fn parse_message(msg: &str) -> Option<AscLine> {
         let cache_path = c[1].trim().to_string();
         return Some(AscLine::Completed {
             kernel: kernel_in_path(&cache_path),
+            cache_hash: cache_hash_in_path(&cache_path),
             best: c[2].parse().ok(),
             cache_path,
         });
@@ -196,10 +154,6 @@ pub fn kernel_key(line: &str) -> String {
     digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-pub fn is_md5(s: &str) -> bool {
-    s.len() == 32 && s.bytes().all(|b| b.is_ascii_hexdigit())
-}
-
 /// Splits an `optimize_tiling` line. The tiling repr may itself hold `|`, so split from the
 /// right. Fields are `None` when the line is not `tiling|workspace|block_dim`.
 pub fn parse_optimize_tiling(path: &Path, text: &str) -> OptimizeTiling {
@@ -216,38 +170,6 @@ pub fn parse_optimize_tiling(path: &Path, text: &str) -> OptimizeTiling {
         block_dim: field(block_dim),
         line,
     }
-}
-
-/// An `autofused_*` folder of the debug tree.
-#[derive(Debug, Clone)]
-pub struct DebugKernelDir {
-    pub name: String,
-    pub path: PathBuf,
-    /// File names directly inside.
-    pub files: Vec<String>,
-    /// `fx_graph_transformed.py` of the Inductor model folder it sits in.
-    pub post_grad: Option<PathBuf>,
-}
-
-/// One cache entry `<cache>/ascendc/host_*/<kernel>/<md5>/`.
-#[derive(Debug, Clone)]
-pub struct CacheEntry {
-    pub name: String,
-    pub hash: String,
-    pub path: PathBuf,
-    /// Read and split; `Err` says why it could not be read.
-    pub optimize_tiling: Option<Result<OptimizeTiling, String>>,
-    /// `static_kernel/<key>/` folder names.
-    pub static_keys: Vec<String>,
-}
-
-/// Everything found, not yet joined.
-#[derive(Debug, Clone, Default)]
-pub struct Evidence {
-    pub logs: Vec<AscLog>,
-    pub debug_dirs: Vec<DebugKernelDir>,
-    pub cache: Vec<CacheEntry>,
-    pub problems: Vec<String>,
 }
 
 /// Gathers the evidence under an opened folder: its indexed kernel folders, and every log-like

@@ -5,6 +5,8 @@
 //! what the dumper writes for a `None` argument), truncated files and other files are reported
 //! in one line, never a panic.
 
+use crate::model::npy::Bytes;
+pub use crate::model::npy::{Elem, NpyArray};
 use crate::model::tensor::TensorInfo;
 use npyz::{DType, Endianness, TypeChar};
 use std::path::Path;
@@ -13,76 +15,20 @@ const MAGIC: &[u8] = b"\x93NUMPY";
 /// Smaller files are read into memory: mapping a tiny (or empty) file costs more than it saves.
 const MAP_THRESHOLD: u64 = 1 << 16;
 
-/// The element type, decoded from numpy's descriptor.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Elem {
-    Bool,
-    F16,
-    F32,
-    F64,
-    I8,
-    I16,
-    I32,
-    I64,
-    U8,
-    U16,
-    U32,
-    U64,
-}
-
-impl Elem {
-    pub fn size(self) -> usize {
-        match self {
-            Elem::Bool | Elem::I8 | Elem::U8 => 1,
-            Elem::F16 | Elem::I16 | Elem::U16 => 2,
-            Elem::F32 | Elem::I32 | Elem::U32 => 4,
-            Elem::F64 | Elem::I64 | Elem::U64 => 8,
-        }
-    }
-
-    pub fn is_float(self) -> bool {
-        matches!(self, Elem::F16 | Elem::F32 | Elem::F64)
-    }
-}
-
-enum Bytes {
-    Mapped(memmap2::Mmap),
-    Owned(Vec<u8>),
-}
-
-impl std::ops::Deref for Bytes {
-    type Target = [u8];
-    fn deref(&self) -> &[u8] {
-        match self {
-            Bytes::Mapped(m) => m,
-            Bytes::Owned(v) => v,
-        }
-    }
-}
-
-/// An opened `.npy` file: its header, understood, and its data bytes in place.
-pub struct NpyArray {
-    bytes: Bytes,
-    offset: usize,
-    pub info: TensorInfo,
-    pub elem: Elem,
-    pub big_endian: bool,
-    /// Complete elements present (less than `info.elements()` when truncated).
-    pub available: u64,
-}
-
+/// The array type lives in `model` (analysis computes over it); opening and checking a file
+/// is this module's.
 impl NpyArray {
     /// Opens `path`. The error is one line naming what is wrong with the file.
     pub fn open(path: &Path) -> Result<NpyArray, String> {
         let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
         let len = file.metadata().map_err(|e| e.to_string())?.len();
-        let bytes = if len < MAP_THRESHOLD {
-            Bytes::Owned(std::fs::read(path).map_err(|e| e.to_string())?)
+        let bytes: Bytes = if len < MAP_THRESHOLD {
+            Box::new(std::fs::read(path).map_err(|e| e.to_string())?)
         } else {
             // SAFETY: the mapping is read-only. A file shrunk by another process while mapped
             // can fault; dumps are written once and not changed, the usual trade-off of mmap.
             // Populated: the pages are wired in one call instead of one fault per 4 KiB.
-            Bytes::Mapped(
+            Box::new(
                 unsafe { memmap2::MmapOptions::new().populate().map(&file) }
                     .map_err(|e| e.to_string())?,
             )
@@ -92,28 +38,29 @@ impl NpyArray {
 
     /// Parses an in-memory `.npy` image (tests, fuzzing).
     pub fn from_vec(bytes: Vec<u8>) -> Result<NpyArray, String> {
-        Self::from_bytes(Bytes::Owned(bytes))
+        Self::from_bytes(Box::new(bytes))
     }
 
     fn from_bytes(bytes: Bytes) -> Result<NpyArray, String> {
-        if bytes.len() < MAGIC.len() || &bytes[..MAGIC.len()] != MAGIC {
-            return Err(if bytes.is_empty() {
+        let all: &[u8] = (*bytes).as_ref();
+        if all.len() < MAGIC.len() || &all[..MAGIC.len()] != MAGIC {
+            return Err(if all.is_empty() {
                 "empty file, not a .npy array".to_string()
             } else {
                 "not a .npy file (wrong magic bytes)".to_string()
             });
         }
-        if header_too_deep(&bytes) {
+        if header_too_deep(all) {
             // npyz's header parser backtracks on nested brackets: 100 `[` take seconds
             // (found by fuzzing). Real headers nest a few levels (structured dtypes).
             return Err("unreadable .npy header: brackets nested too deeply".into());
         }
-        if shape_overflows(&bytes) {
+        if shape_overflows(all) {
             return Err(
                 "unreadable .npy header: its shape has more elements than fit in memory".into(),
             );
         }
-        let mut cursor = std::io::Cursor::new(&bytes[..]);
+        let mut cursor = std::io::Cursor::new(all);
         // npyz multiplies the shape without overflow checks; the check above rules that out, and
         // a panic of the parser on any other input still becomes an error, not a crash.
         let parsed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -158,58 +105,8 @@ impl NpyArray {
             shape: header.shape().to_vec(),
             fortran_order: header.order() == npyz::Order::Fortran,
         };
-        let present = (bytes.len().saturating_sub(offset) / elem.size()) as u64;
-        let available = present.min(info.elements());
-        Ok(NpyArray {
-            bytes,
-            offset,
-            info,
-            elem,
-            big_endian: ts.endianness() == Endianness::Big,
-            available,
-        })
-    }
-
-    /// "truncated: 10 of 16 elements present", when the data ends early.
-    pub fn truncation(&self) -> Option<String> {
-        let want = self.info.elements();
-        (self.available < want).then(|| {
-            format!(
-                "truncated: {} of {} elements present; statistics cover those",
-                self.available, want
-            )
-        })
-    }
-
-    /// The complete elements' bytes, in storage order.
-    pub fn data(&self) -> &[u8] {
-        let n = self.available as usize * self.elem.size();
-        &self.bytes[self.offset..self.offset + n]
-    }
-
-    /// The element at storage position `i`, as f64 (ints beyond 2^53 round).
-    pub fn get(&self, i: u64) -> Option<f64> {
-        if i >= self.available {
-            return None;
-        }
-        let s = self.elem.size();
-        let at = i as usize * s;
-        Some(decode(self.elem, self.big_endian, &self.data()[at..at + s]))
-    }
-
-    /// The element at C-order (row-major) flat index `i`, whatever the file's order.
-    pub fn get_c(&self, i: u64) -> Option<f64> {
-        if !self.info.fortran_order || self.info.shape.len() < 2 {
-            return self.get(i);
-        }
-        let idx = unravel(i, &self.info.shape);
-        let mut storage = 0u64;
-        let mut stride = 1u64;
-        for (k, d) in idx.iter().zip(&self.info.shape) {
-            storage = storage.saturating_add(k.saturating_mul(stride));
-            stride = stride.saturating_mul(*d);
-        }
-        self.get(storage)
+        let big_endian = ts.endianness() == Endianness::Big;
+        Ok(NpyArray::new(bytes, offset, info, elem, big_endian))
     }
 }
 
@@ -264,53 +161,4 @@ fn shape_overflows(bytes: &[u8]) -> bool {
         }
     }
     false
-}
-
-/// C-order flat index → multi-index.
-pub fn unravel(mut i: u64, shape: &[u64]) -> Vec<u64> {
-    let mut idx = vec![0; shape.len()];
-    for (k, &d) in shape.iter().enumerate().rev() {
-        if d > 0 {
-            idx[k] = i % d;
-            i /= d;
-        }
-    }
-    idx
-}
-
-/// One element from its bytes (`b.len() == elem.size()`).
-#[inline]
-pub fn decode(elem: Elem, big: bool, b: &[u8]) -> f64 {
-    macro_rules! num {
-        ($t:ty, $n:expr) => {{
-            let a: [u8; $n] = b.try_into().unwrap_or([0; $n]);
-            (if big {
-                <$t>::from_be_bytes(a)
-            } else {
-                <$t>::from_le_bytes(a)
-            }) as f64
-        }};
-    }
-    match elem {
-        Elem::Bool => (b[0] != 0) as u8 as f64,
-        Elem::F16 => {
-            let a: [u8; 2] = b.try_into().unwrap_or([0; 2]);
-            let bits = if big {
-                u16::from_be_bytes(a)
-            } else {
-                u16::from_le_bytes(a)
-            };
-            half::f16::from_bits(bits).to_f64()
-        }
-        Elem::F32 => num!(f32, 4),
-        Elem::F64 => num!(f64, 8),
-        Elem::I8 => b[0] as i8 as f64,
-        Elem::U8 => b[0] as f64,
-        Elem::I16 => num!(i16, 2),
-        Elem::I32 => num!(i32, 4),
-        Elem::I64 => num!(i64, 8),
-        Elem::U16 => num!(u16, 2),
-        Elem::U32 => num!(u32, 4),
-        Elem::U64 => num!(u64, 8),
-    }
 }

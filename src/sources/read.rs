@@ -2,6 +2,7 @@
 //! or not UTF-8. Nothing here panics, and nothing here ever writes.
 
 use crate::error::{Error, Result};
+use std::borrow::Cow;
 use std::io::Read;
 use std::path::Path;
 
@@ -72,4 +73,13 @@ pub fn decode(bytes: Vec<u8>) -> TextFile {
             binary,
         },
     }
+}
+
+/// `s` without ANSI escape sequences (the colours of `print_readable(colored=True)`, of a
+/// script's console output); borrowed when it has none.
+pub fn strip_ansi(s: &str) -> Cow<'_, str> {
+    if !s.contains('\x1b') {
+        return Cow::Borrowed(s);
+    }
+    Cow::Owned(String::from_utf8_lossy(&strip_ansi_escapes::strip(s)).into_owned())
 }

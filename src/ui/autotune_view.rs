@@ -9,12 +9,10 @@ use super::CentralTab;
 use super::code_view::{CodeViewState, text_body};
 use crate::app::App;
 use crate::model::autotune::{AutotuneReport, FusedKernel};
-use egui::{Color32, RichText};
+use egui::RichText;
 use egui_plot::{Bar, BarChart, Legend, Plot, PlotPoint, Text};
-use std::sync::Arc;
 
-const WINNER: Color32 = Color32::from_rgb(0x3c, 0xb3, 0x71);
-const OTHER: Color32 = Color32::from_rgb(0x6a, 0x8c, 0xc8);
+use super::palette::{CANDIDATE as OTHER, WINNER};
 
 #[derive(Default)]
 pub struct AutotuneViewState {
@@ -210,7 +208,7 @@ pub fn tree_section(
 /// cut is on a character boundary).
 pub fn short_name(name: &str) -> String {
     match name.rsplit_once('_') {
-        Some((head, tail)) if crate::sources::autotune::is_md5(tail) => {
+        Some((head, tail)) if crate::model::autotune::is_md5(tail) => {
             format!("{head}_{}…", &tail[..6])
         }
         _ => name.to_string(),
@@ -508,21 +506,16 @@ fn kernel_file_window(app: &mut App, state: &mut AutotuneViewState, ctx: &egui::
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let path = file.path.display().to_string();
-    let code: Option<Arc<_>> = file.code.clone();
-    let error = file.error.clone();
+    let code = file.code.clone();
     let mut open = true;
     egui::Window::new(title)
         .id(egui::Id::new("autotune_kernel_file"))
         .open(&mut open)
         .default_size([720.0, 520.0])
         .vscroll(false)
-        .show(ctx, |ui| match (&code, &error) {
-            (Some(c), _) => text_body(ui, &mut state.code, c, &path),
-            (None, Some(e)) => {
-                ui.colored_label(ui.visuals().error_fg_color, e);
-            }
-            (None, None) => {
-                ui.spinner();
+        .show(ctx, |ui| {
+            if let Some(c) = super::loading::show(ui, &code, "") {
+                text_body(ui, &mut state.code, c, &path);
             }
         });
     if !open {

@@ -6,7 +6,7 @@
 //! and recomputed only when the query or the file changes.
 
 use crate::app::App;
-use crate::sources::output_code::OutputCodeIndex;
+use crate::model::output_code::OutputCodeIndex;
 use egui::{RichText, TextStyle};
 use egui_extras::syntax_highlighting::{CodeTheme, highlight};
 use std::sync::Arc;
@@ -119,15 +119,12 @@ fn body(app: &mut App, state: &mut CodeViewState, ui: &mut egui::Ui) {
         ui.weak("No graph open.");
         return;
     };
-    let Some(code) = ph.output_code.clone() else {
-        if ph.output_code_path.is_some() {
-            ui.horizontal(|ui| {
-                ui.spinner();
-                ui.weak("Reading output_code.py…");
-            });
-        } else {
-            ui.weak("This phase has no output_code.py.");
-        }
+    if ph.output_code_path.is_none() {
+        ui.weak("This phase has no output_code.py.");
+        return;
+    }
+    let Some(code) = super::loading::show(ui, &ph.output_code, "Reading output_code.py…").cloned()
+    else {
         return;
     };
     state.refresh(&code);

@@ -5,11 +5,10 @@
 //! same A (re-issuing `app.compare_with`), until "previous pass" is picked again or another
 //! phase is opened.
 
-use crate::analysis::diff::{self, DiffCounts, FirstQuery};
+use crate::analysis::diff::{DiffCounts, FirstQuery};
 use crate::app::App;
+use crate::app::compare::{Elsewhere, Found};
 use crate::app::phase::PhaseState;
-use crate::model::fx::FxFile;
-use crate::model::index::{DebugIndex, Run};
 use egui::containers::menu::{MenuButton, MenuConfig};
 use egui::text::{LayoutJob, TextFormat};
 use egui::{Color32, RichText};
@@ -24,14 +23,6 @@ pub struct CompareBarState {
     sticky: Option<(PathBuf, PathBuf)>,
     /// Text of the "Find first pass…" box.
     pub find_text: String,
-    /// What the last search found (or not), for the phase it ran in.
-    find_result: Option<(PathBuf, FindResult)>,
-}
-
-#[derive(Clone)]
-enum FindResult {
-    Found(String),
-    NotFound(String),
 }
 
 /// A command chosen in the bar, applied after the frame's borrows of the phase are over.
@@ -52,7 +43,6 @@ pub fn show(
     }
     keep_sticky(app, state);
     let Some(ph) = &app.phase else { return };
-    let index = app.workspace.as_ref().map(|w| &w.index);
     let mut action = None;
     // One row of constant height, whatever the window width and the pass: the graph below
     // must not move while scrubbing. The buttons and counts keep their room on the right; the
@@ -64,7 +54,7 @@ pub fn show(
         .height(height)
         .show(
             ui,
-            |ui| compare_menu(ui, ph, index),
+            |ui| compare_menu(ui, app, ph),
             |ui| {
                 // Right to left.
                 let mut action = find_menu(ui, ph, state);
@@ -99,7 +89,7 @@ pub fn show(
             app.open_text_diff();
             *show_text_diff = true;
         }
-        Some(Action::Find(q)) => run_find(app, state, q),
+        Some(Action::Find(q)) => app.find_first_pass(q),
         None => {}
     }
 }
@@ -146,7 +136,7 @@ fn pass_label(ph: &PhaseState, i: usize) -> String {
         .unwrap_or_default()
 }
 
-fn compare_menu(ui: &mut egui::Ui, ph: &PhaseState, index: Option<&DebugIndex>) -> Option<Action> {
+fn compare_menu(ui: &mut egui::Ui, app: &App, ph: &PhaseState) -> Option<Action> {
     let a_text = match active_compare(ph) {
         Some(c) => c.label.clone(),
         None if ph.current > 0 => format!("previous pass ({})", pass_label(ph, ph.current - 1)),
@@ -157,7 +147,7 @@ fn compare_menu(ui: &mut egui::Ui, ph: &PhaseState, index: Option<&DebugIndex>) 
     let (r, _) = MenuButton::from_button(button).ui(ui, |ui| {
         ui.set_max_height(ui.ctx().content_rect().height() * 0.7);
         egui::ScrollArea::vertical().show(ui, |ui| {
-            action = compare_items(ui, ph, index);
+            action = compare_items(ui, ph, &app.compare_elsewhere());
         });
     });
     r.on_hover_text(format!(
@@ -166,7 +156,7 @@ fn compare_menu(ui: &mut egui::Ui, ph: &PhaseState, index: Option<&DebugIndex>) 
     action
 }
 
-fn compare_items(ui: &mut egui::Ui, ph: &PhaseState, index: Option<&DebugIndex>) -> Option<Action> {
+fn compare_items(ui: &mut egui::Ui, ph: &PhaseState, elsewhere: &Elsewhere) -> Option<Action> {
     let mut action = None;
     let chosen = active_compare(ph).map(|c| c.a_path.as_path());
     let mut pick = |ui: &mut egui::Ui, a: Option<PathBuf>| {
@@ -188,33 +178,30 @@ fn compare_items(ui: &mut egui::Ui, ph: &PhaseState, index: Option<&DebugIndex>)
             pick(ui, Some(p.path.clone()));
         }
     }
-    let Some(index) = index else { return action };
-    let Some(here) = locate(index, ph) else {
+    if !elsewhere.indexed {
         return action;
-    };
-    let others = same_pass_elsewhere(index, &here);
+    }
+    let others = &elsewhere.same_pass;
     ui.separator();
     ui.weak("The same pass in other runs / ranks");
     if others.is_empty() {
         ui.weak("  (no other run or rank has it)");
     }
     for (label, path) in others {
-        if item(ui, chosen == Some(path.as_path()), true, &label)
+        if item(ui, chosen == Some(path.as_path()), true, label)
             .on_hover_text(path.display().to_string())
             .clicked()
         {
-            pick(ui, Some(path));
+            pick(ui, Some(path.clone()));
         }
     }
-    let model = &index.runs[here.run].models[here.model];
-    if let Some(dynamo) = model.dynamo_graph.clone() {
+    if let Some((text, dynamo)) = &elsewhere.dynamo {
         ui.separator();
-        let text = format!("{} dynamo_out_graph.txt", model.name);
-        if item(ui, chosen == Some(dynamo.as_path()), true, &text)
+        if item(ui, chosen == Some(dynamo.as_path()), true, text)
             .on_hover_text("The graph Dynamo captured, before AOT autograd")
             .clicked()
         {
-            pick(ui, Some(dynamo));
+            pick(ui, Some(dynamo.clone()));
         }
     }
     action
@@ -231,87 +218,14 @@ fn item(ui: &mut egui::Ui, selected: bool, enabled: bool, text: &str) -> egui::R
     r
 }
 
-/// Where the pass on screen sits in the index.
-struct Here {
-    run: usize,
-    model: usize,
-    phase: usize,
-    pass: usize,
-}
-
-fn locate(index: &DebugIndex, ph: &PhaseState) -> Option<Here> {
-    let path = ph.current_path()?;
-    for (ri, run) in index.runs.iter().enumerate() {
-        for (mi, m) in run.models.iter().enumerate() {
-            for (pi, phase) in m.phases.iter().enumerate() {
-                if let Some(k) = phase.passes.iter().position(|p| p.path == path) {
-                    return Some(Here {
-                        run: ri,
-                        model: mi,
-                        phase: pi,
-                        pass: k,
-                    });
-                }
-            }
-        }
-    }
-    None
-}
-
-fn run_label(run: &Run) -> String {
-    match run.rank {
-        Some(r) => format!("rank {r}"),
-        None => run.name.clone(),
-    }
-}
-
-/// The pass with the same number and name, in the same model and phase, of every other run:
-/// `rank 1 · 005 view_to_reshape` (runs of the same rank told apart by their folder name).
-fn same_pass_elsewhere(index: &DebugIndex, here: &Here) -> Vec<(String, PathBuf)> {
-    let model = &index.runs[here.run].models[here.model];
-    let phase = &model.phases[here.phase];
-    let pass = &phase.passes[here.pass];
-    let found: Vec<(&Run, PathBuf)> = index
-        .runs
-        .iter()
-        .enumerate()
-        .filter(|&(ri, _)| ri != here.run)
-        .filter_map(|(_, other)| {
-            let p = other
-                .models
-                .iter()
-                .filter(|m| m.name == model.name)
-                .flat_map(|m| m.phases.iter().filter(|p| p.name == phase.name))
-                .flat_map(|p| p.passes.iter())
-                .find(|p| p.index == pass.index && p.name == pass.name)?;
-            Some((other, p.path.clone()))
-        })
-        .collect();
-    let pass_text = format!("{:03} {}", pass.index, pass.name);
-    found
-        .iter()
-        .map(|(run, path)| {
-            let same = found
-                .iter()
-                .filter(|(r, _)| run_label(r) == run_label(run))
-                .count();
-            let who = if same > 1 && run.rank.is_some() {
-                format!("{} ({})", run_label(run), run.name)
-            } else {
-                run_label(run)
-            };
-            (format!("{who} · {pass_text}"), path.clone())
-        })
-        .collect()
-}
-
 // ---------------------------------------------------------------------------------------------
 // Counts
 
 /// The counts of A → the pass on screen, or why there are none. Drawn right to left.
 fn counts_view(ui: &mut egui::Ui, ph: &PhaseState) {
     if let Some(c) = active_compare(ph) {
-        if let Some(e) = &c.error {
+        // Right to left, with the A's path on the error: not the usual loading row.
+        if let Some(e) = c.result.error() {
             ui.colored_label(
                 ui.visuals().error_fg_color,
                 format!("✖ could not compare: {e}"),
@@ -319,7 +233,7 @@ fn counts_view(ui: &mut egui::Ui, ph: &PhaseState) {
             .on_hover_text(c.a_path.display().to_string());
             return;
         }
-        if c.diff.is_none() {
+        if c.result.ready().is_none() {
             ui.weak("comparing…");
             ui.spinner();
             return;
@@ -434,102 +348,21 @@ fn find_menu(ui: &mut egui::Ui, ph: &PhaseState, state: &mut CompareBarState) ->
                     ui.weak("loading passes…");
                 });
             }
-            if let Some((key, res)) = &state.find_result
-                && *key == ph.key
-            {
-                match res {
-                    FindResult::Found(t) => {
-                        ui.label(t);
-                    }
-                    FindResult::NotFound(t) => {
-                        ui.colored_label(ui.visuals().warn_fg_color, t);
-                    }
+            match ph.find.as_ref().map(|f| &f.outcome) {
+                Some(Some(Found::Found(t))) => {
+                    ui.label(t);
                 }
+                Some(Some(Found::NotFound(t))) => {
+                    ui.colored_label(ui.visuals().warn_fg_color, t);
+                }
+                Some(None) => {
+                    ui.horizontal(|ui| {
+                        ui.spinner();
+                        ui.weak("searching…");
+                    });
+                }
+                None => {}
             }
         });
     action
-}
-
-fn query_text(q: &FirstQuery) -> (&str, &str) {
-    match q {
-        FirstQuery::NodeAppears(s) => (s, "node appears"),
-        FirstQuery::NodeDisappears(s) => (s, "node disappears"),
-        FirstQuery::NodeChanges(s) => (s, "node changes"),
-        FirstQuery::TargetAppears(s) => (s, "target appears"),
-        FirstQuery::TargetDisappears(s) => (s, "target disappears"),
-    }
-}
-
-/// Runs the query over the loaded passes and jumps to the pass found (selecting the node it
-/// is about, when that pass has it).
-fn run_find(app: &mut App, state: &mut CompareBarState, q: FirstQuery) {
-    let Some(ph) = &app.phase else { return };
-    let Some(files) = ph
-        .files
-        .iter()
-        .map(|f| f.as_deref())
-        .collect::<Option<Vec<&FxFile>>>()
-    else {
-        return;
-    };
-    let (subject, what) = query_text(&q);
-    let (subject, what) = (subject.to_string(), what.to_string());
-    // "changes" from the node's history: the consecutive diffs are already made (the button
-    // waits for them).
-    let found = match &q {
-        FirstQuery::NodeChanges(name) => {
-            let Some(h) = ph.history(name) else { return };
-            h.iter().find(|e| e.is_change()).map(|e| e.pass)
-        }
-        _ => diff::first_pass_where(&files, q.clone()),
-    };
-    let key = ph.key.clone();
-    let Some(i) = found else {
-        state.find_result = Some((
-            key,
-            FindResult::NotFound(format!("{subject}: {what}: not found")),
-        ));
-        return;
-    };
-    let label = pass_label(ph, i);
-    let path = ph.passes[i].path.clone();
-    let select = select_after_find(&q, ph, &files, i);
-    state.find_result = Some((
-        key,
-        FindResult::Found(format!("{subject}: {what} in {label}")),
-    ));
-    app.select_graph(&path);
-    if let Some(name) = select {
-        app.reveal_node(name);
-    }
-}
-
-/// The node to select in pass `i` once a search jumped there.
-fn select_after_find(
-    q: &FirstQuery,
-    ph: &PhaseState,
-    files: &[&FxFile],
-    i: usize,
-) -> Option<String> {
-    match q {
-        FirstQuery::NodeAppears(n) | FirstQuery::NodeChanges(n) => {
-            // Followed across renames: the node's name in that pass.
-            let renamed = ph
-                .history(n)
-                .and_then(|h| h.get(i).and_then(|e| e.name.clone()));
-            Some(renamed.unwrap_or_else(|| n.clone()))
-        }
-        // Selected still: the inspector says it is not in this pass.
-        FirstQuery::NodeDisappears(n) => Some(n.clone()),
-        FirstQuery::TargetAppears(t) => {
-            let f = files[i];
-            f.graphs.iter().enumerate().find_map(|(g, gr)| {
-                gr.nodes
-                    .iter()
-                    .position(|n| diff::target_matches(n, t))
-                    .and_then(|k| diff::qualified_name(f, g, k))
-            })
-        }
-        FirstQuery::TargetDisappears(_) => None,
-    }
 }

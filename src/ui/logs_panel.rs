@@ -153,22 +153,9 @@ pub fn show(app: &mut App, state: &mut LogsPanelState, ui: &mut egui::Ui) {
         ui.weak("This run has no log files.");
         return;
     };
-    let log = match (&lv.log, &lv.error) {
-        (Some(log), _) => log.clone(),
-        (None, Some(e)) => {
-            ui.colored_label(
-                ui.visuals().error_fg_color,
-                format!("Could not read {}: {e}", lv.path.display()),
-            );
-            return;
-        }
-        (None, None) => {
-            ui.horizontal(|ui| {
-                ui.spinner();
-                ui.weak(format!("Reading {}…", file_name(&lv.path)));
-            });
-            return;
-        }
+    let reading = format!("Reading {}…", file_name(&lv.path));
+    let Some(log) = super::loading::show(ui, &lv.log, &reading).cloned() else {
+        return;
     };
     state.refresh(&log);
     if log.records.is_empty() {
@@ -470,7 +457,7 @@ fn level_style(l: Level, v: &egui::Visuals) -> (&'static str, Color32) {
     match l {
         Level::Debug => ("DBG", v.weak_text_color()),
         Level::Info => ("INF", v.text_color()),
-        Level::Event => ("EVT", Color32::from_rgb(90, 150, 230)),
+        Level::Event => ("EVT", super::palette::LOG_EVENT),
         Level::Warning => ("WRN", v.warn_fg_color),
         Level::Error => ("ERR", v.error_fg_color),
         Level::Critical => ("CRT", v.error_fg_color),

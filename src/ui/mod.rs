@@ -9,6 +9,7 @@ mod dialogs;
 pub mod fonts;
 mod graph_view;
 mod inspector;
+mod loading;
 mod logs_panel;
 pub mod palette;
 mod run_panel;

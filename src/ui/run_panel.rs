@@ -2,8 +2,7 @@
 //! runs. Text fields edit buffers here; the app's `RunSpec` is rebuilt from them.
 
 use crate::app::App;
-use crate::runner::process::Stream;
-use crate::runner::spec::{Backend, Mode, RunSpec, parse_env};
+use crate::app::run::{Backend, Mode, RunSpec, Stream, parse_env};
 use std::path::PathBuf;
 
 #[derive(Default)]
@@ -301,9 +300,9 @@ fn form(app: &mut App, state: &mut RunPanelState, ui: &mut egui::Ui) {
                     ui.colored_label(ui.visuals().error_fg_color, e);
                 }
                 (Some((exit, _)), _) => {
-                    let ok = matches!(exit, crate::runner::process::Exit::Code(0));
+                    let ok = matches!(exit, crate::app::run::Exit::Code(0));
                     let color = if ok {
-                        egui::Color32::from_rgb(90, 180, 90)
+                        crate::ui::palette::OK
                     } else {
                         ui.visuals().error_fg_color
                     };

@@ -111,15 +111,15 @@ pub(crate) fn elide_middle(text: &str, max_width: f32, width: impl Fn(&str) -> f
 
 /// Whether the folder is watched (and how), follow mode, and what landed unseen.
 fn live(app: &mut App, ui: &mut egui::Ui) {
-    use crate::sources::watch::Backend;
+    use crate::app::live::WatchBackend;
     match &app.live.backend {
-        Some(b @ Backend::Native) => {
-            let green = egui::Color32::from_rgb(90, 180, 90);
+        Some(b @ WatchBackend::Native) => {
+            let green = crate::ui::palette::OK;
             dot(ui, green);
             ui.colored_label(green, "live")
                 .on_hover_text(format!("{b}: new files appear as they are written"));
         }
-        Some(b @ Backend::Polling { .. }) => {
+        Some(b @ WatchBackend::Polling { .. }) => {
             let warn = ui.visuals().warn_fg_color;
             dot(ui, warn);
             ui.colored_label(warn, "polling")

@@ -195,15 +195,7 @@ fn contents(app: &mut App, state: &mut TextDiffState, ui: &mut egui::Ui) {
         }
     }
     let Some(td) = &app.text_diff else { return };
-    if let Some(e) = &td.error {
-        ui.colored_label(ui.visuals().error_fg_color, format!("✖ {e}"));
-        return;
-    }
-    let Some(lines) = td.lines.clone() else {
-        ui.horizontal(|ui| {
-            ui.spinner();
-            ui.weak("diffing the files…");
-        });
+    let Some(lines) = super::loading::show(ui, &td.lines, "diffing the files…").cloned() else {
         return;
     };
     let stale = state

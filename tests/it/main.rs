@@ -11,6 +11,7 @@ mod export_svg;
 mod fonts;
 mod fx_parser;
 mod hostile;
+mod layering;
 mod layout;
 mod logs;
 mod phase_layout;

@@ -4,7 +4,8 @@
 
 use crate::common::{fixture, fxray, run_dir, stdout_json};
 use fxray::analysis::nan_trace::{self, Bad, Source};
-use fxray::analysis::tensor_stats::{self, summarize_file};
+use fxray::analysis::tensor_stats;
+use fxray::app::tensors::{summarize_all, summarize_file};
 use fxray::model::tensor::{Io, TensorSummary};
 use fxray::sources::npy::NpyArray;
 use fxray::sources::{data_dump, load, msprobe};
@@ -103,7 +104,7 @@ fn statistics_equal_numpys_on_every_dumped_file_and_dtype() {
     let files = exp["files"].as_object().unwrap();
     assert!(files.len() > 1600, "{} files", files.len());
     let paths: Vec<PathBuf> = files.keys().map(|k| path_of(k)).collect();
-    let got: HashMap<PathBuf, _> = tensor_stats::summarize_all(&paths).into_iter().collect();
+    let got: HashMap<PathBuf, _> = summarize_all(&paths).into_iter().collect();
     for (rel, want) in files {
         check(rel, want, &got[&path_of(rel)]);
     }
@@ -205,7 +206,7 @@ fn showcase_dump_layout_and_nan_inf_nodes_match_the_facts() {
         assert_eq!((q.dumped, q.found, q.same_target), (213, 213, 213), "{q:?}");
 
         let paths: Vec<PathBuf> = files.iter().map(|f| f.path.clone()).collect();
-        let sums: HashMap<PathBuf, TensorSummary> = tensor_stats::summarize_all(&paths)
+        let sums: HashMap<PathBuf, TensorSummary> = summarize_all(&paths)
             .into_iter()
             .map(|(p, r)| (p, r.unwrap()))
             .collect();
@@ -235,7 +236,7 @@ fn step_stats(step: &fxray::model::tensor::StepDump) -> HashMap<PathBuf, TensorS
         .flat_map(|n| &n.files)
         .map(|f| f.path.clone())
         .collect();
-    tensor_stats::summarize_all(&paths)
+    summarize_all(&paths)
         .into_iter()
         .filter_map(|(p, r)| r.ok().map(|s| (p, s)))
         .collect()

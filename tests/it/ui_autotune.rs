@@ -61,7 +61,7 @@ fn kernel_files_open_in_the_code_viewer() {
     settle(&mut h);
     let file = h.state().app.autotune.file.as_ref().expect("a file open");
     assert!(file.path.ends_with("asc_graph.py"));
-    assert!(file.code.is_some(), "read: {:?}", file.error);
+    assert!(file.code.ready().is_some(), "read: {:?}", file.code.error());
     h.get_by_label_contains("graph = ascir.HintGraph('autofused_add_erf_mul_");
 }
 

@@ -75,7 +75,7 @@ fn click_a_node_and_see_its_histogram_and_nan_badge_in_step_1() {
         .compare
         .as_ref()
         .expect("a comparison");
-    let r = cmp.result.as_ref().unwrap().as_ref().unwrap();
+    let r = cmp.result.ready().expect("ready");
     assert_eq!(r.compared + r.non_finite, 256, "{r:?}");
     assert!(r.non_finite >= 16, "{r:?}");
     h.get_by_label_contains("step 0 vs this: max abs diff");
@@ -94,7 +94,7 @@ fn click_a_node_and_see_its_histogram_and_nan_badge_in_step_1() {
         .slice
         .as_ref()
         .expect("a slice asked for");
-    let sl = sl.result.as_ref().unwrap().as_ref().unwrap();
+    let sl = sl.result.ready().expect("ready");
     assert_eq!(
         (sl.rows, sl.cols, sl.values.len(), sl.lead.clone()),
         (8, 8, 64, vec![0, 0])
@@ -144,7 +144,7 @@ fn heatmap_of_softmax_with_its_nan_rows() {
     assert!(h.state_mut().app.wait_idle(crate::common::ui::WAIT));
     h.run_steps(3);
     let sl = h.state().app.tensors.slice.as_ref().unwrap();
-    let sl = sl.result.as_ref().unwrap().as_ref().unwrap();
+    let sl = sl.result.ready().expect("ready");
     assert_eq!(sl.lead, vec![1, 0]);
     // numpy: the NaNs of this slice fill row 5 exactly (8 of the output's 16).
     let nan_rows: Vec<usize> = (0..sl.rows)

@@ -38,11 +38,8 @@ struct Key {
     file: usize,
 }
 
-pub const NAN: Color32 = Color32::from_rgb(214, 39, 90);
-pub const INF: Color32 = Color32::from_rgb(235, 140, 35);
-pub const CLEAN: Color32 = Color32::from_rgb(70, 105, 85);
-const LOW: [f32; 3] = [45.0, 70.0, 125.0];
-const HIGH: [f32; 3] = [245.0, 205.0, 60.0];
+pub use crate::ui::palette::{CLEAN, INF, NAN};
+use crate::ui::palette::{RAMP_HIGH as HIGH, RAMP_LOW as LOW};
 
 /// The overlay's controls for the toolbar: shown only when the run has a data dump.
 pub fn controls(app: &App, st: &mut DataOverlay, ui: &mut egui::Ui) {

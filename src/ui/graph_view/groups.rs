@@ -7,7 +7,7 @@ use egui::{Color32, Rect, Sense, Stroke, StrokeKind, Vec2};
 
 const TITLE_H: f32 = 18.0;
 const PAD: f32 = 6.0;
-const ACCENT: Color32 = Color32::from_rgb(150, 120, 220);
+const ACCENT: Color32 = crate::ui::palette::GROUP;
 
 /// Screen rects of each group's body and title, in `scene.groups` order.
 fn geometry(st: &GraphViewState, vp: Viewport, canvas: Rect) -> Vec<(Rect, Rect)> {

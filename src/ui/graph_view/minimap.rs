@@ -3,7 +3,7 @@
 use super::navigation::Viewport;
 use super::scene::Scene;
 use crate::model::fx::FxFile;
-use egui::{Color32, Mesh, Pos2, Rect, Sense, Shape, Stroke, StrokeKind, Vec2};
+use egui::{Mesh, Pos2, Rect, Sense, Shape, Stroke, StrokeKind, Vec2};
 use std::sync::Arc;
 
 const SIZE: Vec2 = Vec2::new(200.0, 150.0);
@@ -62,7 +62,7 @@ impl Minimap {
         painter.rect_stroke(
             frame,
             0.0,
-            Stroke::new(1.5, Color32::from_rgb(255, 215, 0)),
+            Stroke::new(1.5, crate::ui::palette::SELECTED),
             StrokeKind::Inside,
         );
 
@@ -112,7 +112,7 @@ fn dots(scene: &Scene, map: &Map) -> Mesh {
             map.apply(p),
             (Vec2::new(w, h) * map.scale).max(Vec2::splat(1.2)),
         );
-        mesh.add_colored_rect(r, Color32::from_gray(160));
+        mesh.add_colored_rect(r, crate::ui::palette::MINIMAP_NODE);
     }
     mesh
 }

@@ -5,6 +5,7 @@
 //! what is off screen or absent from the current pass: that culling is what keeps thousands of
 //! nodes smooth. Text is drawn only when it would be legible (level of detail).
 
+use crate::ui::palette;
 use egui::{Color32, CornerRadius, Pos2, Rect, Shape, Stroke, StrokeKind, Vec2};
 use egui_graphs::{DisplayEdge, DisplayNode, DrawContext, EdgeProps, Node, NodeProps};
 use petgraph::Directed;
@@ -55,8 +56,8 @@ impl DiffMark {
     pub fn color(self) -> Option<Color32> {
         match self {
             DiffMark::Same => None,
-            DiffMark::Added => Some(crate::ui::palette::ADDED),
-            DiffMark::Changed => Some(crate::ui::palette::CHANGED),
+            DiffMark::Added => Some(palette::ADDED),
+            DiffMark::Changed => Some(palette::CHANGED),
             DiffMark::Removed => Some(crate::ui::palette::REMOVED),
         }
     }
@@ -173,12 +174,12 @@ impl NodeShape {
         let w = (2.5 * zoom).clamp(1.0, 3.0);
         let fg = if dark { Color32::WHITE } else { Color32::BLACK };
         if self.data.selected {
-            return Some(Stroke::new(w + 1.0, Color32::from_rgb(255, 215, 0)));
+            return Some(Stroke::new(w + 1.0, palette::SELECTED));
         }
         match self.data.mark {
-            Mark::Upstream => Some(Stroke::new(w, Color32::from_rgb(80, 170, 255))),
-            Mark::Downstream => Some(Stroke::new(w, Color32::from_rgb(255, 140, 60))),
-            Mark::Hit => Some(Stroke::new(w, Color32::from_rgb(255, 80, 200))),
+            Mark::Upstream => Some(Stroke::new(w, palette::UPSTREAM)),
+            Mark::Downstream => Some(Stroke::new(w, palette::DOWNSTREAM)),
+            Mark::Hit => Some(Stroke::new(w, palette::HIT)),
             _ if self.hovered => Some(Stroke::new(w, fg)),
             // What the compared pass did, when nothing more pressing is shown.
             _ => self
@@ -322,13 +323,13 @@ fn stubs(points: &[Pos2], stroke: Stroke, zoom: f32) -> Vec<Shape> {
 
 fn edge_stroke(mark: Mark, direct: bool, dark: bool, zoom: f32) -> Stroke {
     let base = if dark {
-        Color32::from_gray(150)
+        palette::EDGE_DARK
     } else {
-        Color32::from_gray(110)
+        palette::EDGE_LIGHT
     };
     let color = match mark {
-        Mark::Upstream => Color32::from_rgb(80, 170, 255),
-        Mark::Downstream => Color32::from_rgb(255, 140, 60),
+        Mark::Upstream => palette::UPSTREAM,
+        Mark::Downstream => palette::DOWNSTREAM,
         Mark::Faded => base.gamma_multiply(0.2),
         _ if direct => base.gamma_multiply(0.45),
         _ => base,

@@ -90,15 +90,8 @@ pub fn show(app: &mut App, state: &mut TimelineViewState, ui: &mut egui::Ui) {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    if let Some(e) = &open.error {
-        ui.colored_label(ui.visuals().error_fg_color, e);
-        return;
-    }
-    let Some(tl) = open.timeline.clone() else {
-        ui.horizontal(|ui| {
-            ui.spinner();
-            ui.label(format!("loading {file}…"));
-        });
+    let Some(tl) = super::loading::show(ui, &open.timeline, &format!("loading {file}…")).cloned()
+    else {
         return;
     };
     let load_time = open.load_time;

@@ -9,22 +9,7 @@ use egui::{Color32, FontId, Painter, Rect, Stroke, pos2, vec2};
 
 /// The colour of a task type: fixed for the aclGraph types, hashed for any other.
 pub fn type_colour(name: &str) -> Color32 {
-    let fixed = [
-        ("KERNEL_AICORE", Color32::from_rgb(66, 133, 244)),
-        ("KERNEL_AIVEC", Color32::from_rgb(52, 168, 83)),
-        ("KERNEL_MIX_AIC", Color32::from_rgb(0, 150, 170)),
-        ("KERNEL_MIX_AIV", Color32::from_rgb(150, 90, 210)),
-        ("KERNEL_AICPU", Color32::from_rgb(120, 144, 156)),
-        ("EVENT_RECORD", Color32::from_rgb(245, 150, 30)),
-        ("EVENT_WAIT", Color32::from_rgb(230, 80, 60)),
-        ("EVENT_RESET", Color32::from_rgb(190, 140, 100)),
-        ("MEM_WRITE_VALUE", Color32::from_rgb(240, 200, 40)),
-        ("MEM_WAIT_VALUE", Color32::from_rgb(215, 110, 150)),
-        ("STREAM_ACTIVE", Color32::from_rgb(220, 40, 40)),
-        ("MEMCPY_ASYNC", Color32::from_rgb(100, 190, 220)),
-        ("NOP", Color32::from_gray(150)),
-        ("MODEL_END_GRAPH", Color32::from_gray(90)),
-    ];
+    let fixed = &crate::ui::palette::TASK_TYPES;
     if let Some((_, c)) = fixed.iter().find(|(n, _)| *n == name) {
         return *c;
     }
@@ -282,8 +267,8 @@ fn arrows(
             continue;
         }
         let colour = match d.kind {
-            DepKind::Handover => Color32::from_rgb(220, 40, 40),
-            _ => Color32::from_rgb(255, 140, 0),
+            DepKind::Handover => crate::ui::palette::DEP_HANDOVER,
+            _ => crate::ui::palette::DEP_OTHER,
         };
         let (a, b) = g.dep_ends(d);
         let width = if hovered == Some(i) { 3.5 } else { 1.5 };
