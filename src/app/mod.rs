@@ -3,6 +3,7 @@
 //! UI thread never waits on disk or parsing.
 
 pub mod autotune;
+pub mod compiles;
 pub mod jobs;
 pub mod live;
 pub mod phase;

@@ -2,7 +2,6 @@
 //! text is escaped and actually rendered (bundled fonts, no system fonts), and the CLI writes
 //! both formats.
 
-
 use crate::common::run_dir;
 use fxray::analysis::export_svg::{self, SvgOptions};
 use fxray::analysis::layout::EdgeKind;

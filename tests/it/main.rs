@@ -1,12 +1,14 @@
 //! The integration tests, in one binary so CI links egui and wgpu once: every module is one
 //! area (parser, diff, watch, UI…). Shared helpers live in `common`.
 
-mod common;
 mod autotune;
 mod cli;
+mod common;
+pub mod compiles;
 mod diff;
 mod discover;
 mod e2e_torch;
+mod e2e_torch_compiles;
 mod export_svg;
 mod fx_parser;
 mod hostile;
@@ -18,6 +20,7 @@ mod screenshots;
 mod tensors;
 mod timeline;
 mod ui_autotune;
+mod ui_compiles;
 mod ui_diff;
 mod ui_graph;
 mod ui_panels;

@@ -1,0 +1,53 @@
+//! The model folders a trace log can be joined to: the `dynamo_out_graph.txt` of every
+//! `model__N` of the runs written by the same process (by pid; else the same rank; else every
+//! run of the tree).
+
+use crate::model::compile::{CompileTrace, ModelGraph};
+use crate::model::index::{DebugIndex, Run};
+use crate::sources::read;
+
+/// Dynamo graphs are small; a bigger file is not one.
+const MAX_GRAPH_BYTES: u64 = 64 * 1024 * 1024;
+
+/// The runs of `index` a trace belongs to.
+pub fn runs_of<'a>(index: &'a DebugIndex, trace: &CompileTrace) -> Vec<&'a Run> {
+    let by_pid: Vec<&Run> = index
+        .runs
+        .iter()
+        .filter(|r| trace.pid.is_some() && r.pid == trace.pid)
+        .collect();
+    if !by_pid.is_empty() {
+        return by_pid;
+    }
+    let by_rank: Vec<&Run> = index
+        .runs
+        .iter()
+        .filter(|r| trace.rank.is_some() && r.rank == trace.rank)
+        .collect();
+    if !by_rank.is_empty() {
+        return by_rank;
+    }
+    index.runs.iter().collect()
+}
+
+/// Reads the Dynamo graph of every model of the trace's runs; unreadable files are skipped
+/// (the model then stays unjoined).
+pub fn model_graphs(index: &DebugIndex, trace: &CompileTrace) -> Vec<ModelGraph> {
+    let mut out = Vec::new();
+    for run in runs_of(index, trace) {
+        for m in &run.models {
+            let Some(path) = &m.dynamo_graph else {
+                continue;
+            };
+            if let Ok(file) = read::read_text_limited(path, MAX_GRAPH_BYTES) {
+                out.push(ModelGraph {
+                    name: m.name.clone(),
+                    number: m.number,
+                    run: run.name.clone(),
+                    text: file.text,
+                });
+            }
+        }
+    }
+    out
+}
