@@ -206,7 +206,11 @@ impl App {
         self.timeline.open = Some(OpenCapture {
             path: match compile_id {
                 // Distinct paths make the view fit each chart once.
-                Some(id) => story.path.with_extension(format!("log#{id}")),
+                Some(id) => {
+                    let mut p = story.path.clone().into_os_string();
+                    p.push(format!("#{}", id.replace('/', "_")));
+                    PathBuf::from(p)
+                }
                 None => story.path.clone(),
             },
             timeline: Some(Arc::new(Timeline::new(flame))),

@@ -5,6 +5,7 @@
 use crate::common::fixture;
 use crate::common::ui::{harness, opened, settle, shoot};
 use fxray::analysis::compiles;
+use egui_kittest::kittest::Queryable;
 use fxray::ui::CentralTab;
 
 fn open_compiles() -> egui_kittest::Harness<'static, fxray::ui::Fxray> {
@@ -27,10 +28,12 @@ fn breaks_are_listed_with_their_lines_and_a_click_shows_both_sides() {
     h.get_by_label_contains("✂ compile_story.py:87").click();
     h.run_steps(3);
     h.get_by_label("Graph break at /home/dev/models/compile_story.py:87");
-    h.get_by_label("scale = h.mean().item()  # BREAK: item");
+    // The code line, under the heading and in the user stack.
+    assert_eq!(h.get_all_by_label("scale = h.mean().item()  # BREAK: item").count(), 2);
     h.get_by_label_contains("before the break: [1/0_1] torch_dynamo_resume_in_forward_at_86");
     h.get_by_label_contains("after the break: [2/0] torch_dynamo_resume_in_forward_at_87");
-    h.get_by_label("open model__1");
+    // model__1 is also the selected compile's own graph, below the break.
+    assert_eq!(h.get_all_by_label("open model__1").count(), 2);
     h.get_by_label("open model__2").click();
     settle(&mut h);
     assert_eq!(h.state().view.central, CentralTab::Graph);
@@ -58,7 +61,8 @@ fn the_tree_says_why_each_model_exists() {
 #[test]
 fn flame_chart_total_equals_the_compilation_metrics() {
     let mut h = open_compiles();
-    h.get_by_label_contains("[3/1] scale").click();
+    // The tree and the list both have the row; the list's is on screen.
+    h.get_all_by_label("[3/1] scale").last().unwrap().click();
     h.run_steps(2);
     let buttons = h.get_all_by_label("🔥 Flame chart").count();
     assert_eq!(
@@ -106,7 +110,8 @@ fn flame_chart_total_equals_the_compilation_metrics() {
 #[test]
 fn guards_are_searchable() {
     let mut h = open_compiles();
-    h.get_by_label_contains("[3/1] scale").click();
+    // The tree and the list both have the row; the list's is on screen.
+    h.get_all_by_label("[3/1] scale").last().unwrap().click();
     h.run_steps(2);
     let all = h.state().view.compiles.stories[0]
         .trace

@@ -63,12 +63,12 @@ impl SpanBuilder {
                 });
             }
             "E" => {
-                // Close the innermost open span of that name; spans opened inside it and never
-                // closed stay open (their end was lost).
+                // Close the innermost open span of that name. Spans opened inside it stay open:
+                // torch's spans are not always nested (`async_compile.wait` may end after its
+                // parent), and a lost end must not close the others.
                 match stack.iter().rposition(|&i| self.spans[i].name == ev.name) {
                     Some(pos) => {
-                        let i = stack[pos];
-                        stack.truncate(pos);
+                        let i = stack.remove(pos);
                         self.spans[i].end = Some(ev.ts);
                         if self.spans[i].compile_id.is_none() {
                             self.spans[i].compile_id = compile_id;
