@@ -145,8 +145,9 @@ pub fn why(trace: &CompileTrace, c: usize) -> String {
 }
 
 /// The compile-time spans as a timeline: one lane per thread and nesting depth, a task per
-/// span (type = span name, so phases share a colour), times in µs. Spans whose end never came
-/// reach the last time seen and say so in their args.
+/// span (type = span name, so phases share a colour), times in µs from the first span's start
+/// (the writer's clock is epoch µs, unreadable on a ruler). Spans whose end never came reach
+/// the last time seen and say so in their args.
 pub fn flame(trace: &CompileTrace) -> Trace {
     flame_of(trace, None)
 }
@@ -162,15 +163,22 @@ pub fn flame_of(trace: &CompileTrace, compile_id: Option<&str>) -> Trace {
         .iter()
         .map(|s| s.end.unwrap_or(s.start))
         .fold(f64::NEG_INFINITY, f64::max);
+    let first = spans.iter().map(|s| s.start).fold(f64::INFINITY, f64::min);
+    let first = if first.is_finite() { first } else { 0.0 };
     let mut out = Trace::default();
     let mut lane_of: BTreeMap<(String, u16), u32> = BTreeMap::new();
     let mut keys: Vec<(&str, u16)> = spans.iter().map(|s| (s.thread.as_str(), s.depth)).collect();
     keys.sort();
     keys.dedup();
+    let one_thread = keys.iter().all(|(t, _)| *t == keys[0].0);
     for (thread, depth) in keys {
         lane_of.insert((thread.to_string(), depth), out.lanes.len() as u32);
         out.lanes.push(Lane {
-            name: format!("{thread} · {depth}"),
+            name: if one_thread {
+                format!("depth {depth}")
+            } else {
+                format!("{thread} · {depth}")
+            },
             pid: thread.to_string(),
             tasks: Vec::new(),
             end: 0.0,
@@ -189,7 +197,9 @@ pub fn flame_of(trace: &CompileTrace, compile_id: Option<&str>) -> Trace {
                 k
             }
         };
-        out.tasks.push(task_of(s, lane, kind, last));
+        let mut task = task_of(s, lane, kind, last);
+        task.ts -= first;
+        out.tasks.push(task);
     }
     let tasks = &out.tasks;
     for (i, t) in tasks.iter().enumerate() {

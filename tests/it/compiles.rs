@@ -110,7 +110,10 @@ fn two_models_recompiles_on_grad_mode_and_joins_both_models() {
     assert!(c0.bwd_metrics.is_some(), "training step: backward metrics");
     assert_eq!(
         model_map(s),
-        [("model__0", "0/0".to_string()), ("model__1", "0/1".to_string())]
+        [
+            ("model__0", "0/0".to_string()),
+            ("model__1", "0/1".to_string())
+        ]
     );
     assert_eq!(
         compiles::why(&s.trace, 1),
@@ -440,8 +443,16 @@ fn damaged_lines_are_skipped_with_their_line_number() {
     let t = parse(text.as_bytes());
     // The broken header cut the first chromium event's payload short: that is a problem too.
     assert_eq!(t.problems.len(), 5, "{:?}", t.problems);
-    assert!(t.problems.iter().any(|(l, w)| *l == 5 && w.contains("not valid JSON")));
-    assert!(t.problems.iter().any(|(l, w)| *l == 7 && w.contains("no glog prefix")));
+    assert!(
+        t.problems
+            .iter()
+            .any(|(l, w)| *l == 5 && w.contains("not valid JSON"))
+    );
+    assert!(
+        t.problems
+            .iter()
+            .any(|(l, w)| *l == 7 && w.contains("no glog prefix"))
+    );
     let whole = parse(full.as_bytes());
     assert_eq!(t.graph_breaks().len(), whole.graph_breaks().len());
     assert_eq!(t.kinds.get("brand_new_kind"), Some(&1));

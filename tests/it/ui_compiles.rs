@@ -4,8 +4,8 @@
 
 use crate::common::fixture;
 use crate::common::ui::{harness, opened, settle, shoot};
-use fxray::analysis::compiles;
 use egui_kittest::kittest::Queryable;
+use fxray::analysis::compiles;
 use fxray::ui::CentralTab;
 
 fn open_compiles() -> egui_kittest::Harness<'static, fxray::ui::Fxray> {
@@ -29,7 +29,11 @@ fn breaks_are_listed_with_their_lines_and_a_click_shows_both_sides() {
     h.run_steps(3);
     h.get_by_label("Graph break at /home/dev/models/compile_story.py:87");
     // The code line, under the heading and in the user stack.
-    assert_eq!(h.get_all_by_label("scale = h.mean().item()  # BREAK: item").count(), 2);
+    assert_eq!(
+        h.get_all_by_label("scale = h.mean().item()  # BREAK: item")
+            .count(),
+        2
+    );
     h.get_by_label_contains("before the break: [1/0_1] torch_dynamo_resume_in_forward_at_86");
     h.get_by_label_contains("after the break: [2/0] torch_dynamo_resume_in_forward_at_87");
     // model__1 is also the selected compile's own graph, below the break.
@@ -51,11 +55,11 @@ fn the_tree_says_why_each_model_exists() {
     let mut h = harness(opened(&fixture("compile_story")));
     settle(&mut h);
     h.get_by_label_contains(
-        "↳ graph break at compile_story.py:86: Failed to trace builtin operator",
+        "⤵ graph break at compile_story.py:86: Failed to trace builtin operator",
     );
-    h.get_by_label_contains("↳ graph break at compile_story.py:87");
-    h.get_by_label_contains("↳ recompile: 3/0: tensor 'x' size mismatch at index 0");
-    h.get_by_label_contains("↳ first compile of scale");
+    h.get_by_label_contains("⤵ graph break at compile_story.py:87");
+    h.get_by_label_contains("⤵ recompile: 3/0: tensor 'x' size mismatch at index 0");
+    h.get_by_label_contains("⤵ first compile of scale");
 }
 
 #[test]

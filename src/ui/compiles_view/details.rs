@@ -39,7 +39,7 @@ pub(super) fn show(
         egui::CollapsingHeader::new("Reason")
             .default_open(true)
             .show(ui, |ui| {
-                ui.monospace(&b.reason);
+                ui.add(egui::Label::new(egui::RichText::new(&b.reason).monospace()).wrap());
             });
         egui::CollapsingHeader::new(format!("User stack ({} frames)", b.user_stack.len()))
             .default_open(true)
@@ -136,7 +136,7 @@ fn compile_details(
             .unwrap_or_default();
         ui.colored_label(ui.visuals().error_fg_color, format!("failed{at}: {ty}"));
         if let Some(r) = c.fail_reason() {
-            ui.monospace(r);
+            ui.add(egui::Label::new(egui::RichText::new(r).monospace()).wrap());
         }
     }
     for r in c.restart_reasons() {

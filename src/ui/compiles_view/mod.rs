@@ -73,7 +73,9 @@ pub fn show(
     let stories: Vec<Arc<Story>> = state.stories.clone();
     let mut action = None;
     let avail = ui.available_height();
-    egui::ScrollArea::vertical()
+    // Both ways: a wide row must scroll, not widen the view (the details below would then
+    // lay out wider than the window and be cut instead of wrapped).
+    egui::ScrollArea::both()
         .id_salt("compiles_list")
         .max_height((avail * 0.5).max(120.0))
         .auto_shrink([false, true])
@@ -179,10 +181,11 @@ fn story_list(
                 ui.label(c.time_s().map(|s| format!("{s:.3} s")).unwrap_or_default());
                 ui.label(
                     compiles::model_of(&story.links, ci)
-                        .map(|l| format!("→ {}", l.model))
+                        .map(|l| format!("➡ {}", l.model))
                         .unwrap_or_default(),
                 );
-                ui.weak(compiles::why(t, ci));
+                let why = compiles::why(t, ci);
+                ui.weak(&why).on_hover_text(&why);
                 ui.end_row();
             }
         });

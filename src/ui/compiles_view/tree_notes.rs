@@ -21,7 +21,7 @@ pub fn model_note(ui: &mut egui::Ui, state: &CompilesState, run: &str, model: &s
         ui.visuals().warn_fg_color
     };
     ui.label(
-        egui::RichText::new(format!("↳ {why}"))
+        egui::RichText::new(format!("⤵ {why}"))
             .small()
             .color(colour),
     );
