@@ -117,11 +117,14 @@ struct Pending {
     payload: String,
 }
 
+/// (compiled autograd id, frame id, frame compile id).
+type CompileKey = (Option<u32>, Option<u32>, Option<u32>);
+
 #[derive(Default)]
 struct State {
     trace: CompileTrace,
     pending: Option<Pending>,
-    by_id: HashMap<(Option<u32>, Option<u32>, Option<u32>), usize>,
+    by_id: HashMap<CompileKey, usize>,
     spans: spans::SpanBuilder,
 }
 
@@ -237,7 +240,7 @@ fn artifact_name(env: &Envelope) -> &str {
 /// `artifact` events by their name, the rest by their kind.
 fn event_name(env: &Envelope) -> String {
     if env.kind == "artifact" {
-        artifact_name(&env).to_string()
+        artifact_name(env).to_string()
     } else {
         env.kind.clone()
     }
