@@ -11,19 +11,17 @@ const MAX_GRAPH_BYTES: u64 = 64 * 1024 * 1024;
 
 /// The runs of `index` a trace belongs to.
 pub fn runs_of<'a>(index: &'a DebugIndex, trace: &CompileTrace) -> Vec<&'a Run> {
-    let by_pid: Vec<&Run> = index
-        .runs
-        .iter()
-        .filter(|r| trace.pid.is_some() && r.pid == trace.pid)
-        .collect();
+    let matching = |key: fn(&Run) -> Option<u32>, want: Option<u32>| -> Vec<&'a Run> {
+        match want {
+            Some(w) => index.runs.iter().filter(|r| key(r) == Some(w)).collect(),
+            None => Vec::new(),
+        }
+    };
+    let by_pid = matching(|r| r.pid, trace.pid);
     if !by_pid.is_empty() {
         return by_pid;
     }
-    let by_rank: Vec<&Run> = index
-        .runs
-        .iter()
-        .filter(|r| trace.rank.is_some() && r.rank == trace.rank)
-        .collect();
+    let by_rank = matching(|r| r.rank, trace.rank);
     if !by_rank.is_empty() {
         return by_rank;
     }
