@@ -34,6 +34,33 @@ pub fn normalize_graph(text: &str) -> String {
     out
 }
 
+/// An AOT graph's inputs (`arg0_1: "f32[32, 16]", …`), annotations reduced, comments and
+/// spaces dropped. Inductor's `fx_graph_readable.py` is the AOT graph after Inductor's own
+/// graph passes, so bodies differ from the trace's `aot_*_graph`; the inputs do not (order
+/// tells identical ones apart).
+pub fn aot_signature(text: &str) -> String {
+    let mut out = String::new();
+    let mut inside = false;
+    for line in normalize_graph(text).lines() {
+        let code = line.split("  #").next().unwrap_or(line).trim();
+        if !inside {
+            let Some(rest) = code.strip_prefix("def forward(") else {
+                continue;
+            };
+            inside = true;
+            out.push_str(rest);
+        } else {
+            out.push_str(code);
+        }
+        if code.ends_with("):") {
+            break;
+        }
+    }
+    out.retain(|c| !c.is_whitespace());
+    // The multi-line form ends its last input with a comma.
+    out.replace(",)", ")")
+}
+
 /// `f32[16, 16][16, 1]cpu` → `f32[16, 16]`; anything else unchanged.
 fn strip_layout(ann: &str) -> &str {
     let Some(open) = ann.find('[') else {
@@ -53,19 +80,25 @@ fn strip_layout(ann: &str) -> &str {
 }
 
 /// Joins compiles to model folders by structure and order: a model's graph is the first
-/// not-yet-joined Dynamo graph in the trace with the same text (annotations reduced as in
+/// not-yet-joined Dynamo graph (AOT forward/inference graph for stock Inductor's folders) in
+/// the trace with the same text (annotations reduced as in
 /// [`normalize_graph`]); identical graphs are told apart by order. Models whose graph the
 /// trace does not hold stay unjoined.
 pub fn join_models(trace: &CompileTrace, models: &[ModelGraph]) -> Vec<ModelLink> {
-    let graphs: Vec<(usize, String)> = trace
+    use crate::model::compile::GraphKind;
+    // (compile, is an AOT graph, text)
+    let graphs: Vec<(usize, bool, String)> = trace
         .compiles
         .iter()
         .enumerate()
         .flat_map(|(i, c)| {
-            c.graphs
-                .iter()
-                .filter(|g| g.kind == crate::model::compile::GraphKind::DynamoOutput)
-                .map(move |g| (i, normalize_graph(&g.text)))
+            c.graphs.iter().filter_map(move |g| match g.kind {
+                GraphKind::DynamoOutput => Some((i, false, normalize_graph(&g.text))),
+                GraphKind::AotForward | GraphKind::AotInference => {
+                    Some((i, true, aot_signature(&g.text)))
+                }
+                _ => None,
+            })
         })
         .collect();
     let mut used = vec![false; graphs.len()];
@@ -73,8 +106,14 @@ pub fn join_models(trace: &CompileTrace, models: &[ModelGraph]) -> Vec<ModelLink
     ordered.sort_by(|a, b| (&a.run, a.number).cmp(&(&b.run, b.number)));
     let mut links = Vec::new();
     for m in ordered {
-        let text = normalize_graph(&m.text);
-        if let Some(k) = (0..graphs.len()).find(|&k| !used[k] && graphs[k].1 == text) {
+        let text = if m.aot {
+            aot_signature(&m.text)
+        } else {
+            normalize_graph(&m.text)
+        };
+        if let Some(k) =
+            (0..graphs.len()).find(|&k| !used[k] && graphs[k].1 == m.aot && graphs[k].2 == text)
+        {
             used[k] = true;
             links.push(ModelLink {
                 compile: graphs[k].0,
@@ -275,5 +314,9 @@ mod tests {
             "  x: \"f32[10, 16]\" = a\n y: \"Sym(s0)\" = \"a[b]\"\n"
         );
         assert_eq!(strip_layout("f32[s77, 4][4, 1]npu:0"), "f32[s77, 4]");
+        let trace = "class <lambda>(torch.nn.Module):\n    def forward(\n        self,\n        arg0_1: \"f32[32, 16][16, 1]cpu\",  # PlainAOTInput(idx=0)\n    ):\n        x = 1";
+        let file = "class <lambda>(torch.nn.Module):\n    def forward(self, arg0_1: \"f32[32, 16]\"):\n        y = 2";
+        assert_eq!(aot_signature(trace), aot_signature(file));
+        assert_eq!(aot_signature(file), "self,arg0_1:\"f32[32,16]\"):");
     }
 }

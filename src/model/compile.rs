@@ -319,6 +319,9 @@ pub struct ModelGraph {
     /// The run folder it is in (several runs may share one trace).
     pub run: String,
     pub text: String,
+    /// The text is the model's AOT forward/inference graph (stock Inductor's
+    /// `fx_graph_readable.py`), not its Dynamo graph.
+    pub aot: bool,
 }
 
 /// A compile joined to the model folder its Dynamo graph was written to.

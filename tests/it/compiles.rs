@@ -185,6 +185,22 @@ fn every_npugraph_ex_model_with_a_dynamo_graph_is_joined() {
     }
 }
 
+#[test]
+fn inductor_models_join_by_their_aot_graph_inputs() {
+    for (case, want) in [
+        ("inductor/a_mlp_inference", vec![("model__0", "0/0")]),
+        ("inductor/b_transformer_infer", vec![("model__0", "0/0")]),
+        ("inductor/c_transformer_train", vec![("model__0", "0/0")]),
+        ("inductor/e_dynamic_shapes", vec![("model__1", "0/0")]),
+        ("inductor/f_torch_cond", vec![("model__0", "0/0")]),
+    ] {
+        let all = stories(&fixture(case)).unwrap();
+        let got = model_map(&all[0]);
+        let want: Vec<(&str, String)> = want.into_iter().map(|(m, c)| (m, c.to_string())).collect();
+        assert_eq!(got, want, "{case}");
+    }
+}
+
 /// Checks a compile-story run (the fixture, or one the e2e test just made with real torch)
 /// against what torch said in `expected.json`.
 pub fn check_compile_story(root: &Path) {

@@ -1,6 +1,7 @@
 //! The model folders a trace log can be joined to: the `dynamo_out_graph.txt` of every
-//! `model__N` of the runs written by the same process (by pid; else the same rank; else every
-//! run of the tree).
+//! npugraph_ex `model__N`, or the `fx_graph_readable.py` of every stock Inductor
+//! `model__N_forward|inference_*` (its AOT graph), of the runs written by the same process (by
+//! pid; else the same rank; else every run of the tree).
 
 use crate::model::compile::{CompileTrace, ModelGraph};
 use crate::model::index::{DebugIndex, Run};
@@ -34,8 +35,12 @@ pub fn model_graphs(index: &DebugIndex, trace: &CompileTrace) -> Vec<ModelGraph>
     let mut out = Vec::new();
     for run in runs_of(index, trace) {
         for m in &run.models {
-            let Some(path) = &m.dynamo_graph else {
-                continue;
+            let (path, aot) = match &m.dynamo_graph {
+                Some(p) => (p, false),
+                None => match aot_graph(m) {
+                    Some(p) => (p, true),
+                    None => continue,
+                },
             };
             if let Ok(file) = read::read_text_limited(path, MAX_GRAPH_BYTES) {
                 out.push(ModelGraph {
@@ -43,9 +48,20 @@ pub fn model_graphs(index: &DebugIndex, trace: &CompileTrace) -> Vec<ModelGraph>
                     number: m.number,
                     run: run.name.clone(),
                     text: file.text,
+                    aot,
                 });
             }
         }
     }
     out
+}
+
+/// Stock Inductor: the `fx_graph_readable.py` of the model's forward (or inference) phase.
+fn aot_graph(m: &crate::model::index::Model) -> Option<&std::path::PathBuf> {
+    m.phases
+        .iter()
+        .filter(|p| p.name == "forward" || p.name == "inference")
+        .flat_map(|p| &p.passes)
+        .map(|p| &p.path)
+        .find(|p| p.file_name().is_some_and(|n| n == "fx_graph_readable.py"))
 }
