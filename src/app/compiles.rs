@@ -118,25 +118,68 @@ pub struct CompilesState {
     pub selected_break: Option<(CompileRef, usize)>,
     /// Why each model exists, by (run, model) — for the tree.
     pub notes: HashMap<(String, String), String>,
-    rx: Option<Receiver<(Vec<Story>, Duration)>>,
+    /// Models written from graphs found only in the trace (`app::trace_graphs`): (story,
+    /// link), and the runs holding them, shown in the tree beside the viewed folder's runs.
+    pub extra_links: Vec<(usize, ModelLink)>,
+    extra_runs: Vec<crate::model::index::Run>,
+    rx: Option<Receiver<Loaded>>,
+}
+
+/// What the background job read.
+struct Loaded {
+    stories: Vec<Story>,
+    time: Duration,
+    extra_links: Vec<(usize, ModelLink)>,
+    extra_runs: Vec<crate::model::index::Run>,
+}
+
+/// Writes each story's trace-only graphs to the cache (see `trace_graphs`) and indexes them.
+fn materialize_all(stories: &[Story]) -> (Vec<(usize, ModelLink)>, Vec<crate::model::index::Run>) {
+    let mut links = Vec::new();
+    let mut runs = Vec::new();
+    for (i, s) in stories.iter().enumerate() {
+        let joined: Vec<usize> = s.links.iter().map(|l| l.compile).collect();
+        // The cache is a bonus: a failed write leaves those graphs in the trace view only.
+        if let Ok(Some((run, ls))) = super::trace_graphs::materialize(&s.path, &s.trace, &joined)
+            && let Ok(idx) = load::index(&run)
+        {
+            links.extend(ls.into_iter().map(|l| (i, l)));
+            runs.extend(idx.runs);
+        }
+    }
+    (links, runs)
 }
 
 impl CompilesState {
     /// Starts reading the open tree's trace logs when they are not the ones read, and takes
     /// finished results. Called once per frame; cheap when nothing changed.
-    pub fn update(&mut self, app: &App) {
+    pub fn update(&mut self, app: &mut App) {
         if let Some(rx) = &self.rx
-            && let Ok((stories, t)) = rx.try_recv()
+            && let Ok(loaded) = rx.try_recv()
         {
-            self.notes = stories.iter().flat_map(Story::model_notes).collect();
-            self.stories = stories.into_iter().map(Arc::new).collect();
-            self.load_time = Some(t);
+            self.notes = loaded.stories.iter().flat_map(Story::model_notes).collect();
+            for (s, l) in &loaded.extra_links {
+                self.notes.insert(
+                    (l.run.clone(), l.model.clone()),
+                    compiles::why(&loaded.stories[*s].trace, l.compile),
+                );
+            }
+            self.stories = loaded.stories.into_iter().map(Arc::new).collect();
+            self.extra_links = loaded.extra_links;
+            self.extra_runs = loaded.extra_runs;
+            self.load_time = Some(loaded.time);
             self.loading = false;
             self.rx = None;
         }
-        let Some(ws) = &app.workspace else {
+        let Some(ws) = &mut app.workspace else {
             return;
         };
+        // A re-index (the watcher) drops the runs added from the cache: add them again.
+        for run in &self.extra_runs {
+            if !ws.index.runs.iter().any(|r| r.path == run.path) {
+                ws.index.runs.push(run.clone());
+            }
+        }
         let root = ws.index.root.clone();
         let traces = trace_log::find_beside(&root, &ws.index);
         let key = (root, traces);
@@ -145,6 +188,8 @@ impl CompilesState {
         }
         self.stories.clear();
         self.notes.clear();
+        self.extra_links.clear();
+        self.extra_runs.clear();
         self.selected = None;
         self.selected_break = None;
         self.loaded_for = Some(key.clone());
@@ -158,7 +203,14 @@ impl CompilesState {
         app.jobs.spawn(move |_| {
             let t = std::time::Instant::now();
             let stories = read_stories(&key.1, Some(&index));
-            let _ = tx.send((stories, t.elapsed()));
+            let time = t.elapsed();
+            let (extra_links, extra_runs) = materialize_all(&stories);
+            let _ = tx.send(Loaded {
+                stories,
+                time,
+                extra_links,
+                extra_runs,
+            });
         });
     }
 
@@ -179,10 +231,20 @@ impl CompilesState {
         }
     }
 
+    /// The model folder compile `c` went to: in the viewed tree, else written from the trace.
+    pub fn link_of(&self, c: CompileRef) -> Option<&ModelLink> {
+        let story = self.stories.get(c.0)?;
+        compiles::model_of(&story.links, c.1).or_else(|| {
+            self.extra_links
+                .iter()
+                .find(|(s, l)| *s == c.0 && l.compile == c.1)
+                .map(|(_, l)| l)
+        })
+    }
+
     /// The Dynamo graph file of the model compile `c` went to.
     pub fn model_graph(&self, app: &App, c: CompileRef) -> Option<PathBuf> {
-        let story = self.stories.get(c.0)?;
-        let link = compiles::model_of(&story.links, c.1)?;
+        let link = self.link_of(c)?;
         let ws = app.workspace.as_ref()?;
         ws.index
             .runs

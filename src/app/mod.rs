@@ -11,6 +11,7 @@ pub mod run;
 pub mod state;
 pub mod tensors;
 pub mod timeline;
+pub mod trace_graphs;
 
 pub use state::{App, Workspace};
 

@@ -136,3 +136,53 @@ fn screenshot_of_the_compiles_view() {
     h.run_steps(4);
     shoot(&mut h, "compiles");
 }
+
+#[test]
+fn graphs_found_only_in_the_trace_open_as_passes_of_their_compile() {
+    // A TORCH_TRACE-only folder: the trace log and nothing else.
+    let dir = tempfile::tempdir().expect("temp");
+    let src = fixture("compile_story/torch_compile_debug/tlparse");
+    let log = std::fs::read_dir(&src)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .next()
+        .unwrap();
+    std::fs::copy(&log, dir.path().join(log.file_name().unwrap())).unwrap();
+    let mut h = harness(opened(dir.path()));
+    settle(&mut h);
+    settle(&mut h);
+    h.get_by_label("Compiles").click();
+    settle(&mut h);
+    h.get_all_by_label("[3/1] scale").last().unwrap().click();
+    h.run_steps(3);
+    h.get_by_label("open model__4").click();
+    settle(&mut h);
+    assert_eq!(h.state().view.central, CentralTab::Graph);
+    let phase = h.state().app.phase.as_ref().expect("a graph is open");
+    let shown = phase.current_path().unwrap().to_path_buf();
+    assert!(
+        shown.ends_with("npugraph_ex/model__4/dynamo_out_graph.txt"),
+        "{}",
+        shown.display()
+    );
+    assert!(
+        !shown.starts_with(dir.path()),
+        "never written into the viewed folder"
+    );
+    // The compile's AOT graph is a pass of its forward phase, in the tree.
+    let ws = h.state().app.workspace.as_ref().unwrap();
+    let model = ws
+        .index
+        .runs
+        .iter()
+        .flat_map(|r| &r.models)
+        .find(|m| m.path.ends_with("model__4"))
+        .expect("the trace's model in the tree");
+    assert_eq!(model.phases[0].name, "forward");
+    assert!(
+        model.phases[0].passes[0]
+            .path
+            .ends_with("forward/000_aot_forward_graph.txt")
+    );
+    h.get_by_label_contains("⤵ recompile: 3/0: tensor 'x' size mismatch");
+}

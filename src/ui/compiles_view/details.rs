@@ -81,8 +81,7 @@ fn graph_row(
             compile.label(),
             compile.co_name().unwrap_or("?")
         ));
-        let link = compiles::model_of(&story.links, c.1);
-        match (link, state.model_graph(app, c)) {
+        match (state.link_of(c), state.model_graph(app, c)) {
             (Some(l), Some(path)) => {
                 if ui
                     .button(format!("open {}", l.model))

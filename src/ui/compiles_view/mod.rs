@@ -180,7 +180,8 @@ fn story_list(
                 ui.weak(c.location().map(|l| l.short()).unwrap_or_default());
                 ui.label(c.time_s().map(|s| format!("{s:.3} s")).unwrap_or_default());
                 ui.label(
-                    compiles::model_of(&story.links, ci)
+                    state
+                        .link_of((si, ci))
                         .map(|l| format!("➡ {}", l.model))
                         .unwrap_or_default(),
                 );
