@@ -108,7 +108,7 @@ pub type CompileRef = (usize, usize);
 /// What the Compiles view shows and has loaded.
 #[derive(Default)]
 pub struct CompilesState {
-    /// The tree and trace logs the stories were read for.
+    /// The tree (root, its indexed trace logs) the stories were read for.
     loaded_for: Option<(PathBuf, Vec<PathBuf>)>,
     pub stories: Vec<Arc<Story>>,
     pub loading: bool,
@@ -180,12 +180,16 @@ impl CompilesState {
                 ws.index.runs.push(run.clone());
             }
         }
-        let root = ws.index.root.clone();
-        let traces = trace_log::find_beside(&root, &ws.index);
-        let key = (root, traces);
-        if self.loaded_for.as_ref() == Some(&key) {
+        // Compared without cloning: this runs every frame. The trace logs are looked for (in
+        // the folders above, which is I/O) by the job, not here.
+        if self
+            .loaded_for
+            .as_ref()
+            .is_some_and(|(r, t)| *r == ws.index.root && *t == ws.index.traces)
+        {
             return;
         }
+        let key = (ws.index.root.clone(), ws.index.traces.clone());
         self.stories.clear();
         self.notes.clear();
         self.extra_links.clear();
@@ -193,16 +197,14 @@ impl CompilesState {
         self.selected = None;
         self.selected_break = None;
         self.loaded_for = Some(key.clone());
-        if key.1.is_empty() {
-            return;
-        }
         let index = ws.index.clone();
         let (tx, rx) = channel();
         self.rx = Some(rx);
         self.loading = true;
         app.jobs.spawn(move |_| {
             let t = std::time::Instant::now();
-            let stories = read_stories(&key.1, Some(&index));
+            let traces = trace_log::find_beside(&key.0, &index);
+            let stories = read_stories(&traces, Some(&index));
             let time = t.elapsed();
             let (extra_links, extra_runs) = materialize_all(&stories);
             let _ = tx.send(Loaded {
