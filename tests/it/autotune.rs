@@ -5,6 +5,7 @@
 //!   optimize_tiling names another candidate than the log, a corrupt optimize_tiling, a log cut
 //!   mid-line.
 
+
 use crate::common::{copy_tree, fxray, stdout_json};
 use fxray::app::autotune::build_report;
 use fxray::model::autotune::{AutotuneReport, CompilePath, FusedKernel};

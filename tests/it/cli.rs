@@ -1,5 +1,6 @@
 //! The `fxray` binary, run as a user would: summary, export, errors and exit codes.
 
+
 use crate::common::{fixture, fxray, run_dir, stdout_json};
 use serde_json::Value;
 use std::path::Path;

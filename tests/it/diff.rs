@@ -2,6 +2,7 @@
 //! was established by reading the files (`diff NNN_… MMM_…` of consecutive passes) and from
 //! `showcase/expected.json`.
 
+
 use crate::common::{copy_tree, fixture, fxray, run_dir, stdout_json};
 use fxray::analysis::diff::{
     self, DiffReport, EdgeKind, Field, Fields, FirstQuery, HistoryEvent, LineTag, NodeStatus,

@@ -1,6 +1,7 @@
 //! Discovery and indexing on the real fixture trees: runs, models, phases, passes in order,
 //! captures joined by `graph_K`, logs, dumps — and what happens with odd paths.
 
+
 use crate::common::{copy_tree, fixture, run_dir};
 use fxray::model::index::*;
 use fxray::sources::{discover, load};

@@ -2,6 +2,7 @@
 //! text is escaped and actually rendered (bundled fonts, no system fonts), and the CLI writes
 //! both formats.
 
+
 use crate::common::run_dir;
 use fxray::analysis::export_svg::{self, SvgOptions};
 use fxray::analysis::layout::EdgeKind;

@@ -1,9 +1,9 @@
 //! The integration tests, in one binary so CI links egui and wgpu once: every module is one
 //! area (parser, diff, watch, UI…). Shared helpers live in `common`.
 
+mod common;
 mod autotune;
 mod cli;
-mod common;
 pub mod compiles;
 mod diff;
 mod discover;

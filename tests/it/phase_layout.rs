@@ -1,6 +1,7 @@
 //! The union layout of a phase on real passes: every node of every pass is placed, sub-graph
 //! nodes are qualified and grouped, op families colour what the showcase holds.
 
+
 use fxray::analysis::op_family::{self, OpFamily};
 use fxray::analysis::phase_layout;
 use fxray::model::fx::FxFile;

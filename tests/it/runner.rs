@@ -2,6 +2,7 @@
 //! Stop are reported, arguments reach the script unchanged; NPU detection on captured
 //! `npu-smi info` output and on this machine (no NPU).
 
+
 use fxray::runner::npu::{from_dev, parse_npu_smi};
 use fxray::runner::process::{Exit, RunEvent, RunHandle, Stream};
 use fxray::runner::spec::RunSpec;

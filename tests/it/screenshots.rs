@@ -6,6 +6,7 @@
 //! UPDATE_SCREENSHOTS=1 cargo test --test it screenshots::
 //! ```
 
+
 use crate::common::fixture;
 use crate::common::ui::{first_pass_of, harness_sized, opened, settle, shoot};
 use egui_kittest::Harness;

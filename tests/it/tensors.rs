@@ -2,6 +2,7 @@
 //! made by tests/data/tensor_stats.py), exact NaN/Inf counts, the NaN tracer, msprobe
 //! statistics, and odd files reported without a crash.
 
+
 use crate::common::{fixture, fxray, run_dir, stdout_json};
 use fxray::analysis::nan_trace::{self, Bad, Source};
 use fxray::analysis::tensor_stats::{self, summarize_file};

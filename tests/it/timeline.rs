@@ -2,6 +2,7 @@
 //! `expected.json` (tests/fixtures/aclgraph/*/expected.json and the showcase's `aclgraph`
 //! section) is checked against what `sources::trace_json` + `analysis::timeline_stats` find.
 
+
 use crate::common::{fixture, fxray, stdout_json};
 use fxray::analysis::timeline_stats::{self, Timeline};
 use fxray::sources::trace_json;
@@ -433,9 +434,7 @@ fn showcase_kernel_tasks_link_to_final_pass_nodes() {
     let e = expected(&root);
     let a = &e["aclgraph"];
     let tl = load(&root.join(a["raw"].as_str().unwrap()));
-    let final_pass = crate::common::pass_files("showcase", "forward")
-        .pop()
-        .unwrap();
+    let final_pass = crate::common::pass_files("showcase", "forward").pop().unwrap();
     assert!(final_pass.to_string_lossy().contains("018_"));
     let file = fxray::sources::load::graph(&final_pass).unwrap();
     let graph = &file.graphs[0];

@@ -2,6 +2,7 @@
 //! selecting a kernel, the chart's winner, kernel files in the code viewer, the link from a
 //! kernel to its fused FX nodes, and pasted log text.
 
+
 use crate::common::ui::{harness, opened, settle};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;

@@ -5,6 +5,7 @@
 //!
 //! Frames are stepped with `run_steps`/`step`, never `run`: the graph view repaints every frame.
 
+
 use crate::common::ui::{current_pass, harness, opened, selected, settle};
 use crate::common::{fixture, pass_files};
 use egui::accesskit::Role;

@@ -4,6 +4,7 @@
 //!
 //! Frames are stepped with `run_steps`/`step`, never `run`: the graph view repaints every frame.
 
+
 use crate::common::fixture;
 use crate::common::ui::{click_at, current_pass, first_pass_of, harness, opened, selected, settle};
 use egui::accesskit::Role;

@@ -4,6 +4,7 @@
 //!
 //! Frames are stepped with `run_steps`, never `run`: the graph view repaints every frame.
 
+
 use crate::common::ui::{WAIT, harness, opened, selected, settle};
 use egui::accesskit::Role;
 use egui_kittest::Harness;

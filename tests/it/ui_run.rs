@@ -1,6 +1,7 @@
 //! The Run panel with the real `python3`: fill the form, run a script that writes a debug
 //! tree, see its output stream in the console and its run folder open in the app.
 
+
 use crate::common::ui::{harness_sized, shoot};
 use egui::accesskit::Role;
 use egui_kittest::kittest::Queryable;

@@ -2,6 +2,7 @@
 //! passes, the overlay marks exactly what each pass changed (checked against the diff engine
 //! on the same files), and side by side shows the compared pass next to it.
 
+
 use crate::common::ui::{harness_sized, opened, settle};
 use crate::common::{fixture, pass_files};
 use egui_kittest::Harness;

@@ -4,6 +4,7 @@
 //!
 //! Frames are stepped with `run_steps`/`step`, never `run`: the graph view repaints every frame.
 
+
 use crate::common::ui::{click_at, harness_sized, opened, selected, settle, shoot};
 use crate::common::{fixture, run_dir};
 use egui_kittest::Harness;

@@ -5,6 +5,7 @@
 //!
 //! Frames are stepped with `run_steps`, never `run`.
 
+
 use crate::common::fixture;
 use crate::common::ui::{harness, harness_sized, opened, settle, shoot};
 use egui::{Event, Modifiers, PointerButton, Pos2, pos2, vec2};

@@ -1,6 +1,7 @@
 //! The app window while a compile writes into the opened folder: a half-written pass shows as
 //! "writing…" in the tree, and follow mode moves the view to each pass as it lands.
 
+
 use crate::common::ui::{WAIT, harness};
 use egui_kittest::kittest::Queryable;
 use fxray::app::App;

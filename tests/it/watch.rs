@@ -1,6 +1,7 @@
 //! Live watching, end to end: a fixture tree is written into a temp folder file by file while
 //! the app watches it, and the app's state is checked after each step.
 
+
 use crate::common::{fixture, run_dir};
 use fxray::app::App;
 use fxray::app::live::FileStatus;
