@@ -4,6 +4,7 @@
 
 pub mod autotune;
 pub mod compare;
+pub mod compiles;
 pub mod export;
 pub mod jobs;
 pub mod live;
@@ -15,6 +16,7 @@ pub mod state;
 pub mod tensors;
 pub mod text_diff;
 pub mod timeline;
+pub mod trace_graphs;
 
 pub use loading::Loading;
 pub use state::{App, Workspace};

@@ -79,6 +79,19 @@ pub enum BenchCommand {
         #[arg(long, default_value_t = 5)]
         rounds: usize,
     },
+    /// Trace log parse time (torch's `dedicated_log_torch_trace_*.log`), best of --rounds; with
+    /// --mb, on a trace of that many MB built from FILE; with --tlparse, tlparse side by side.
+    Trace {
+        file: PathBuf,
+        #[arg(long, default_value_t = 5)]
+        rounds: usize,
+        /// Repeat FILE (frame ids renumbered) into a trace of this many MB in a temp folder.
+        #[arg(long)]
+        mb: Option<u64>,
+        /// The tlparse binary to time on the same file.
+        #[arg(long)]
+        tlparse: Option<PathBuf>,
+    },
     /// Watch latency: pass files written at --rate per second into a temp folder; prints the
     /// time from each file's last write to its appearance in the index, and to "settled".
     Watch {
@@ -125,6 +138,12 @@ pub fn run(what: BenchCommand) -> Result<()> {
             Some(p) => index(&p, rounds.max(1)),
             None => synthetic_index(files, rounds.max(1)),
         },
+        BenchCommand::Trace {
+            file,
+            rounds,
+            mb,
+            tlparse,
+        } => super::compiles::bench(&file, rounds.max(1), mb, tlparse.as_deref()),
         BenchCommand::Watch { files, rate, poll } => super::bench_watch::run(files, rate, poll),
     }
 }

@@ -5,6 +5,7 @@ pub mod bench;
 mod bench_timeline;
 mod bench_ui;
 mod bench_watch;
+pub mod compiles;
 pub mod diff;
 pub mod export;
 pub mod run;
@@ -164,6 +165,15 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// The compile story from torch's trace log: one row per compile id (status, user frame,
+    /// time, the model__N its graph went to), graph breaks with their line and reason,
+    /// recompiles with the failing guard. PATH: a debug tree, a run, or the trace log itself.
+    Compiles {
+        path: PathBuf,
+        /// Machine-readable JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
     /// Measure fxray's speed on real files and print the figures.
     Bench {
         #[command(subcommand)]
@@ -260,6 +270,7 @@ pub fn run(command: Command) -> Result<()> {
             },
         ),
         Command::Autotune { path, json } => autotune::run(&path, json),
+        Command::Compiles { path, json } => compiles::run(&path, json),
         Command::Bench { what } => bench::run(what),
     }
 }

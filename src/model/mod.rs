@@ -2,6 +2,7 @@
 //! `analysis` computes over them, `app`/`ui` display them.
 
 pub mod autotune;
+pub mod compile;
 pub mod fx;
 pub mod fx_fmt;
 pub mod index;

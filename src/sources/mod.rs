@@ -13,4 +13,5 @@ pub mod npy;
 pub mod output_code;
 pub mod read;
 pub mod trace_json;
+pub mod trace_log;
 pub mod watch;

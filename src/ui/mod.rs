@@ -5,6 +5,7 @@
 mod autotune_view;
 mod code_view;
 mod compare_bar;
+mod compiles_view;
 mod dialogs;
 pub mod fonts;
 mod graph_view;
@@ -48,6 +49,10 @@ pub struct ViewState {
     pub autotune: autotune_view::AutotuneViewState,
     pub tensors: tensor_panel::TensorPanelState,
     pub run: run_panel::RunPanelState,
+    /// The compile story (app state, kept here while `app/state.rs` is split; see
+    /// `app::compiles`).
+    pub compiles: app::compiles::CompilesState,
+    pub compiles_view: compiles_view::CompilesViewState,
 }
 
 /// The views that can fill the centre of the window.
@@ -57,6 +62,7 @@ pub enum CentralTab {
     Graph,
     Timeline,
     Autotune,
+    Compiles,
     Run,
 }
 
@@ -85,6 +91,7 @@ impl Fxray {
 pub fn show(app: &mut App, view: &mut ViewState, ui: &mut egui::Ui) {
     fonts::install_once(ui.ctx());
     app.poll();
+    view.compiles.update(app);
     view.dialogs.poll(app);
     handle_dropped_files(app, ui.ctx());
     if std::mem::take(&mut app.timeline.show_tab) {
@@ -131,6 +138,13 @@ pub fn show(app: &mut App, view: &mut ViewState, ui: &mut egui::Ui) {
             CentralTab::Autotune => {
                 autotune_view::show(app, &mut view.autotune, &mut view.central, ui)
             }
+            CentralTab::Compiles => compiles_view::show(
+                app,
+                &mut view.compiles,
+                &mut view.compiles_view,
+                &mut view.central,
+                ui,
+            ),
             CentralTab::Run => run_panel::show(app, &mut view.run, ui),
         }
     });
@@ -151,6 +165,7 @@ fn central_tabs(tab: &mut CentralTab, ui: &mut egui::Ui) {
         ui.selectable_value(tab, CentralTab::Graph, "Graph");
         ui.selectable_value(tab, CentralTab::Timeline, "Timeline");
         ui.selectable_value(tab, CentralTab::Autotune, "Autotune");
+        ui.selectable_value(tab, CentralTab::Compiles, "Compiles");
         ui.selectable_value(tab, CentralTab::Run, "Run");
     });
     ui.separator();

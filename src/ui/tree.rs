@@ -34,6 +34,7 @@ pub fn show(app: &mut App, view: &mut ViewState, ui: &mut egui::Ui) {
     let timeline = app.timeline.open.as_ref().map(|o| o.path.as_path());
     let mut click = None;
     let mut kernel = None;
+    let mut compile = None;
     egui::ScrollArea::vertical()
         .auto_shrink(false)
         .show(ui, |ui| {
@@ -41,6 +42,7 @@ pub fn show(app: &mut App, view: &mut ViewState, ui: &mut egui::Ui) {
             runs(
                 ui,
                 &ws.index,
+                &view.compiles,
                 &facts,
                 current.as_deref(),
                 timeline,
@@ -55,7 +57,12 @@ pub fn show(app: &mut App, view: &mut ViewState, ui: &mut egui::Ui) {
                 &mut click,
             );
             super::autotune_view::tree_section(ui, &ws.index, &mut kernel);
+            super::compiles_view::tree_section(ui, &view.compiles, &mut compile);
         });
+    if let Some(c) = compile {
+        view.central = super::CentralTab::Compiles;
+        view.compiles.select(c);
+    }
     if let Some(name) = kernel {
         view.central = super::CentralTab::Autotune;
         view.autotune.selected = Some(name);
@@ -77,6 +84,7 @@ pub fn show(app: &mut App, view: &mut ViewState, ui: &mut egui::Ui) {
 fn runs(
     ui: &mut egui::Ui,
     index: &DebugIndex,
+    compiles: &crate::app::compiles::CompilesState,
     facts: &Facts,
     current: Option<&Path>,
     timeline: Option<&Path>,
@@ -98,6 +106,7 @@ fn runs(
                     ));
                 }
                 for model in &run.models {
+                    super::compiles_view::model_note(ui, compiles, &run.name, &model.name);
                     let mut head = format!("{}  [{:?}]", model.name, model.backend);
                     if let Some(g) = &model.graph_name {
                         head.push_str(&format!(" · {g}"));

@@ -1,0 +1,405 @@
+//! The compile story read from torch's structured trace log
+//! (`tlparse/dedicated_log_torch_trace_*.log`): one [`Compile`] per compile id `frame/compile`,
+//! with its user frame, graph breaks, recompile reason, guards, metrics and graphs, and the
+//! compile-time spans of its `chromium_event`s. Built by `sources::trace_log`; joined to the
+//! `model__N` folders and turned into a flame chart by `analysis::compiles`.
+
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// A source location in user code.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Loc {
+    pub file: String,
+    pub line: u32,
+}
+
+impl std::fmt::Display for Loc {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.file, self.line)
+    }
+}
+
+impl Loc {
+    /// `models.py:121`: the file's name only, for rows and the tree.
+    pub fn short(&self) -> String {
+        let name = self.file.rsplit(['/', '\\']).next().unwrap_or(&self.file);
+        format!("{name}:{}", self.line)
+    }
+}
+
+/// One frame of a user stack.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StackFrame {
+    pub name: String,
+    pub loc: Loc,
+    /// The source line, when the writer gave it.
+    pub code: Option<String>,
+}
+
+/// Where and why Dynamo broke the graph (`artifact` `dynamo_graph_break_reason`).
+#[derive(Debug, Clone)]
+pub struct GraphBreak {
+    /// The user-code line the break happened at.
+    pub location: Option<Loc>,
+    /// Torch's reason, without the location line and the stacks.
+    pub reason: String,
+    /// The user code traceback, outermost first.
+    pub user_stack: Vec<StackFrame>,
+    /// The attempt that logged it (the attempt that restarted).
+    pub attempt: u32,
+    /// Line of the event in the trace file (1-based).
+    pub line: usize,
+}
+
+impl GraphBreak {
+    /// The reason in one line: its first non-empty line that is not Dynamo's generic
+    /// "Encountered graph break when attempting to trace …" header.
+    pub fn title(&self) -> &str {
+        let mut lines = self.reason.lines().map(str::trim).filter(|l| !l.is_empty());
+        let first = lines.next().unwrap_or("");
+        if first.starts_with("Encountered graph break") {
+            lines.next().unwrap_or(first)
+        } else {
+            first
+        }
+    }
+}
+
+/// One guard of a compile.
+#[derive(Debug, Clone)]
+pub struct Guard {
+    /// `TENSOR_MATCH`, `ID_MATCH`, … (`SHAPE` for `guard_added_fast` symbolic guards).
+    pub kind: String,
+    /// The check as torch printed it.
+    pub text: String,
+    /// Nesting in the guard tree (0 for symbolic guards).
+    pub depth: u16,
+}
+
+/// The kinds of graph a compile writes into the trace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum GraphKind {
+    DynamoOutput,
+    AotJoint,
+    AotForward,
+    AotBackward,
+    AotInference,
+    InductorPreGrad,
+    InductorPostGrad,
+    OutputCode,
+}
+
+impl GraphKind {
+    /// The trace event's name for this kind.
+    pub fn event(self) -> &'static str {
+        match self {
+            GraphKind::DynamoOutput => "dynamo_output_graph",
+            GraphKind::AotJoint => "aot_joint_graph",
+            GraphKind::AotForward => "aot_forward_graph",
+            GraphKind::AotBackward => "aot_backward_graph",
+            GraphKind::AotInference => "aot_inference_graph",
+            GraphKind::InductorPreGrad => "inductor_pre_grad_graph",
+            GraphKind::InductorPostGrad => "inductor_post_grad_graph",
+            GraphKind::OutputCode => "inductor_output_code",
+        }
+    }
+
+    pub fn from_event(kind: &str) -> Option<Self> {
+        const ALL: [GraphKind; 8] = [
+            GraphKind::DynamoOutput,
+            GraphKind::AotJoint,
+            GraphKind::AotForward,
+            GraphKind::AotBackward,
+            GraphKind::AotInference,
+            GraphKind::InductorPreGrad,
+            GraphKind::InductorPostGrad,
+            GraphKind::OutputCode,
+        ];
+        ALL.into_iter().find(|k| k.event() == kind)
+    }
+}
+
+/// A graph printed into the trace.
+#[derive(Debug, Clone)]
+pub struct TraceGraph {
+    pub kind: GraphKind,
+    pub text: String,
+    pub attempt: u32,
+    pub line: usize,
+}
+
+/// Any other payload of a compile (`artifact`s: bytecode, fw metadata, configs, errors…).
+#[derive(Debug, Clone)]
+pub struct Artifact {
+    pub name: String,
+    pub text: String,
+    pub attempt: u32,
+    pub line: usize,
+}
+
+/// How a compile ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// A graph, no break.
+    Ok,
+    /// The frame was split at a graph break; the graph before it was compiled.
+    GraphBreak,
+    /// Dynamo restarted its analysis for another reason.
+    Restarted,
+    /// `fail_type` set: nothing was compiled.
+    Failed,
+    /// No `compilation_metrics` (a cut trace, a compile still running).
+    Unknown,
+}
+
+impl Status {
+    pub fn label(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::GraphBreak => "graph break",
+            Status::Restarted => "restarted",
+            Status::Failed => "failed",
+            Status::Unknown => "unfinished",
+        }
+    }
+}
+
+/// One compile id (`frame/compile`, or `!A/frame/compile` under compiled autograd) and all
+/// its attempts.
+#[derive(Debug, Clone, Default)]
+pub struct Compile {
+    pub frame: Option<u32>,
+    pub compile: Option<u32>,
+    pub autograd: Option<u32>,
+    /// The highest attempt seen (tlparse writes `[0/0_1]` for attempt 1).
+    pub attempt: u32,
+    /// `dynamo_start`'s stack, outermost first (interned file names resolved).
+    pub user_stack: Vec<StackFrame>,
+    pub breaks: Vec<GraphBreak>,
+    /// The guard failure that made this compile (`recompile_reasons`).
+    pub recompile_reason: Option<String>,
+    pub guards: Vec<Guard>,
+    /// `compilation_metrics`, as written.
+    pub metrics: Option<BTreeMap<String, Value>>,
+    /// `bwd_compilation_metrics`, when the backward was compiled.
+    pub bwd_metrics: Option<BTreeMap<String, Value>>,
+    pub graphs: Vec<TraceGraph>,
+    pub artifacts: Vec<Artifact>,
+    /// First line of the trace that names this compile.
+    pub first_line: usize,
+}
+
+impl Compile {
+    /// `2/1` (`!0/2/1` under compiled autograd; `-` for a missing part).
+    pub fn id(&self) -> String {
+        let part = |v: Option<u32>| v.map_or("-".to_string(), |v| v.to_string());
+        let base = format!("{}/{}", part(self.frame), part(self.compile));
+        match self.autograd {
+            Some(a) => format!("!{a}/{base}"),
+            None => base,
+        }
+    }
+
+    /// tlparse's label: `[2/1]`, `[0/0_1]` for attempt 1.
+    pub fn label(&self) -> String {
+        if self.attempt == 0 {
+            format!("[{}]", self.id())
+        } else {
+            format!("[{}_{}]", self.id(), self.attempt)
+        }
+    }
+
+    fn metric(&self, key: &str) -> Option<&Value> {
+        self.metrics.as_ref()?.get(key).filter(|v| !v.is_null())
+    }
+
+    pub fn metric_f64(&self, key: &str) -> Option<f64> {
+        self.metric(key)?.as_f64()
+    }
+
+    pub fn metric_str(&self, key: &str) -> Option<&str> {
+        self.metric(key)?.as_str()
+    }
+
+    /// `entire_frame_compile_time_s`.
+    pub fn time_s(&self) -> Option<f64> {
+        self.metric_f64("entire_frame_compile_time_s")
+    }
+
+    pub fn fail_type(&self) -> Option<&str> {
+        self.metric_str("fail_type")
+    }
+
+    pub fn fail_reason(&self) -> Option<&str> {
+        self.metric_str("fail_reason")
+    }
+
+    /// Where a failed compile failed in user code.
+    pub fn fail_location(&self) -> Option<Loc> {
+        Some(Loc {
+            file: self.metric_str("fail_user_frame_filename")?.to_string(),
+            line: self.metric("fail_user_frame_lineno")?.as_u64()? as u32,
+        })
+    }
+
+    pub fn restart_reasons(&self) -> Vec<&str> {
+        self.metric("restart_reasons")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default()
+    }
+
+    pub fn status(&self) -> Status {
+        if self.metrics.is_none() {
+            return Status::Unknown;
+        }
+        if self.fail_type().is_some() {
+            Status::Failed
+        } else if !self.breaks.is_empty() {
+            Status::GraphBreak
+        } else if !self.restart_reasons().is_empty() {
+            Status::Restarted
+        } else {
+            Status::Ok
+        }
+    }
+
+    /// The compiled function: `co_name` from the metrics, else the innermost stack frame.
+    pub fn co_name(&self) -> Option<&str> {
+        self.metric_str("co_name")
+            .or_else(|| self.user_stack.last().map(|f| f.name.as_str()))
+    }
+
+    /// Where the compiled function is: the innermost frame of `dynamo_start`'s stack, else
+    /// `co_filename:co_firstlineno`.
+    pub fn location(&self) -> Option<Loc> {
+        if let Some(f) = self.user_stack.last() {
+            return Some(f.loc.clone());
+        }
+        Some(Loc {
+            file: self.metric_str("co_filename")?.to_string(),
+            line: self.metric("co_firstlineno")?.as_u64()? as u32,
+        })
+    }
+
+    /// The Dynamo graph this compile produced (the last attempt's).
+    pub fn dynamo_graph(&self) -> Option<&TraceGraph> {
+        self.graphs
+            .iter()
+            .rfind(|g| g.kind == GraphKind::DynamoOutput)
+    }
+
+    /// Number of guards: the guard tree's leaves, else the metrics' `guard_count`.
+    pub fn guard_count(&self) -> usize {
+        if self.guards.is_empty() {
+            self.metric("guard_count")
+                .and_then(Value::as_u64)
+                .unwrap_or(0) as usize
+        } else {
+            self.guards.len()
+        }
+    }
+
+    /// The resumed function of a graph break: `torch_dynamo_resume_in_forward_at_86` → 86.
+    pub fn resumes_at_line(&self) -> Option<u32> {
+        let name = self.co_name()?;
+        let rest = name.strip_prefix("torch_dynamo_resume_in_")?;
+        rest.rsplit_once("_at_")?.1.parse().ok()
+    }
+}
+
+/// A model folder's Dynamo graph (`model__N/dynamo_out_graph.txt`), as read.
+#[derive(Debug, Clone)]
+pub struct ModelGraph {
+    /// `model__3`.
+    pub name: String,
+    pub number: i64,
+    /// The run folder it is in (several runs may share one trace).
+    pub run: String,
+    pub text: String,
+    /// The text is the model's AOT forward/inference graph (stock Inductor's
+    /// `fx_graph_readable.py`), not its Dynamo graph.
+    pub aot: bool,
+}
+
+/// A compile joined to the model folder its Dynamo graph was written to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelLink {
+    pub compile: usize,
+    pub model: String,
+    pub run: String,
+}
+
+/// One compile-time span from `chromium_event` begin/end pairs (or a complete `X` event).
+#[derive(Debug, Clone)]
+pub struct Span {
+    pub name: String,
+    /// The compile id in the event's args (`0/0`), if any.
+    pub compile_id: Option<String>,
+    /// `pid/tid` of the event.
+    pub thread: String,
+    /// Microseconds (the writer's clock).
+    pub start: f64,
+    /// `None` when the end never came (a cut trace, a failure).
+    pub end: Option<f64>,
+    /// Nesting depth on its thread (0 = outermost).
+    pub depth: u16,
+    pub cat: Option<String>,
+}
+
+/// Everything read from one trace log.
+#[derive(Debug, Clone, Default)]
+pub struct CompileTrace {
+    /// The pid from the glog prefix of the first line.
+    pub pid: Option<u32>,
+    /// `rank` from the envelope, else from the file name (`…_rank_R_…`).
+    pub rank: Option<u32>,
+    pub torch_version: Option<String>,
+    /// Compiles in order of first appearance.
+    pub compiles: Vec<Compile>,
+    pub spans: Vec<Span>,
+    /// End events without a begin.
+    pub unmatched_ends: usize,
+    /// Events by kind, including kinds fxray does not interpret (kept, counted).
+    pub kinds: BTreeMap<String, usize>,
+    /// Payloads of events that belong to no compile, by kind (`artifact` names prefixed).
+    pub global_artifacts: Vec<Artifact>,
+    /// Interned strings (`str` events): id → file name.
+    pub strings: BTreeMap<u32, String>,
+    pub lines: usize,
+    pub bytes: u64,
+    /// Lines that could not be read (line number, why), at most a few hundred.
+    pub problems: Vec<(usize, String)>,
+    /// Problems beyond those kept.
+    pub more_problems: usize,
+    /// Where and why reading stopped early; `None` when the whole file was read.
+    pub stopped: Option<String>,
+    /// The file ended inside an event's payload (the writer was cut off).
+    pub cut: bool,
+}
+
+impl CompileTrace {
+    pub fn compile(&self, id: &str) -> Option<&Compile> {
+        self.compiles.iter().find(|c| c.id() == id)
+    }
+
+    /// Every graph break, in file order, with the compile it ended.
+    pub fn graph_breaks(&self) -> Vec<(&Compile, &GraphBreak)> {
+        let mut all: Vec<(&Compile, &GraphBreak)> = self
+            .compiles
+            .iter()
+            .flat_map(|c| c.breaks.iter().map(move |b| (c, b)))
+            .collect();
+        all.sort_by_key(|(_, b)| b.line);
+        all
+    }
+
+    /// Compiles with a recompile reason, in order.
+    pub fn recompiles(&self) -> impl Iterator<Item = &Compile> {
+        self.compiles
+            .iter()
+            .filter(|c| c.recompile_reason.is_some())
+    }
+}

@@ -1,0 +1,188 @@
+//! The Compiles view (issue 15) driven like a user: the breaks are listed with their lines;
+//! clicking one shows its location and the graphs on either side, which open in the graph
+//! view; the flame chart's total is the metrics' total; the tree says why each model exists.
+
+use crate::common::fixture;
+use crate::common::ui::{harness, opened, settle, shoot};
+use egui_kittest::kittest::Queryable;
+use fxray::analysis::compiles;
+use fxray::ui::CentralTab;
+
+fn open_compiles() -> egui_kittest::Harness<'static, fxray::ui::Fxray> {
+    let mut h = harness(opened(&fixture("compile_story")));
+    settle(&mut h);
+    h.get_by_label("Compiles").click();
+    settle(&mut h);
+    assert_eq!(h.state().view.central, CentralTab::Compiles);
+    h
+}
+
+#[test]
+fn breaks_are_listed_with_their_lines_and_a_click_shows_both_sides() {
+    let mut h = open_compiles();
+    h.get_by_label_contains("6 compile ids · 2 graph breaks · 1 recompiles");
+    h.get_by_label_contains("✂ compile_story.py:86");
+    h.get_by_label_contains("✂ compile_story.py:87");
+    h.get_by_label_contains("↻ [3/1] guard failed: 3/0: tensor 'x' size mismatch");
+
+    h.get_by_label_contains("✂ compile_story.py:87").click();
+    h.run_steps(3);
+    h.get_by_label("Graph break at /home/dev/models/compile_story.py:87");
+    // The code line, under the heading and in the user stack.
+    assert_eq!(
+        h.get_all_by_label("scale = h.mean().item()  # BREAK: item")
+            .count(),
+        2
+    );
+    h.get_by_label_contains("before the break: [1/0_1] torch_dynamo_resume_in_forward_at_86");
+    h.get_by_label_contains("after the break: [2/0] torch_dynamo_resume_in_forward_at_87");
+    // model__1 is also the selected compile's own graph, below the break.
+    assert_eq!(h.get_all_by_label("open model__1").count(), 2);
+    h.get_by_label("open model__2").click();
+    settle(&mut h);
+    assert_eq!(h.state().view.central, CentralTab::Graph);
+    let shown = h.state().app.phase.as_ref().and_then(|p| p.current_path());
+    let shown = shown.expect("a graph is shown");
+    assert!(
+        shown.ends_with("npugraph_ex/model__2/dynamo_out_graph.txt"),
+        "{}",
+        shown.display()
+    );
+}
+
+#[test]
+fn the_tree_says_why_each_model_exists() {
+    let mut h = harness(opened(&fixture("compile_story")));
+    settle(&mut h);
+    h.get_by_label_contains(
+        "⤵ graph break at compile_story.py:86: Failed to trace builtin operator",
+    );
+    h.get_by_label_contains("⤵ graph break at compile_story.py:87");
+    h.get_by_label_contains("⤵ recompile: 3/0: tensor 'x' size mismatch at index 0");
+    h.get_by_label_contains("⤵ first compile of scale");
+}
+
+#[test]
+fn flame_chart_total_equals_the_compilation_metrics() {
+    let mut h = open_compiles();
+    // The tree and the list both have the row; the list's is on screen.
+    h.get_all_by_label("[3/1] scale").last().unwrap().click();
+    h.run_steps(2);
+    let buttons = h.get_all_by_label("🔥 Flame chart").count();
+    assert_eq!(
+        buttons, 2,
+        "one for the trace, one for the selected compile"
+    );
+    h.get_all_by_label("🔥 Flame chart").last().unwrap().click();
+    settle(&mut h);
+    assert_eq!(h.state().view.central, CentralTab::Timeline);
+    let want = {
+        let story = &h.state().view.compiles.stories[0];
+        story.trace.compile("3/1").unwrap().time_s().unwrap()
+    };
+    let tl = h
+        .state()
+        .app
+        .timeline()
+        .expect("the flame chart is open")
+        .clone();
+    let total = tl
+        .trace
+        .tasks
+        .iter()
+        .find(|t| t.name == "entire_frame_compile")
+        .map(|t| t.dur / 1e6)
+        .expect("the compile's entire_frame_compile span");
+    assert!((total - want).abs() < 2e-3, "flame {total} metrics {want}");
+    // Only this compile's spans, nested on their thread.
+    assert!(
+        tl.trace
+            .tasks
+            .iter()
+            .all(|t| t.arg("compile_id").and_then(|v| v.as_str()) == Some("3/1"))
+    );
+    assert!(tl.trace.lanes.len() >= 3, "nesting depth gives lanes");
+    h.run_steps(3);
+    shoot(&mut h, "compiles_flame");
+    let story = &h.state().view.compiles.stories[0];
+    assert_eq!(
+        compiles::flame_total_s(&story.trace, "3/1").map(|f| (f * 1e3).round()),
+        Some((total * 1e3).round())
+    );
+}
+
+#[test]
+fn guards_are_searchable() {
+    let mut h = open_compiles();
+    // The tree and the list both have the row; the list's is on screen.
+    h.get_all_by_label("[3/1] scale").last().unwrap().click();
+    h.run_steps(2);
+    let all = h.state().view.compiles.stories[0]
+        .trace
+        .compile("3/1")
+        .unwrap()
+        .guards
+        .len();
+    h.get_by_label_contains(&format!("{all} of {all} shown"));
+    h.state_mut().view.compiles_view.guard_query = "TENSOR_MATCH".into();
+    h.run_steps(2);
+    h.get_by_label_contains(&format!("1 of {all} shown"));
+}
+
+#[test]
+fn screenshot_of_the_compiles_view() {
+    let mut h = open_compiles();
+    h.get_by_label_contains("✂ compile_story.py:86").click();
+    h.run_steps(4);
+    shoot(&mut h, "compiles");
+}
+
+#[test]
+fn graphs_found_only_in_the_trace_open_as_passes_of_their_compile() {
+    // A TORCH_TRACE-only folder: the trace log and nothing else.
+    let dir = tempfile::tempdir().expect("temp");
+    let src = fixture("compile_story/torch_compile_debug/tlparse");
+    let log = std::fs::read_dir(&src)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .next()
+        .unwrap();
+    std::fs::copy(&log, dir.path().join(log.file_name().unwrap())).unwrap();
+    let mut h = harness(opened(dir.path()));
+    settle(&mut h);
+    settle(&mut h);
+    h.get_by_label("Compiles").click();
+    settle(&mut h);
+    h.get_all_by_label("[3/1] scale").last().unwrap().click();
+    h.run_steps(3);
+    h.get_by_label("open model__4").click();
+    settle(&mut h);
+    assert_eq!(h.state().view.central, CentralTab::Graph);
+    let phase = h.state().app.phase.as_ref().expect("a graph is open");
+    let shown = phase.current_path().unwrap().to_path_buf();
+    assert!(
+        shown.ends_with("npugraph_ex/model__4/dynamo_out_graph.txt"),
+        "{}",
+        shown.display()
+    );
+    assert!(
+        !shown.starts_with(dir.path()),
+        "never written into the viewed folder"
+    );
+    // The compile's AOT graph is a pass of its forward phase, in the tree.
+    let ws = h.state().app.workspace.as_ref().unwrap();
+    let model = ws
+        .index
+        .runs
+        .iter()
+        .flat_map(|r| &r.models)
+        .find(|m| m.path.ends_with("model__4"))
+        .expect("the trace's model in the tree");
+    assert_eq!(model.phases[0].name, "forward");
+    assert!(
+        model.phases[0].passes[0]
+            .path
+            .ends_with("forward/000_aot_forward_graph.txt")
+    );
+    h.get_by_label_contains("⤵ recompile: 3/0: tensor 'x' size mismatch");
+}
