@@ -7,6 +7,7 @@ mod bench_ui;
 mod bench_watch;
 pub mod diff;
 pub mod export;
+pub mod modules;
 pub mod run;
 pub mod summary;
 pub mod tensors;
