@@ -280,3 +280,34 @@ fn export_json_gives_every_node_its_module() {
         "layers.2.self_attn.q_proj holds its matmul and weight"
     );
 }
+
+#[test]
+fn stress_20k_without_a_dynamo_graph_still_finds_its_83_layers() {
+    // Only the pass dumps were kept: no parameter names, the repeated block of source lines
+    // gives the layers.
+    for phase in ["forward", "backward"] {
+        let files: Vec<FxFile> = pass_files("npugraph_ex/stress_20k", phase)
+            .iter()
+            .map(|p| parse(p))
+            .collect();
+        let refs: Vec<&FxFile> = files.iter().collect();
+        let got = modules::infer_phase(&PhaseInput {
+            dynamo: None,
+            passes: &refs,
+            forward: None,
+        });
+        for (k, pass) in got.passes.iter().enumerate() {
+            let tree = &pass.tree;
+            let layers = tree.find("layers").expect("a `layers` module");
+            // Children come in the order their first node appears: a backward runs the
+            // layers last to first.
+            let mut kids: Vec<usize> = tree.modules[layers]
+                .children
+                .iter()
+                .map(|&c| tree.modules[c].name.parse().expect("a layer index"))
+                .collect();
+            kids.sort_unstable();
+            assert_eq!(kids, (0..83).collect::<Vec<_>>(), "{phase} pass {k}");
+        }
+    }
+}

@@ -54,6 +54,12 @@
 //!    / `fx_graph_transformed.py` have no Dynamo graph beside them: only their source comments
 //!    and data flow speak (rules 3–5), and most nodes stay at the root with no confidence.
 //!
+//! 9. **No Dynamo graph** (a tree that kept only the pass dumps): nothing names the modules, but
+//!    the layers still repeat. The source lines that run the same number of times K (the
+//!    commonest such count, K ≥ 2) are one block's; each time the first of them comes round,
+//!    the next block starts. Their nodes are `layers.0` … `layers.K-1` (a backward runs them
+//!    last to first) with `Low` confidence: the attribute name is a guess, the grouping is not.
+//!
 //! [`Confidence`] says which rule placed a node: `High` weights (rules 1–2), `Medium` a frame
 //! from weights or from the same line elsewhere (3–4, 7), `Low` a neighbour or data flow
 //! (4–6), `None` nothing (the node is at the root because nothing says otherwise).
@@ -64,6 +70,7 @@
 mod infer;
 pub mod params;
 mod paths;
+mod repeat;
 mod tree;
 
 pub use tree::{ModuleEntry, ModuleTree};
@@ -221,6 +228,7 @@ pub fn infer_phase(input: &PhaseInput<'_>) -> PhaseModules {
         frames = r.frames;
     }
     let have_forward = input.forward.is_some();
+    let named = params.by_position.iter().any(Option::is_some);
 
     let mut passes = Vec::with_capacity(input.passes.len());
     let mut prev: Option<(&FxGraph, Vec<(ModId, Confidence)>)> = None;
@@ -235,7 +243,10 @@ pub fn infer_phase(input: &PhaseInput<'_>) -> PhaseModules {
             frames: have_forward.then_some(&frames),
             attrs: Some(&attrs),
         };
-        let own = infer::infer(g, &ev, &mut paths).modules;
+        let mut own = infer::infer(g, &ev, &mut paths).modules;
+        if !named {
+            unnamed_layers(g, &mut own, &mut paths);
+        }
         let modules = match &prev {
             Some((pg, pm)) => carry(pg, pm, g, &own),
             None => own,
@@ -256,6 +267,17 @@ pub fn infer_file(file: &FxFile) -> GraphModules {
     let params = ParamMap::from_dynamo(g, &mut paths);
     let attrs = params.attrs();
     infer_dynamo(g, &params, &attrs, &mut paths)
+}
+
+/// Rule 9: with no parameter names, the repeated block of source lines is `layers.N`.
+fn unnamed_layers(g: &FxGraph, own: &mut [(ModId, Confidence)], paths: &mut Paths) {
+    for (i, b) in repeat::blocks(g).into_iter().enumerate() {
+        if let Some((k, c)) = b
+            && own[i].0 == ROOT
+        {
+            own[i] = (paths.intern(&format!("layers.{k}")), c);
+        }
+    }
 }
 
 /// A graph whose own placeholders are named after their owners (Dynamo's).
