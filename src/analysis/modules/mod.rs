@@ -257,16 +257,22 @@ pub fn infer_phase(input: &PhaseInput<'_>) -> PhaseModules {
     PhaseModules { passes, dynamo }
 }
 
-/// One graph file on its own (a loose file, or Inductor's dumps): source comments and data flow
-/// only, plus `get_attr` paths and, for a Dynamo graph, its placeholder names.
+/// One graph file on its own (a loose file, or Inductor's dumps): for a Dynamo graph, its
+/// placeholder names (rules 1–5); otherwise source comments, `get_attr` paths, data flow and
+/// the repeated layers (rule 9).
 pub fn infer_file(file: &FxFile) -> GraphModules {
     let mut paths = Paths::default();
     let Some(g) = file.graphs.first() else {
         return GraphModules::default();
     };
     let params = ParamMap::from_dynamo(g, &mut paths);
-    let attrs = params.attrs();
-    infer_dynamo(g, &params, &attrs, &mut paths)
+    if params.by_position.iter().any(Option::is_some) {
+        let attrs = params.attrs();
+        return infer_dynamo(g, &params, &attrs, &mut paths);
+    }
+    let mut own = infer::infer(g, &Evidence::default(), &mut paths).modules;
+    unnamed_layers(g, &mut own, &mut paths);
+    GraphModules::build(&paths, &own)
 }
 
 /// Rule 9: with no parameter names, the repeated block of source lines is `layers.N`.
