@@ -166,6 +166,35 @@ pub fn infer(g: &FxGraph, ev: &Evidence<'_>, paths: &mut Paths) -> Inferred {
         }
     }
 
+    // Tied weights: `logits = self.lm_head(x)` reads the embedding's weight. A statement whose
+    // weights belong to a sibling its code never names, and that calls exactly one child no
+    // weight names, runs that child.
+    for s in &stmts {
+        let (Some(f), Some(loc)) = (s.anchored, g.nodes[s.first].source.as_ref()) else {
+            continue;
+        };
+        let unknown: Vec<&str> = called_names(&loc.code)
+            .into_iter()
+            .filter(|y| !named.iter().any(|(n, _)| n == y))
+            .collect();
+        let [y] = unknown[..] else { continue };
+        let child = match paths.path(f) {
+            "" => y.to_string(),
+            p => format!("{p}.{y}"),
+        };
+        let child = paths.intern(&child);
+        for &i in &s.nodes {
+            if let Some(a) = anchor[i]
+                && a != f
+                && paths.parent(a) == f
+                && !mentions(&loc.code, paths.name(a))
+            {
+                anchor[i] = Some(child);
+                context[i] = Some(child);
+            }
+        }
+    }
+
     // Unanchored statements, in file order.
     for si in 0..stmts.len() {
         if stmts[si].frame.is_some() {
@@ -514,6 +543,28 @@ fn mentions(code: &str, attr: &str) -> bool {
     })
 }
 
+/// `y` of every `self.y(` in `code`.
+fn called_names(code: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    for (at, _) in code.match_indices("self.") {
+        if code[..at]
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '.')
+        {
+            continue;
+        }
+        let rest = &code[at + 5..];
+        let len = rest
+            .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len());
+        if len > 0 && rest[len..].starts_with('(') && !out.contains(&&rest[..len]) {
+            out.push(&rest[..len]);
+        }
+    }
+    out
+}
+
 /// Consecutive compute nodes under the same source comment; nodes without one are left out.
 fn statements(g: &FxGraph) -> Vec<Stmt> {
     let mut out: Vec<Stmt> = Vec::new();
@@ -642,6 +693,14 @@ mod tests {
         assert!(!mentions("return self.weight_g * x", "weight"));
         assert!(!mentions("return other.self.weight", "weight"));
         assert!(mentions("cos = self.cos_cached[:T]", "cos_cached"));
+    }
+
+    #[test]
+    fn called_names_are_method_calls_on_self() {
+        assert_eq!(
+            called_names("return self.lm_head(self.ln_f(x)) + self.bias"),
+            ["lm_head", "ln_f"]
+        );
     }
 
     #[test]
