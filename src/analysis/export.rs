@@ -1,6 +1,7 @@
 //! Exporting a parsed graph file: JSON (the shape `fxray export --format json` promises) and
 //! Graphviz DOT.
 
+use crate::analysis::modules::GraphModules;
 use crate::analysis::op_family;
 use crate::model::fx::{FxFile, FxGraph, FxNode, ValueMeta};
 use crate::model::fx_fmt::short_target;
@@ -9,7 +10,17 @@ use std::fmt::Write;
 
 /// `{"file", "unparsed": [{"line","text"}], "problems": [...], "graphs": [{"name","parent","nodes": [...]}]}`.
 pub fn to_json(file_label: &str, file: &FxFile) -> Value {
-    let graphs: Vec<Value> = file.graphs.iter().map(|g| graph_json(file, g)).collect();
+    to_json_with_modules(file_label, file, &GraphModules::default())
+}
+
+/// [`to_json`], every node with its `"module"` (dotted path, `""` for the root or unknown).
+pub fn to_json_with_modules(file_label: &str, file: &FxFile, modules: &GraphModules) -> Value {
+    let graphs: Vec<Value> = file
+        .graphs
+        .iter()
+        .enumerate()
+        .map(|(gi, g)| graph_json(file, gi, g, modules))
+        .collect();
     json!({
         "file": file_label,
         "unparsed": file.unparsed.iter().map(|u| json!({"line": u.line, "text": u.text})).collect::<Vec<_>>(),
@@ -18,7 +29,7 @@ pub fn to_json(file_label: &str, file: &FxFile) -> Value {
     })
 }
 
-fn graph_json(file: &FxFile, g: &FxGraph) -> Value {
+fn graph_json(file: &FxFile, gi: usize, g: &FxGraph, modules: &GraphModules) -> Value {
     let parent = g
         .parent
         .and_then(|p| file.graphs.get(p))
@@ -34,7 +45,11 @@ fn graph_json(file: &FxFile, g: &FxGraph) -> Value {
         "parent": parent,
         "used_by": used_by,
         "line": g.line,
-        "nodes": g.nodes.iter().map(|n| node_json(file, g, n)).collect::<Vec<_>>(),
+        "nodes": g.nodes.iter().enumerate().map(|(ni, n)| {
+            let mut v = node_json(file, g, n);
+            v["module"] = Value::String(modules.path_in(file, gi, ni).to_string());
+            v
+        }).collect::<Vec<_>>(),
     })
 }
 

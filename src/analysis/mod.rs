@@ -6,6 +6,7 @@ pub mod diff;
 pub mod export;
 pub mod export_svg;
 pub mod layout;
+pub mod modules;
 pub mod nan_trace;
 pub mod op_family;
 pub mod phase_layout;

@@ -92,6 +92,13 @@ pub enum BenchCommand {
         #[arg(long)]
         tlparse: Option<PathBuf>,
     },
+    /// Module inference (the module of every node) over every pass of every phase under PATH;
+    /// files parsed beforehand. The last line is `modules_best_s=<s> modules_median_s=<s>`.
+    Modules {
+        path: PathBuf,
+        #[arg(long, default_value_t = 5)]
+        rounds: usize,
+    },
     /// Watch latency: pass files written at --rate per second into a temp folder; prints the
     /// time from each file's last write to its appearance in the index, and to "settled".
     Watch {
@@ -144,6 +151,7 @@ pub fn run(what: BenchCommand) -> Result<()> {
             mb,
             tlparse,
         } => super::compiles::bench(&file, rounds.max(1), mb, tlparse.as_deref()),
+        BenchCommand::Modules { path, rounds } => super::modules::bench(&path, rounds.max(1)),
         BenchCommand::Watch { files, rate, poll } => super::bench_watch::run(files, rate, poll),
     }
 }

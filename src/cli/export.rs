@@ -51,7 +51,8 @@ pub fn run_with(
     let file = load_graph(graph)?;
     let text = match format {
         ExportFormat::Json => {
-            let v = export::to_json(&graph.display().to_string(), &file);
+            let modules = super::modules::for_graph_file(graph, &file);
+            let v = export::to_json_with_modules(&graph.display().to_string(), &file, &modules);
             let mut s =
                 serde_json::to_string_pretty(&v).map_err(|e| Error::Internal(e.to_string()))?;
             s.push('\n');

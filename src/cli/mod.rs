@@ -8,6 +8,7 @@ mod bench_watch;
 pub mod compiles;
 pub mod diff;
 pub mod export;
+pub mod modules;
 pub mod run;
 pub mod summary;
 pub mod tensors;

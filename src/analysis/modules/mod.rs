@@ -1,0 +1,364 @@
+//! The module of every node (`layers.3.attn.q_proj`), inferred from the text dumps alone.
+//!
+//! Torch knows each node's module (`node.meta["nn_module_stack"]`), but `print_readable()` does
+//! not print it; after a run on the NPU the text is all a user has. What the text does carry:
+//! the Dynamo graph's placeholder names (they spell the owner of every parameter and buffer),
+//! the AOT graphs' placeholders in the same order, a `# File: …:LINE in FUNC, code: …` comment
+//! over every statement, the backward's `# Backward of forward node: File: …` comments, and node
+//! names that survive from pass to pass and from the forward into the backward. The rules, in the
+//! order they are applied, and why each holds:
+//!
+//! 1. **Parameters and buffers.** A Dynamo placeholder is named after the attribute path Dynamo
+//!    read it from: `L_self_modules_layers_modules_3_modules_attn_modules_q_proj_parameters_weight_`
+//!    is `self.layers[3].attn.q_proj.weight`, so its owner is `layers.3.attn.q_proj`
+//!    ([`params::decode`]). A flattened segment (`self_attn_rotary_emb`, a buffer read through a
+//!    plain attribute) is split where a known sibling module's name ends. AOT Autograd lifts the
+//!    same inputs in the same order: `primals_k` (training) and `argk_1` (inference) are Dynamo
+//!    placeholder k-1 and k; the mapping is kept only where the annotated shapes agree, so a
+//!    graph from another model maps nothing rather than something wrong. `get_attr` nodes name
+//!    their tensor's path directly.
+//! 2. **Weight anchors.** A node computed from one module's weights only (`t(w)`, `w.to(bf16)`)
+//!    is that module's, and so is a node that consumes such a value (`mm(x, t)`,
+//!    `embedding(w, ids)`, `native_layer_norm(x, …, w, b)` and its `getitem`s): a module's
+//!    weights are used by its own forward only (tied weights are the exception: the second user
+//!    is placed in the first owner). `F.linear` decomposes into `view(x)` → `mm`/`addmm` →
+//!    `_unsafe_view`: the flattening view whose only user is that matmul, and the
+//!    `_unsafe_view` after it, join the matmul's module.
+//! 3. **Statements and frames.** Nodes under one source comment come from one source line run
+//!    once, in one module's forward (its *frame*). For a statement with anchored nodes, the frame
+//!    is the anchor's module when the code reads one of that module's own attributes
+//!    (`return self.weight * x`: the line is in the module's forward), else its parent
+//!    (`q = self.q_proj(x).view(…)`: torch's own modules have no comment of their own, so the
+//!    caller's line is printed over their nodes). The other nodes of the statement (the
+//!    `.view`, the residual `+`) are the frame's.
+//! 4. **Statements without weights** take, in this order: the frame of the statement just
+//!    before or after when it is the same function a few lines on and has weights (the first
+//!    lines of an RMSNorm before `self.weight * …`); the frame the same source line ran in
+//!    elsewhere (the same line in another layer, or in the forward for the backward), moved to
+//!    the layer of what the statement reads (`layers.0.attn` read from `layers.5.…` is
+//!    `layers.5.attn`): layers repeat, so one anchored layer teaches every other; the frame of
+//!    the same function's neighbour statement; the common module of what it reads (a helper
+//!    like `rotate_half(q)` runs in its caller's module).
+//! 5. **Nodes without a comment** (made by a pass, or a dump without stack traces) take the
+//!    module of the nodes they feed when those agree, else the common module of their inputs.
+//! 6. **From pass to pass.** A node keeps its module while its name lives (passes rename
+//!    nothing they keep). A node a pass creates takes the module of the node it replaces (the
+//!    node that fed its users in the previous pass and is gone), else rule 5 on its users, else
+//!    its own evidence.
+//! 7. **Backward.** Its placeholders are the forward's: `primals_k` as in rule 1, saved
+//!    activations by name (`view_3`, `rsqrt_1`) with the module the forward's first pass gave
+//!    them, a saved `t(w)` still counting as a weight. Its statements carry the forward line
+//!    they differentiate, so the forward's frames of that line are the candidates (rule 4), and
+//!    the saved activations a statement reads pick the layer.
+//! 8. **Dynamo graph**: rules 2–5 on its own placeholders. **Inductor** `fx_graph_readable.py`
+//!    / `fx_graph_transformed.py` have no Dynamo graph beside them: only their source comments
+//!    and data flow speak (rules 3–5), and most nodes stay at the root with no confidence.
+//!
+//! 9. **No Dynamo graph** (a tree that kept only the pass dumps): nothing names the modules, but
+//!    the layers still repeat. The source lines that run the same number of times K (the
+//!    commonest such count, K ≥ 2) are one block's; each time the first of them comes round,
+//!    the next block starts. Their nodes are `layers.0` … `layers.K-1` (a backward runs them
+//!    last to first) with `Low` confidence: the attribute name is a guess, the grouping is not.
+//!
+//! [`Confidence`] says which rule placed a node: `High` weights (rules 1–2), `Medium` a frame
+//! from weights or from the same line elsewhere (3–4, 7), `Low` a neighbour or data flow
+//! (4–6), `None` nothing (the node is at the root because nothing says otherwise).
+//!
+//! Measured against torch's own `nn_module_stack` on three architectures, see
+//! `tests/it/modules.rs` and `tests/e2e/module_truth.py`.
+
+mod infer;
+pub mod params;
+mod paths;
+mod repeat;
+mod tree;
+
+pub use tree::{ModuleEntry, ModuleTree};
+
+use crate::model::fx::{FxFile, FxGraph, OpKind};
+use infer::{Evidence, LocKey};
+use params::ParamMap;
+use paths::{ModId, Paths, ROOT};
+use serde::Serialize;
+use std::collections::HashMap;
+
+/// How a node's module was decided (see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Confidence {
+    /// Nothing says: the node is at the root.
+    #[default]
+    None,
+    /// A neighbour statement or the data flow.
+    Low,
+    /// The frame of its statement, from weights or from the same line elsewhere.
+    Medium,
+    /// Its own weights (or it is one).
+    High,
+}
+
+/// The modules of one graph file's nodes.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct GraphModules {
+    /// Modules holding the top-level graph's nodes, with their ancestors.
+    pub tree: ModuleTree,
+    /// Per node of the top-level graph (`file.graphs[0].nodes`): index into `tree.modules`.
+    pub node_module: Vec<usize>,
+    /// Per node of the top-level graph.
+    pub confidence: Vec<Confidence>,
+}
+
+impl GraphModules {
+    /// Dotted path of top-level node `i` (`""`: root or unknown).
+    pub fn path(&self, i: usize) -> &str {
+        self.node_module
+            .get(i)
+            .map_or("", |&m| self.tree.modules[m].path.as_str())
+    }
+
+    /// The module of node `node` of `file.graphs[graph]`: nested graphs (the branches of
+    /// `cond`, …) are in the module of the node that uses them.
+    pub fn path_in<'a>(&'a self, file: &FxFile, graph: usize, node: usize) -> &'a str {
+        let (mut g, mut n) = (graph, node);
+        while g > 0 {
+            let Some(sub) = file.graphs.get(g) else {
+                return "";
+            };
+            match (sub.parent, sub.used_by) {
+                (Some(p), Some(u)) => (g, n) = (p, u),
+                _ => return "",
+            }
+        }
+        self.path(n)
+    }
+
+    /// Node `i`'s module by name.
+    pub fn path_of(&self, g: &FxGraph, name: &str) -> Option<&str> {
+        g.by_name.get(name).map(|&i| self.path(i))
+    }
+
+    fn build(paths: &Paths, modules: &[(ModId, Confidence)]) -> GraphModules {
+        let tree = ModuleTree::build(modules.iter().map(|&(m, _)| paths.path(m)));
+        let index: HashMap<&str, usize> = tree
+            .modules
+            .iter()
+            .enumerate()
+            .map(|(i, e)| (e.path.as_str(), i))
+            .collect();
+        GraphModules {
+            node_module: modules
+                .iter()
+                .map(|&(m, _)| index.get(paths.path(m)).copied().unwrap_or(0))
+                .collect(),
+            confidence: modules.iter().map(|&(_, c)| c).collect(),
+            tree,
+        }
+    }
+}
+
+/// One phase of one model, as the debug tree has it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PhaseInput<'a> {
+    /// The model's `dynamo_out_graph.txt`: the parameters' owners.
+    pub dynamo: Option<&'a FxFile>,
+    /// The phase's passes in execution order (`000_aot_…_graph`, `001_…_after_…`, …).
+    pub passes: &'a [&'a FxFile],
+    /// For a backward phase: the forward phase's passes (its first pass made the activations
+    /// the backward reads).
+    pub forward: Option<&'a [&'a FxFile]>,
+}
+
+/// Modules of every pass of a phase.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PhaseModules {
+    /// Parallel to [`PhaseInput::passes`].
+    pub passes: Vec<GraphModules>,
+    /// The Dynamo graph's own nodes, when it was given.
+    pub dynamo: Option<GraphModules>,
+}
+
+/// The modules of every node of every pass of a phase (see the module docs for the rules).
+pub fn infer_phase(input: &PhaseInput<'_>) -> PhaseModules {
+    let mut paths = Paths::default();
+    let params = input
+        .dynamo
+        .and_then(|d| d.graphs.first())
+        .map(|g| ParamMap::from_dynamo(g, &mut paths))
+        .unwrap_or_default();
+    let attrs = params.attrs();
+    let dynamo = input
+        .dynamo
+        .and_then(|d| d.graphs.first())
+        .map(|g| infer_dynamo(g, &params, &attrs, &mut paths));
+
+    // A backward reads the forward's first graph: its nodes by name, and its frames by line.
+    let mut by_name: HashMap<String, (ModId, bool)> = HashMap::new();
+    let mut frames: HashMap<LocKey, Vec<ModId>> = HashMap::new();
+    if let Some(fw) = input
+        .forward
+        .and_then(|f| f.first())
+        .and_then(|f| f.graphs.first())
+    {
+        let ev = Evidence {
+            params: params.for_aot(fw),
+            attrs: Some(&attrs),
+            ..Evidence::default()
+        };
+        let r = infer::infer(fw, &ev, &mut paths);
+        for (i, n) in fw.nodes.iter().enumerate() {
+            // A value several matmuls read (the flattened input of q, k and v) says the layer,
+            // not which of them a backward node differentiates.
+            let matmuls = n
+                .users
+                .iter()
+                .filter(|&&u| {
+                    let t = &fw.nodes[u].target;
+                    t.contains(".mm.") || t.contains(".addmm.") || t.contains(".bmm.")
+                })
+                .count();
+            let m = if matmuls >= 2 {
+                paths.parent(r.modules[i].0)
+            } else {
+                r.modules[i].0
+            };
+            if n.op != OpKind::Output {
+                by_name.insert(n.name.clone(), (m, r.weight[i]));
+            }
+        }
+        frames = r.frames;
+    }
+    let have_forward = input.forward.is_some();
+    let named = params.by_position.iter().any(Option::is_some);
+
+    let mut passes = Vec::with_capacity(input.passes.len());
+    let mut prev: Option<(&FxGraph, Vec<(ModId, Confidence)>)> = None;
+    for file in input.passes {
+        let Some(g) = file.graphs.first() else {
+            passes.push(GraphModules::default());
+            continue;
+        };
+        let ev = Evidence {
+            params: params.for_aot(g),
+            by_name: have_forward.then_some(&by_name),
+            frames: have_forward.then_some(&frames),
+            attrs: Some(&attrs),
+        };
+        let mut own = infer::infer(g, &ev, &mut paths).modules;
+        if !named {
+            unnamed_layers(g, &mut own, &mut paths);
+        }
+        let modules = match &prev {
+            Some((pg, pm)) => carry(pg, pm, g, &own),
+            None => own,
+        };
+        passes.push(GraphModules::build(&paths, &modules));
+        prev = Some((g, modules));
+    }
+    PhaseModules { passes, dynamo }
+}
+
+/// One graph file on its own (a loose file, or Inductor's dumps): for a Dynamo graph, its
+/// placeholder names (rules 1–5); otherwise source comments, `get_attr` paths, data flow and
+/// the repeated layers (rule 9).
+pub fn infer_file(file: &FxFile) -> GraphModules {
+    let mut paths = Paths::default();
+    let Some(g) = file.graphs.first() else {
+        return GraphModules::default();
+    };
+    let params = ParamMap::from_dynamo(g, &mut paths);
+    if params.by_position.iter().any(Option::is_some) {
+        let attrs = params.attrs();
+        return infer_dynamo(g, &params, &attrs, &mut paths);
+    }
+    let mut own = infer::infer(g, &Evidence::default(), &mut paths).modules;
+    unnamed_layers(g, &mut own, &mut paths);
+    GraphModules::build(&paths, &own)
+}
+
+/// Rule 9: with no parameter names, the repeated block of source lines is `layers.N`.
+fn unnamed_layers(g: &FxGraph, own: &mut [(ModId, Confidence)], paths: &mut Paths) {
+    for (i, b) in repeat::blocks(g).into_iter().enumerate() {
+        if let Some((k, c)) = b
+            && own[i].0 == ROOT
+        {
+            own[i] = (paths.intern(&format!("layers.{k}")), c);
+        }
+    }
+}
+
+/// A graph whose own placeholders are named after their owners (Dynamo's).
+fn infer_dynamo(
+    g: &FxGraph,
+    params: &ParamMap,
+    attrs: &HashMap<ModId, Vec<String>>,
+    paths: &mut Paths,
+) -> GraphModules {
+    let ev = Evidence {
+        params: dynamo_params(g, params),
+        attrs: Some(attrs),
+        ..Evidence::default()
+    };
+    let r = infer::infer(g, &ev, paths);
+    GraphModules::build(paths, &r.modules)
+}
+
+/// The Dynamo graph's own placeholders, by node index.
+fn dynamo_params(g: &FxGraph, params: &ParamMap) -> HashMap<usize, ModId> {
+    g.nodes
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| n.op == OpKind::Placeholder)
+        .zip(&params.by_position)
+        .filter_map(|((i, _), o)| o.as_ref().map(|o| (i, o.module)))
+        .collect()
+}
+
+/// Rule 6: modules carried from the previous pass.
+fn carry(
+    prev: &FxGraph,
+    prev_mod: &[(ModId, Confidence)],
+    g: &FxGraph,
+    own: &[(ModId, Confidence)],
+) -> Vec<(ModId, Confidence)> {
+    let mut out: Vec<Option<(ModId, Confidence)>> = g
+        .nodes
+        .iter()
+        .map(|n| prev.by_name.get(&n.name).map(|&j| prev_mod[j]))
+        .collect();
+    for i in (0..g.nodes.len()).rev() {
+        if out[i].is_some() {
+            continue;
+        }
+        let node = &g.nodes[i];
+        // The node it replaces: an input of one of its users (in the previous pass) that is gone.
+        let replaced = node.users.iter().find_map(|&u| {
+            let pu = *prev.by_name.get(&g.nodes[u].name)?;
+            prev.nodes[pu]
+                .inputs
+                .iter()
+                .find(|&&d| !g.by_name.contains_key(&prev.nodes[d].name))
+                .map(|&d| prev_mod[d])
+        });
+        if let Some(m) = replaced {
+            out[i] = Some(m);
+            continue;
+        }
+        if node.source.is_none() {
+            let users: Vec<ModId> = node
+                .users
+                .iter()
+                .filter_map(|&u| out[u].map(|o| o.0))
+                .collect();
+            if let Some(&first) = users.first()
+                && users.iter().all(|&u| u == first)
+            {
+                out[i] = Some((first, Confidence::Low));
+                continue;
+            }
+        }
+        out[i] = Some(own[i]);
+    }
+    out.into_iter()
+        .map(|o| o.unwrap_or((ROOT, Confidence::None)))
+        .collect()
+}

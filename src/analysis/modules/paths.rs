@@ -1,0 +1,130 @@
+//! Module paths, interned: `layers.3.attn` is a small id, its parent and segments are cheap.
+
+use std::collections::HashMap;
+
+pub type ModId = u32;
+
+/// The root module, `""`.
+pub const ROOT: ModId = 0;
+
+#[derive(Debug, Clone)]
+pub struct Paths {
+    list: Vec<String>,
+    parent: Vec<ModId>,
+    by_path: HashMap<String, ModId>,
+}
+
+impl Default for Paths {
+    fn default() -> Self {
+        Paths {
+            list: vec![String::new()],
+            parent: vec![ROOT],
+            by_path: HashMap::from([(String::new(), ROOT)]),
+        }
+    }
+}
+
+impl Paths {
+    pub fn intern(&mut self, path: &str) -> ModId {
+        if let Some(&id) = self.by_path.get(path) {
+            return id;
+        }
+        let parent = match path.rfind('.') {
+            Some(at) => self.intern(&path[..at]),
+            None => ROOT,
+        };
+        let id = self.list.len() as ModId;
+        self.list.push(path.to_string());
+        self.parent.push(parent);
+        self.by_path.insert(path.to_string(), id);
+        id
+    }
+
+    pub fn intern_segments(&mut self, segs: &[String]) -> ModId {
+        self.intern(&segs.join("."))
+    }
+
+    pub fn path(&self, id: ModId) -> &str {
+        &self.list[id as usize]
+    }
+
+    pub fn parent(&self, id: ModId) -> ModId {
+        self.parent[id as usize]
+    }
+
+    /// The last segment (`q_proj` of `layers.0.attn.q_proj`), `""` for the root.
+    pub fn name(&self, id: ModId) -> &str {
+        let p = self.path(id);
+        p.rsplit('.').next().unwrap_or(p)
+    }
+
+    pub fn depth(&self, id: ModId) -> usize {
+        let p = self.path(id);
+        if p.is_empty() {
+            0
+        } else {
+            p.matches('.').count() + 1
+        }
+    }
+
+    pub fn segments(&self, id: ModId) -> Vec<&str> {
+        let p = self.path(id);
+        if p.is_empty() {
+            Vec::new()
+        } else {
+            p.split('.').collect()
+        }
+    }
+
+    /// The deepest module containing both.
+    pub fn common(&self, mut a: ModId, mut b: ModId) -> ModId {
+        let (mut da, mut db) = (self.depth(a), self.depth(b));
+        while da > db {
+            a = self.parent(a);
+            da -= 1;
+        }
+        while db > da {
+            b = self.parent(b);
+            db -= 1;
+        }
+        while a != b {
+            a = self.parent(a);
+            b = self.parent(b);
+        }
+        a
+    }
+
+    /// `a` is `b` or inside it.
+    pub fn within(&self, mut a: ModId, b: ModId) -> bool {
+        loop {
+            if a == b {
+                return true;
+            }
+            if a == ROOT {
+                return false;
+            }
+            a = self.parent(a);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parents_and_common_ancestors() {
+        let mut p = Paths::default();
+        let q = p.intern("layers.0.attn.q_proj");
+        let k = p.intern("layers.0.attn.k_proj");
+        let m = p.intern("layers.1.mlp");
+        assert_eq!(p.path(p.common(q, k)), "layers.0.attn");
+        assert_eq!(p.path(p.common(q, m)), "layers");
+        assert_eq!(p.common(q, ROOT), ROOT);
+        assert_eq!(p.name(q), "q_proj");
+        assert_eq!(p.depth(q), 4);
+        let l0 = p.intern("layers.0");
+        assert!(p.within(q, l0));
+        assert!(!p.within(m, l0));
+    }
+}

@@ -1,0 +1,455 @@
+"""Module truth from torch itself, for fxray's module inference (issue 14, part 1).
+
+Compiles small multi-layer models (CPU, training step) through a torch._dynamo backend built
+on `aot_autograd` that writes the npugraph_ex debug layout the fixtures use:
+
+    <out>/<arch>/torch_compile_debug/run_<stamp>-pid_<pid>/npugraph_ex/model__0/
+        dynamo_out_graph.txt
+        forward/000_aot_forward_graph.txt
+        forward/001_aot_forward_graph_after_apply_pattern_passes.txt
+        forward/002_aot_forward_graph_after_view_to_reshape.txt
+        forward/003_aot_forward_graph_after_eliminate_dead_code.txt
+        backward/000_aot_backward_graph.txt … (the same passes)
+
+The passes are real FX rewrites, so the first and the last graph differ:
+- apply_pattern_passes: `add(mm(a, b), bias)` becomes one new node `addmm(bias, a, b)`
+  (named `addmm`, `addmm_1`, …), `silu(x)` becomes `x * sigmoid(x)` (new `sigmoid` and
+  `mul_N` nodes), and `view(view(x))` becomes one `view(x)`; every new node
+  carries the replaced node's module (as Inductor's pattern matcher keeps `nn_module_stack`)
+  but no stack trace, so its text has no source comment;
+- view_to_reshape: every `aten.view` becomes `aten.reshape` in place (same name);
+- eliminate_dead_code: `Graph.eliminate_dead_code()`.
+
+Beside every graph file `NNN_….txt` it writes `NNN_….modules.json`: `{node name: module}` for
+every node torch knows the module of, as fxray spells it (`layers.3.attn.q_proj`, `""` for the
+root module): the last entry of `node.meta["nn_module_stack"]` for forward (and Dynamo) nodes,
+of `node.meta["fwd_nn_module_stack"]` for backward nodes (a backward node recomputing a forward
+one has only `nn_module_stack`). Nodes without one (placeholders, output, the code of the
+root module's own forward) are left out.
+
+Usage: python module_truth.py OUT_DIR [ARCH ...]   (ARCH: llama, moe, tied; default all)
+Paths inside the files are rewritten to /home/dev/models/gen/, as the fixtures' are.
+"""
+
+import json
+import math
+import os
+import re
+import sys
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch._dynamo.backends.common import aot_autograd
+from functorch.compile import make_boxed_func, min_cut_rematerialization_partition
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+NEUTRAL = "/home/dev/models/gen"
+aten = torch.ops.aten
+
+# --- the models -------------------------------------------------------------------------------
+
+D, HEADS, T, B, VOCAB = 16, 2, 8, 2, 32
+
+
+class RMSNorm(nn.Module):
+    def __init__(self, dim, eps=1e-6):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(dim))
+        self.eps = eps
+
+    def forward(self, x):
+        var = x.pow(2).mean(-1, keepdim=True)
+        return self.weight * (x * torch.rsqrt(var + self.eps))
+
+
+def rotate_half(x):
+    x1, x2 = x[..., : x.shape[-1] // 2], x[..., x.shape[-1] // 2 :]
+    return torch.cat((-x2, x1), dim=-1)
+
+
+class LlamaAttention(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.n_heads, self.d_head = HEADS, D // HEADS
+        self.q_proj = nn.Linear(D, D, bias=False)
+        self.k_proj = nn.Linear(D, D, bias=False)
+        self.v_proj = nn.Linear(D, D, bias=False)
+        self.o_proj = nn.Linear(D, D, bias=False)
+
+    def forward(self, x, cos, sin):
+        b, t, _ = x.shape
+        q = self.q_proj(x).view(b, t, self.n_heads, self.d_head).transpose(1, 2)
+        k = self.k_proj(x).view(b, t, self.n_heads, self.d_head).transpose(1, 2)
+        v = self.v_proj(x).view(b, t, self.n_heads, self.d_head).transpose(1, 2)
+        q = q * cos + rotate_half(q) * sin
+        k = k * cos + rotate_half(k) * sin
+        scores = (q @ k.transpose(-2, -1)) / math.sqrt(self.d_head)
+        mask = torch.triu(torch.ones(t, t, dtype=torch.bool), diagonal=1)
+        scores = scores.masked_fill(mask, float("-inf"))
+        out = F.softmax(scores, dim=-1) @ v
+        return self.o_proj(out.transpose(1, 2).reshape(b, t, -1))
+
+
+class SwiGLU(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gate_proj = nn.Linear(D, 2 * D, bias=False)
+        self.up_proj = nn.Linear(D, 2 * D, bias=False)
+        self.down_proj = nn.Linear(2 * D, D, bias=False)
+
+    def forward(self, x):
+        return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
+
+
+class LlamaLayer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.input_layernorm = RMSNorm(D)
+        self.self_attn = LlamaAttention()
+        self.post_attention_layernorm = RMSNorm(D)
+        self.mlp = SwiGLU()
+
+    def forward(self, x, cos, sin):
+        x = x + self.self_attn(self.input_layernorm(x), cos, sin)
+        return x + self.mlp(self.post_attention_layernorm(x))
+
+
+class Llama(nn.Module):
+    """LLaMA-style decoder: RMSNorm, rotary attention with q/k/v/o, SwiGLU MLP."""
+
+    def __init__(self, n_layers=4):
+        super().__init__()
+        self.embed_tokens = nn.Embedding(VOCAB, D)
+        self.layers = nn.ModuleList(LlamaLayer() for _ in range(n_layers))
+        self.norm = RMSNorm(D)
+        self.lm_head = nn.Linear(D, VOCAB, bias=False)
+        inv = 1.0 / (10000 ** (torch.arange(0, D // HEADS, 2).float() / (D // HEADS)))
+        freqs = torch.outer(torch.arange(T).float(), inv)
+        emb = torch.cat((freqs, freqs), dim=-1)
+        self.register_buffer("cos_cached", emb.cos(), persistent=False)
+        self.register_buffer("sin_cached", emb.sin(), persistent=False)
+
+    def forward(self, ids):
+        x = self.embed_tokens(ids)
+        cos, sin = self.cos_cached[: ids.shape[1]], self.sin_cached[: ids.shape[1]]
+        for layer in self.layers:
+            x = layer(x, cos, sin)
+        return self.lm_head(self.norm(x))
+
+
+class FusedAttention(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.n_heads, self.d_head = HEADS, D // HEADS
+        self.qkv = nn.Linear(D, 3 * D)
+        self.proj = nn.Linear(D, D)
+
+    def forward(self, x):
+        b, t, c = x.shape
+        q, k, v = self.qkv(x).split(c, dim=-1)
+        q = q.view(b, t, self.n_heads, self.d_head).transpose(1, 2)
+        k = k.view(b, t, self.n_heads, self.d_head).transpose(1, 2)
+        v = v.view(b, t, self.n_heads, self.d_head).transpose(1, 2)
+        out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return self.proj(out.transpose(1, 2).reshape(b, t, c))
+
+
+class Expert(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w1 = nn.Linear(D, 2 * D)
+        self.w2 = nn.Linear(2 * D, D)
+
+    def forward(self, x):
+        return self.w2(F.gelu(self.w1(x)))
+
+
+class MoE(nn.Module):
+    """Dense top-2 mixture of 4 experts (every expert runs; the gate zeroes the others)."""
+
+    def __init__(self, n_experts=4, top_k=2):
+        super().__init__()
+        self.router = nn.Linear(D, n_experts, bias=False)
+        self.experts = nn.ModuleList(Expert() for _ in range(n_experts))
+        self.top_k = top_k
+
+    def forward(self, x):
+        probs = F.softmax(self.router(x), dim=-1)
+        top, idx = probs.topk(self.top_k, dim=-1)
+        gates = torch.zeros_like(probs).scatter(-1, idx, top / top.sum(-1, keepdim=True))
+        out = torch.zeros_like(x)
+        for e, expert in enumerate(self.experts):
+            out = out + gates[..., e : e + 1] * expert(x)
+        return out
+
+
+class MoEBlock(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.ln1 = nn.LayerNorm(D)
+        self.attn = FusedAttention()
+        self.ln2 = nn.LayerNorm(D)
+        self.moe = MoE()
+
+    def forward(self, x):
+        x = x + self.attn(self.ln1(x))
+        return x + self.moe(self.ln2(x))
+
+
+class MoEModel(nn.Module):
+    """Fused-qkv attention and a small mixture-of-experts MLP."""
+
+    def __init__(self, n_layers=4):
+        super().__init__()
+        self.wte = nn.Embedding(VOCAB, D)
+        self.wpe = nn.Embedding(T, D)
+        self.h = nn.ModuleList(MoEBlock() for _ in range(n_layers))
+        self.ln_f = nn.LayerNorm(D)
+        self.head = nn.Linear(D, VOCAB)
+
+    def forward(self, ids):
+        pos = torch.arange(ids.shape[1])
+        x = self.wte(ids) + self.wpe(pos)
+        for block in self.h:
+            x = block(x)
+        return self.head(self.ln_f(x))
+
+
+class GeluMLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c_fc = nn.Linear(D, 4 * D)
+        self.act = nn.GELU(approximate="tanh")
+        self.c_proj = nn.Linear(4 * D, D)
+        self.drop = nn.Dropout(0.0)
+
+    def forward(self, x):
+        return self.drop(self.c_proj(self.act(self.c_fc(x))))
+
+
+class TiedBlock(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.ln_1 = nn.LayerNorm(D)
+        self.attn = FusedAttention()
+        self.ln_2 = nn.LayerNorm(D)
+        self.mlp = GeluMLP()
+
+    def forward(self, x):
+        x = x + self.attn(self.ln_1(x))
+        return x + self.mlp(self.ln_2(x))
+
+
+class Tied(nn.Module):
+    """GPT-2-style, the output head shares the input embedding's weight."""
+
+    def __init__(self, n_layers=4):
+        super().__init__()
+        self.tok_emb = nn.Embedding(VOCAB, D)
+        self.pos_emb = nn.Parameter(torch.zeros(1, T, D))
+        self.blocks = nn.ModuleList(TiedBlock() for _ in range(n_layers))
+        self.ln_f = nn.LayerNorm(D)
+        self.lm_head = nn.Linear(D, VOCAB, bias=False)
+        self.lm_head.weight = self.tok_emb.weight
+
+    def forward(self, ids):
+        x = self.tok_emb(ids) + self.pos_emb[:, : ids.shape[1]]
+        for block in self.blocks:
+            x = block(x)
+        return self.lm_head(self.ln_f(x))
+
+
+ARCHS = {"llama": Llama, "moe": MoEModel, "tied": Tied}
+
+# --- truth ------------------------------------------------------------------------------------
+
+
+def dotted(qualified):
+    """`L['self'].layers[0].attn`, `L['self']._modules['layers']._modules['0']`,
+    `getattr(L['self'].layers, '0')` → `layers.0.attn`; the root → ``."""
+    s = qualified
+    while True:
+        m = re.search(r"getattr\(([^,()]+), '([^']+)'\)", s)
+        if not m:
+            break
+        s = s[: m.start()] + m.group(1) + "." + m.group(2) + s[m.end() :]
+    s = re.sub(r"\._modules\['([^']+)'\]", r".\1", s)
+    s = re.sub(r"\[(\d+)\]", r".\1", s)
+    s = re.sub(r"\['([^']+)'\]", r".\1", s)
+    s = re.sub(r"^L\.self\.?|^self\.?", "", s)
+    return s.strip(".")
+
+
+def module_of(node, backward):
+    stack = None
+    if backward:
+        stack = node.meta.get("fwd_nn_module_stack")
+    if not stack:
+        stack = node.meta.get("nn_module_stack")
+    if not stack:
+        return None
+    path, _cls = list(stack.values())[-1]
+    return dotted(path)
+
+
+def truth(gm, backward):
+    out = {}
+    for n in gm.graph.nodes:
+        if n.op in ("placeholder", "output"):
+            continue
+        m = module_of(n, backward)
+        if m is not None:
+            out[n.name] = m
+    return out
+
+
+# --- the passes -------------------------------------------------------------------------------
+
+
+def shape_of(n):
+    v = n.meta.get("val") if isinstance(n, torch.fx.Node) else None
+    return tuple(v.shape) if isinstance(v, torch.Tensor) else None
+
+
+def new_node_like(gm, old, target, args):
+    with gm.graph.inserting_before(old):
+        new = gm.graph.call_function(target, tuple(args))
+    for key in ("val", "tensor_meta", "nn_module_stack", "fwd_nn_module_stack", "seq_nr"):
+        if key in old.meta:
+            new.meta[key] = old.meta[key]
+    old.replace_all_uses_with(new)
+    gm.graph.erase_node(old)
+    return new
+
+
+def apply_pattern_passes(gm):
+    for n in list(gm.graph.nodes):
+        if n.op != "call_function":
+            continue
+        if n.target == aten.add.Tensor and len(n.args) == 2:
+            mm, bias = n.args
+            if (
+                isinstance(mm, torch.fx.Node)
+                and mm.target == aten.mm.default
+                and len(mm.users) == 1
+                and isinstance(bias, torch.fx.Node)
+                and shape_of(bias) is not None
+                and len(shape_of(bias)) == 1
+            ):
+                new_node_like(gm, n, aten.addmm.default, [bias, mm.args[0], mm.args[1]])
+                gm.graph.erase_node(mm)
+        elif n.target == aten.silu.default:
+            # silu(x) = x * sigmoid(x): two new nodes, named by FX (`sigmoid`, `mul_N`).
+            x = n.args[0]
+            with gm.graph.inserting_before(n):
+                sig = gm.graph.call_function(aten.sigmoid.default, (x,))
+            for key in ("val", "nn_module_stack", "fwd_nn_module_stack"):
+                if key in n.meta:
+                    sig.meta[key] = n.meta[key]
+            new_node_like(gm, n, aten.mul.Tensor, [x, sig])
+        elif n.target == aten.view.default:
+            src = n.args[0]
+            if isinstance(src, torch.fx.Node) and src.target == aten.view.default and len(src.users) == 1:
+                new_node_like(gm, n, aten.view.default, [src.args[0], n.args[1]])
+                gm.graph.erase_node(src)
+
+
+def view_to_reshape(gm):
+    """In place, as npugraph_ex's pass does: the node keeps its name, its target changes."""
+    for n in gm.graph.nodes:
+        if n.op == "call_function" and n.target == aten.view.default:
+            n.target = aten.reshape.default
+
+
+def eliminate_dead_code(gm):
+    gm.graph.eliminate_dead_code()
+
+
+PASSES = [
+    ("apply_pattern_passes", apply_pattern_passes),
+    ("view_to_reshape", view_to_reshape),
+    ("eliminate_dead_code", eliminate_dead_code),
+]
+
+# --- the backend ------------------------------------------------------------------------------
+
+
+def neutral(text):
+    return text.replace(HERE, NEUTRAL)
+
+
+def write(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+
+
+class Writer:
+    def __init__(self, model_dir):
+        self.model_dir = model_dir
+        os.makedirs(model_dir, exist_ok=True)
+
+    def dynamo(self, gm):
+        write(os.path.join(self.model_dir, "dynamo_out_graph.txt"), neutral(gm.print_readable(print_output=False)))
+        write(os.path.join(self.model_dir, "dynamo_out_graph.modules.json"), json.dumps(truth(gm, False), indent=0) + "\n")
+
+    def phase(self, gm, phase):
+        d = os.path.join(self.model_dir, phase)
+        os.makedirs(d, exist_ok=True)
+        backward = phase == "backward"
+
+        def dump(k, pass_name):
+            stem = f"{k:03d}_aot_{phase}_graph" + (f"_after_{pass_name}" if pass_name else "")
+            gm.recompile()
+            write(os.path.join(d, stem + ".txt"), neutral(gm.print_readable(print_output=False)))
+            write(os.path.join(d, stem + ".modules.json"), json.dumps(truth(gm, backward), indent=0) + "\n")
+
+        dump(0, None)
+        for k, (name, fn) in enumerate(PASSES, start=1):
+            fn(gm)
+            gm.graph.lint()
+            dump(k, name)
+        gm.recompile()
+        return make_boxed_func(gm.forward)
+
+
+def backend_for(model_dir):
+    w = Writer(model_dir)
+
+    def backend(gm, example_inputs):
+        w.dynamo(gm)
+        return aot_autograd(
+            fw_compiler=lambda g, _: w.phase(g, "forward"),
+            bw_compiler=lambda g, _: w.phase(g, "backward"),
+            partition_fn=min_cut_rematerialization_partition,
+        )(gm, example_inputs)
+
+    return backend
+
+
+def generate(out, arch):
+    torch.manual_seed(0)
+    torch._dynamo.reset()
+    stamp = time.strftime("%Y_%m_%d_%H_%M_%S", time.gmtime()) + "_000000"
+    run = os.path.join(out, arch, "torch_compile_debug", f"run_{stamp}-pid_{os.getpid()}")
+    model_dir = os.path.join(run, "npugraph_ex", "model__0")
+    model = ARCHS[arch]()
+    compiled = torch.compile(model, backend=backend_for(model_dir), fullgraph=True)
+    ids = torch.randint(0, VOCAB, (B, T))
+    loss = compiled(ids).float().pow(2).mean()
+    loss.backward()
+    print(f"{arch}: {model_dir} loss {float(loss):.4f}")
+
+
+def main():
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    out = sys.argv[1]
+    archs = sys.argv[2:] or list(ARCHS)
+    for arch in archs:
+        generate(out, arch)
+
+
+if __name__ == "__main__":
+    main()
