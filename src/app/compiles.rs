@@ -277,8 +277,7 @@ impl App {
                 }
                 None => story.path.clone(),
             },
-            timeline: Some(Arc::new(Timeline::new(flame))),
-            error: None,
+            timeline: super::Loading::Ready(Arc::new(Timeline::new(flame))),
             load_time: Some(t.elapsed()),
         });
         self.timeline.show_tab = true;

@@ -19,7 +19,7 @@ pub fn run_dir(log: &Path, trace: &CompileTrace) -> PathBuf {
     let mut h = std::hash::DefaultHasher::new();
     std::hash::Hash::hash(&log, &mut h);
     let key = std::hash::Hasher::finish(&h);
-    super::cache_dir()
+    crate::paths::cache_dir()
         .join("trace_graphs")
         .join(format!("{stem}-{key:016x}"))
         .join(format!("run_trace_log-pid_{}", trace.pid.unwrap_or(0)))
