@@ -1,4 +1,4 @@
-//! Joins the autotune evidence per fused kernel (formats.md §7): log lines give the candidates,
+//! Joins the autotune evidence per fused kernel (docs/formats.md §7): log lines give the candidates,
 //! their timings and the logged best; the debug folder gives each candidate's source
 //! (`asc_kernel_<key>.py`); the cache entry's `optimize_tiling` names the kept winner by its
 //! md5. Kernel names join the three; kernel_keys join candidates to files and to the winner.

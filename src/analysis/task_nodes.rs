@@ -1,6 +1,6 @@
 //! Best-effort link from captured kernel tasks to the FX nodes of the model's final pass.
 //!
-//! Task names carry no FX node name (formats.md §2.4), only the CANN op type
+//! Task names carry no FX node name (docs/formats.md §2.4), only the CANN op type
 //! (`MatMulV2_<hash>_1`). We group op types and aten ops into families that compute the same
 //! thing (`Mul`/`Muls` ↔ `aten.mul`), then match each family's tasks and nodes in order: the
 //! k-th `Mul*` task is the k-th `aten.mul` node. When a family has as many tasks as nodes the

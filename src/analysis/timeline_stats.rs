@@ -7,7 +7,7 @@ use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 
 /// Producer/consumer task types paired on the same handle suffix, as torch_npu's
-/// `align_trace`/`deadlock_check` tools pair them (formats.md §2.4). NOTIFY_* are not paired.
+/// `align_trace`/`deadlock_check` tools pair them (docs/formats.md §2.4). NOTIFY_* are not paired.
 const RECORDS: [(&str, PairKind); 2] = [
     ("EVENT_RECORD_", PairKind::Event),
     ("MEM_WRITE_VALUE_", PairKind::Mem),

@@ -1,4 +1,4 @@
-//! AscendC Top-N autotune, joined per fused kernel (formats.md §7): the candidates the backend
+//! AscendC Top-N autotune, joined per fused kernel (docs/formats.md §7): the candidates the backend
 //! compiled and profiled, their timings, the winner, and the files behind each.
 //!
 //! The evidence is scattered over three places and any of them may be missing, so every field

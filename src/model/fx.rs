@@ -1,4 +1,4 @@
-//! An FX graph as `GraphModule.print_readable()` prints it (formats.md §5).
+//! An FX graph as `GraphModule.print_readable()` prints it (docs/formats.md §5).
 //!
 //! One text file can hold several graphs: the top-level class and, after it, every nested
 //! submodule class (the branches of `cond`, `while_loop`, `invoke_subgraph`, …). They are kept

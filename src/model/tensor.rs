@@ -1,5 +1,5 @@
-//! Dumped tensors: what a TorchAir/npugraph_ex npy data dump holds (formats.md §3.1), the
-//! statistics of one tensor, and msprobe's `dump.json` statistics (formats.md §4.1).
+//! Dumped tensors: what a TorchAir/npugraph_ex npy data dump holds (docs/formats.md §3.1), the
+//! statistics of one tensor, and msprobe's `dump.json` statistics (docs/formats.md §4.1).
 
 use serde::Serialize;
 use std::collections::BTreeMap;

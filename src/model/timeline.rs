@@ -2,7 +2,7 @@
 //! arrows (`ph:"s"`/`"f"`) and instants. Built by `sources::trace_json`; dependencies and
 //! statistics are computed in `analysis::timeline_stats`.
 //!
-//! For aclGraph captures (formats.md §2) `ts`/`dur` are *logical*: they encode order within a
+//! For aclGraph captures (docs/formats.md §2) `ts`/`dur` are *logical*: they encode order within a
 //! stream, not hardware time, and cross-stream values are not comparable.
 
 use serde_json::Value;

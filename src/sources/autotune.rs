@@ -1,4 +1,4 @@
-//! The AscendC backend's autotune evidence (formats.md §7), read from its three places:
+//! The AscendC backend's autotune evidence (docs/formats.md §7), read from its three places:
 //! - `inductor_asc` log lines (a log file, pasted text, a runner's console):
 //!   `[2026-01-01 12:00:00] [RANK0] [INFO] Static compile <kernel>, choice top N from M`,
 //!   `… Autotune completed <cache entry>, best kernel index: K, detail:` and one

@@ -1,4 +1,4 @@
-//! TorchAir/npugraph_ex npy data dumps (formats.md §3.1):
+//! TorchAir/npugraph_ex npy data dumps (docs/formats.md §3.1):
 //! `worldsize<W>_global_rank<R>/graph_<K>/<step>/<node>-<target>.<INPUT|OUTPUT>.<i>[.<j>].<ts>.npy`.
 //! File names are parsed from the right, since node names and targets may hold `.` and `-`.
 

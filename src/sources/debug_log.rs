@@ -1,4 +1,4 @@
-//! Debug logs → [`ParsedLog`] (formats.md §1.3 and §6).
+//! Debug logs → [`ParsedLog`] (docs/formats.md §1.3 and §6).
 //!
 //! One pass over the lines. A line either starts a record (it carries a writer's header) or
 //! continues the open one. Which header kinds exist is the same for every file; the detected

@@ -502,7 +502,7 @@ fn finish_run(path: PathBuf, run_b: RunB) -> Run {
     }
 }
 
-/// One process can write two run folders (with and without `-rank_R`, formats.md §1.1).
+/// One process can write two run folders (with and without `-rank_R`, docs/formats.md §1.1).
 fn link_siblings(runs: &mut [Run]) {
     let keys: Vec<(Option<u32>, PathBuf, String)> = runs
         .iter()
@@ -554,7 +554,7 @@ fn looks_like_graph_file(name: &str) -> bool {
 }
 
 /// Moves each capture JSON to the model whose `output_code.py` names its `graph_K`
-/// (formats.md §1.6: captures land in the *latest* model folder, not their own).
+/// (docs/formats.md §1.6: captures land in the *latest* model folder, not their own).
 /// `graph_name_of` reads an `output_code.py` and returns its `fx_graph_name`.
 pub fn join_captures(
     index: &mut DebugIndex,

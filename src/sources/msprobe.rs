@@ -1,4 +1,4 @@
-//! msprobe statistics `dump.json` (formats.md §4.1): `step<N>/<rank<R>|pid<P>>/dump.json`.
+//! msprobe statistics `dump.json` (docs/formats.md §4.1): `step<N>/<rank<R>|pid<P>>/dump.json`.
 //! `input_args` and `output` are lists, `input_kwargs` a dict; containers nest by numeric path.
 //! `null` statistics (non-finite values, or dtypes msprobe does not summarise) stay `None`.
 

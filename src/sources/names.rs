@@ -1,4 +1,4 @@
-//! The grammars of file and folder names in debug trees (formats.md §1, §3, §4, §6, §7).
+//! The grammars of file and folder names in debug trees (docs/formats.md §1, §3, §4, §6, §7).
 //! Every function takes one path component and says what it is, or `None`.
 
 use crate::model::index::CaptureKind;
@@ -155,7 +155,7 @@ pub fn msprobe_who_dir(name: &str) -> bool {
     digits.is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
 }
 
-/// AscendC fused-kernel folders (formats.md §7).
+/// AscendC fused-kernel folders (docs/formats.md §7).
 pub fn kernel_dir(name: &str) -> bool {
     name.starts_with("autofused_") || (name.starts_with("unsupported_") && name.contains("fused"))
 }

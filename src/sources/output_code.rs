@@ -1,4 +1,4 @@
-//! Helpers over `output_code.py` (formats.md §1.5 for npugraph_ex, §6 for Inductor).
+//! Helpers over `output_code.py` (docs/formats.md §1.5 for npugraph_ex, §6 for Inductor).
 //!
 //! Two ways to find where an FX node appears in the generated code (both in
 //! `model::output_code`, re-exported here):

@@ -2,7 +2,7 @@
 //! `aclmdlRIDebugJsonPrint`, torch_npu's `*.aligned.json`, and any other trace (an array or
 //! `{"traceEvents": [...]}`).
 //!
-//! The writer has quirks a strict parser rejects (formats.md §2.2): a trailing `,\n]` when the
+//! The writer has quirks a strict parser rejects (docs/formats.md §2.2): a trailing `,\n]` when the
 //! last stream is empty, and a file cut mid-line while it is still being written. We read the
 //! array one event at a time, keep every complete event and say what was not loaded.
 

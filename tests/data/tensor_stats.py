@@ -52,7 +52,7 @@ def make_small_arrays():
     }
     for name, a in arrays.items():
         np.save(os.path.join(NPY, name), a)
-    # What the dumper writes for a `None` positional argument (formats.md §3.1).
+    # What the dumper writes for a `None` positional argument (docs/formats.md §3.1).
     np.save(os.path.join(NPY, "object_none.npy"), np.array(None), allow_pickle=True)
 
 

@@ -1,4 +1,4 @@
-//! AscendC autotune joins (formats.md §7) on the test trees in tests/data/autotune/ (built by
+//! AscendC autotune joins (docs/formats.md §7) on the test trees in tests/data/autotune/ (built by
 //! its gen.py to the documented layout: no real NPU output exists in the fixtures).
 //! - `topn/`: every piece of evidence, consistent: log, debug folders, cache entries.
 //! - `incomplete/`: a log without folders, a folder without a log, a cache entry whose

@@ -279,7 +279,7 @@ fn capture_folders_and_data_dump_roots() {
 
 #[test]
 fn captures_join_by_graph_name_not_folder() {
-    // Captures land in the *latest* model folder (formats.md §1.6). Build a tree where
+    // Captures land in the *latest* model folder (docs/formats.md §1.6). Build a tree where
     // graph_1's capture sits in model__1 while model__0's output_code names graph_1.
     let tmp = tempfile::tempdir().unwrap();
     let run = tmp.path().join("run_2026_01_01_00_00_00_000001-pid_7");

@@ -1,5 +1,5 @@
 //! The FX text parser (`sources::fx_text`) against the real fixtures in `tests/fixtures`,
-//! the formats.md examples, truncation at every line, and hostile input.
+//! the docs/formats.md examples, truncation at every line, and hostile input.
 
 use fxray::model::fx::{Arg, FxFile, FxGraph, FxNode, OpKind, SourceLoc, ValueMeta};
 use fxray::sources::fx_text::parse_fx;
@@ -752,7 +752,7 @@ fn inductor_kwargs_devices_dtypes_and_special_floats() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Grammar cases from formats.md §5 and torch's codegen, not present in the fixtures
+// Grammar cases from docs/formats.md §5 and torch's codegen, not present in the fixtures
 // ---------------------------------------------------------------------------------------------
 
 const EX1_STRIDES: &str = r#"class GraphModule(torch.nn.Module):

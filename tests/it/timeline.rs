@@ -362,7 +362,7 @@ fn range_stats_count_and_time_each_type_and_stream() {
     let e = expected(&dir);
     let tl = load(&case_file(&dir, &e, "raw").unwrap());
     // The whole span: the type histogram of expected.json, with the writer's durations
-    // (formats.md §2.3: every non-control task is 9.5 long).
+    // (docs/formats.md §2.3: every non-control task is 9.5 long).
     let (lo, hi) = tl.trace.span();
     let all = timeline_stats::range_stats(&tl.trace, lo, hi);
     assert_eq!(all.tasks, 22);

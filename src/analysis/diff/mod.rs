@@ -1,4 +1,4 @@
-//! Structural diff of two FX graph files (SPEC §4): which nodes a pass added, removed, changed
+//! Structural diff of two FX graph files (docs/USER_GUIDE.md, "what a pass changed"): which nodes a pass added, removed, changed
 //! (and what of them), renamed, and which edges it rewired. Pure: no I/O, no egui.
 //!
 //! Matching, per graph pair, in this order (every step only looks at nodes still unmatched):

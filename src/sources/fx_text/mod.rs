@@ -1,4 +1,4 @@
-//! Parser for FX `GraphModule.print_readable()` text (formats.md §5): npugraph_ex pass dumps
+//! Parser for FX `GraphModule.print_readable()` text (docs/formats.md §5): npugraph_ex pass dumps
 //! (`NNN_aot_*_graph*.txt`), `dynamo_out_graph.txt`, Inductor `fx_graph_readable.py`,
 //! `fx_graph_transformed.py` and `fx_graph_runnable.py`.
 //!

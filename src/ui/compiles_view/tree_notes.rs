@@ -34,7 +34,7 @@ pub fn tree_section(ui: &mut egui::Ui, state: &CompilesState, pick: &mut Option<
     }
     for (si, story) in state.stories.iter().enumerate() {
         let t = &story.trace;
-        let mut title = format!("🧩 Compiles ({})", t.compiles.len());
+        let mut title = format!("⏱ Compiles ({})", t.compiles.len());
         if let Some(r) = t.rank {
             title.push_str(&format!(" · rank {r}"));
         }

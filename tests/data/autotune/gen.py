@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the autotune test trees (formats.md §7). Run from this folder; output is committed.
+"""Writes the autotune test trees (docs/formats.md §7). Run from this folder; output is committed.
 
 No real NPU run exists, so these trees are built to the documented layout: kernel names
 `autofused_<sorted original_aten ops>_<md5>`, the `inductor_asc` log format
