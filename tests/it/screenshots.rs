@@ -11,12 +11,9 @@ use crate::common::ui::{first_pass_of, harness_sized, opened, settle, shoot};
 use egui::Color32;
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
+use fxray::ui::palette::{SELECTED, UPSTREAM};
 use fxray::ui::{Fxray, Viewport};
 use std::path::Path;
-
-// The graph view's emphasis colours.
-const SELECTED: Color32 = Color32::from_rgb(255, 215, 0);
-const UPSTREAM: Color32 = Color32::from_rgb(80, 170, 255);
 
 fn harness(path: &Path, size: egui::Vec2) -> Harness<'static, Fxray> {
     let mut h = harness_sized(opened(path), size);
