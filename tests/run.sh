@@ -41,17 +41,24 @@ torch_log="$(mktemp)"
 ) >"$torch_log" 2>&1 &
 torch_setup=$!
 
+# Elapsed seconds per step, so a slow CI run says where its time went.
+step() { echo "== ${SECONDS}s: $*"; }
+step "fmt"
 cargo fmt --check
+step "clippy"
 cargo clippy --all-targets --quiet -- -D warnings
+step "cargo test"
 status=0
 cargo test --no-fail-fast 2>&1 || status=$?
 
-echo "waiting for the PyTorch environment ($venv)…"
+step "waiting for the PyTorch environment ($venv)"
 if wait "$torch_setup"; then
+    step "end-to-end tests with real PyTorch"
     FXRAY_TEST_PYTHON="$venv/bin/python" cargo test --test it e2e_torch -- --ignored 2>&1 || status=$?
 else
     cat "$torch_log" >&2
     echo "error: could not install torch into $venv (see above)" >&2
     status=1
 fi
+step "done (status $status)"
 exit "$status"
