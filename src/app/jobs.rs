@@ -67,6 +67,12 @@ pub enum Msg {
         key: PathBuf,
         result: Result<Arc<PhaseLayout>, String>,
     },
+    /// The module tree of a phase, built on `layout`.
+    Fold {
+        key: PathBuf,
+        layout: Arc<PhaseLayout>,
+        tree: Arc<crate::analysis::fold::FoldTree>,
+    },
     /// The phase's `output_code.py`, indexed, or why it could not be read.
     OutputCode {
         key: PathBuf,

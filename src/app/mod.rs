@@ -6,6 +6,7 @@ pub mod autotune;
 pub mod compare;
 pub mod compiles;
 pub mod export;
+pub mod fold;
 pub mod jobs;
 pub mod live;
 pub mod loading;

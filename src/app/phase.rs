@@ -2,6 +2,7 @@
 //! keeps nodes in place across passes, the current pass and the selected node.
 
 use crate::analysis::diff::{self, GraphDiff, HistoryEntry};
+use crate::analysis::fold::FoldTree;
 use crate::analysis::phase_layout::PhaseLayout;
 use crate::model::fx::{FxFile, FxGraph, FxNode};
 use crate::model::index::{DebugIndex, PassFile};
@@ -56,6 +57,20 @@ pub struct PhaseState {
     pub layout_passes: Option<usize>,
     /// The layout is being extended to newly appended passes.
     pub extending: bool,
+    /// Where the modules of the phase's nodes are read from, besides its passes.
+    pub module_context: ModuleContext,
+    /// The phase's module tree, with the layout it was built on.
+    pub fold: Option<(Arc<PhaseLayout>, Arc<FoldTree>)>,
+    /// A module the inspector asked the graph to fold (its breadcrumb was clicked).
+    pub fold_request: Option<String>,
+}
+
+/// The files module inference reads besides the passes: the model's Dynamo graph (parameter
+/// names) and, for a backward, the forward's first pass (saved activations).
+#[derive(Debug, Clone, Default)]
+pub struct ModuleContext {
+    pub dynamo: Option<PathBuf>,
+    pub forward_first: Option<PathBuf>,
 }
 
 impl Drop for PhaseState {
@@ -98,7 +113,26 @@ impl PhaseState {
             diff_pending: Default::default(),
             layout_passes: None,
             extending: false,
+            module_context: ModuleContext::default(),
+            fold: None,
+            fold_request: None,
         }
+    }
+
+    /// The module tree, when it was built on `layout`.
+    pub fn fold_for(&self, layout: &Arc<PhaseLayout>) -> Option<Arc<FoldTree>> {
+        self.fold
+            .as_ref()
+            .filter(|(l, _)| Arc::ptr_eq(l, layout))
+            .map(|(_, t)| t.clone())
+    }
+
+    /// Dotted module of union node `qualified`, when the tree is known.
+    pub fn module_of(&self, qualified: &str) -> Option<&str> {
+        let (layout, tree) = self.fold.as_ref()?;
+        let id = layout.union.id(qualified)?;
+        let m = *tree.module_of.get(id as usize)?;
+        Some(tree.modules[m as usize].path.as_str())
     }
 
     pub fn current_file(&self) -> Option<&Arc<FxFile>> {
@@ -201,6 +235,14 @@ pub fn phase_for(index: &DebugIndex, path: &Path) -> Option<PhaseState> {
                         phase.output_code.clone(),
                     );
                     st.current = st.pass_of(path).unwrap_or(0);
+                    st.module_context = ModuleContext {
+                        dynamo: model.dynamo_graph.clone(),
+                        forward_first: (phase.name == "backward")
+                            .then(|| model.phases.iter().find(|p| p.name == "forward"))
+                            .flatten()
+                            .and_then(|p| p.passes.first())
+                            .map(|p| p.path.clone()),
+                    };
                     return Some(st);
                 }
             }

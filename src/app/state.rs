@@ -127,6 +127,8 @@ impl App {
         let paths: Vec<PathBuf> = st.passes.iter().map(|p| p.path.clone()).collect();
         let current = st.current;
         let need_layout = st.layout.is_none();
+        let existing = st.layout.clone();
+        let module_context = st.module_context.clone();
         let cancel = st.cancel.clone();
         let code_path = st.output_code_path.clone();
         self.jobs.spawn(move |send| {
@@ -170,13 +172,31 @@ impl App {
                     diffs,
                 });
             }
-            if need_layout {
-                let loaded: Vec<&FxFile> = files.iter().filter_map(|(_, f)| f.as_deref()).collect();
-                let result = match phase_layout::build(&loaded, &cancel) {
-                    Ok(l) => Ok(Arc::new(l)),
+            let loaded: Vec<&FxFile> = files.iter().filter_map(|(_, f)| f.as_deref()).collect();
+            let layout = if need_layout {
+                let layout = match phase_layout::build(&loaded, &cancel) {
+                    Ok(l) => Arc::new(l),
                     Err(_cancelled) => return,
                 };
-                send(Msg::Layout { key, result });
+                send(Msg::Layout {
+                    key: key.clone(),
+                    result: Ok(layout.clone()),
+                });
+                layout
+            } else {
+                match existing {
+                    Some(l) => l,
+                    None => return,
+                }
+            };
+            // The module tree needs every pass (a node keeps its module from pass to pass).
+            if loaded.len() == files.len() && !cancel.load(std::sync::atomic::Ordering::Relaxed) {
+                let tree = super::fold::module_tree(&layout, &loaded, &module_context);
+                send(Msg::Fold {
+                    key,
+                    layout,
+                    tree: Arc::new(tree),
+                });
             }
         });
     }
@@ -275,6 +295,11 @@ impl App {
                     }
                 }
                 self.extend_phase();
+            }
+            Msg::Fold { key, layout, tree } => {
+                if let Some(ph) = self.phase.as_mut().filter(|p| p.key == key) {
+                    ph.fold = Some((layout, tree));
+                }
             }
             Msg::LayoutExtended {
                 key,

@@ -68,3 +68,8 @@ pub const TASK_TYPES: [(&str, Color32); 14] = [
 /// Dependency arrows: a stream handover, and any other dependency.
 pub const DEP_HANDOVER: Color32 = Color32::from_rgb(220, 40, 40);
 pub const DEP_OTHER: Color32 = Color32::from_rgb(255, 140, 0);
+
+/// A module's box in the folded graph: its frame, and its fill when folded.
+pub const MODULE: Color32 = Color32::from_rgb(95, 130, 190);
+pub const MODULE_FILL_DARK: Color32 = Color32::from_rgb(38, 46, 62);
+pub const MODULE_FILL_LIGHT: Color32 = Color32::from_rgb(222, 230, 244);

@@ -26,6 +26,7 @@ mod timeline;
 mod ui_autotune;
 mod ui_compiles;
 mod ui_diff;
+mod ui_fold;
 mod ui_graph;
 mod ui_panels;
 mod ui_run;

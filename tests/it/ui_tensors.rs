@@ -12,7 +12,7 @@ use fxray::ui::Fxray;
 
 /// The showcase with its last pass (the graph the dump was taken from) on screen.
 fn showcase() -> Harness<'static, Fxray> {
-    showcase_sized(egui::vec2(1500., 1000.))
+    showcase_sized(egui::vec2(1500., 1100.))
 }
 
 fn showcase_sized(size: egui::Vec2) -> Harness<'static, Fxray> {

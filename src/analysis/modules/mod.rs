@@ -59,6 +59,7 @@
 //!    commonest such count, K ≥ 2) are one block's; each time the first of them comes round,
 //!    the next block starts. Their nodes are `layers.0` … `layers.K-1` (a backward runs them
 //!    last to first) with `Low` confidence: the attribute name is a guess, the grouping is not.
+//!    An input (weight, saved activation) whose users all lie in one block joins it.
 //!
 //! [`Confidence`] says which rule placed a node: `High` weights (rules 1–2), `Medium` a frame
 //! from weights or from the same line elsewhere (3–4, 7), `Low` a neighbour or data flow
@@ -282,6 +283,24 @@ fn unnamed_layers(g: &FxGraph, own: &mut [(ModId, Confidence)], paths: &mut Path
             && own[i].0 == ROOT
         {
             own[i] = (paths.intern(&format!("layers.{k}")), c);
+        }
+    }
+    // The block's weights and (in a backward) the activations it saved are its inputs: an input
+    // whose users all lie in one block is that block's.
+    for (i, n) in g.nodes.iter().enumerate() {
+        if own[i].0 != ROOT || !matches!(n.op, OpKind::Placeholder | OpKind::GetAttr) {
+            continue;
+        }
+        // A training forward returns its weights for the backward: the output is no user.
+        let mut users = n
+            .users
+            .iter()
+            .filter(|&&u| g.nodes[u].op != OpKind::Output)
+            .map(|&u| own[u].0);
+        let Some(first) = users.next() else { continue };
+        let common = users.fold(first, |a, b| paths.common(a, b));
+        if common != ROOT {
+            own[i] = (common, Confidence::Low);
         }
     }
 }

@@ -2,7 +2,8 @@
 //! only the pass dumps, like `stress_20k`), the repeated block still shows in the source
 //! comments. The source lines that run the same number of times K (K ≥ 2, the commonest such
 //! count) are the block's; each time the first of them comes round again, the next block
-//! starts. Blocks are named `layers.0` … `layers.K-1` in execution order (a backward runs them
+//! starts (moved back over the statements that come before it alike in the first two blocks,
+//! so a block starts at its true first line even when that line runs several times per block). Blocks are named `layers.0` … `layers.K-1` in execution order (a backward runs them
 //! last to first); what comes before the first and after the last is the root's.
 
 use super::Confidence;
@@ -47,11 +48,31 @@ pub fn blocks(g: &FxGraph) -> Vec<Option<(usize, Confidence)>> {
     let Some(first_key) = stmts.iter().map(|(_, k)| k).find(|k| in_block(k)) else {
         return out;
     };
-    let starts: Vec<usize> = stmts
-        .iter()
-        .filter(|(_, k)| k == first_key)
-        .map(|&(i, _)| i)
+    let at: Vec<usize> = (0..stmts.len())
+        .filter(|&s| &stmts[s].1 == first_key)
         .collect();
+    // The first line that runs exactly K times may sit inside the block (lines run twice per
+    // layer, like a norm's, come before it): move every start back over the statements that
+    // precede both the first and the second occurrence alike.
+    let mut back = 0;
+    if let [a, b, ..] = at[..] {
+        while back < a && back + 1 < b - a && stmts[a - 1 - back].1 == stmts[b - 1 - back].1 {
+            back += 1;
+        }
+    }
+    let starts: Vec<usize> = at.iter().map(|&s| stmts[s - back].0).collect();
+    // Likewise the last block runs as long as it repeats the one before it.
+    let last_end = match at[..] {
+        [.., p, l] => {
+            let (p, l) = (p - back, l - back);
+            let mut j = 0;
+            while l + j < stmts.len() && p + j < l && stmts[p + j].1 == stmts[l + j].1 {
+                j += 1;
+            }
+            Some(stmts.get(l + j).map_or(n, |s| s.0))
+        }
+        _ => None,
+    };
     let last = stmts
         .iter()
         .rev()
@@ -63,7 +84,8 @@ pub fn blocks(g: &FxGraph) -> Vec<Option<(usize, Confidence)>> {
                 && g.nodes[i].source.is_some()
                 && stmts.iter().any(|(s, k)| *s == i && !in_block(k))
         })
-        .unwrap_or(n);
+        .unwrap_or(n)
+        .max(last_end.unwrap_or(0));
     let reversed = backward > forward;
     for (b, &start) in starts.iter().enumerate() {
         let stop = starts.get(b + 1).copied().unwrap_or(end);

@@ -12,7 +12,7 @@ const MARGIN: f32 = 10.0;
 #[derive(Default)]
 pub struct Minimap {
     /// Node dots of the pass on screen, built once per pass and placement.
-    cached: Option<(usize, Rect, Arc<Mesh>)>,
+    cached: Option<((usize, u64), Rect, Arc<Mesh>)>,
 }
 
 impl Minimap {
@@ -21,8 +21,7 @@ impl Minimap {
             return;
         }
         let area = Rect::from_min_size(canvas.max - SIZE - Vec2::splat(MARGIN), SIZE);
-        let [x0, y0, x1, y1] = scene.layout.layout.bounds;
-        let world = Rect::from_min_max(Pos2::new(x0, y0), Pos2::new(x1, y1));
+        let world = scene.bounds();
         let vp = Viewport::load(ui);
         let visible = Rect::from_min_max(
             vp.to_canvas(canvas.min, canvas),
@@ -33,7 +32,7 @@ impl Minimap {
             return;
         }
         let map = fit(world, area.shrink(4.0));
-        let key = Arc::as_ptr(file) as usize;
+        let key = (Arc::as_ptr(file) as usize, scene.generation());
         let mesh = match &self.cached {
             Some((k, r, m)) if *k == key && *r == area => m.clone(),
             _ => {
@@ -100,6 +99,15 @@ fn fit(world: Rect, area: Rect) -> Map {
 
 fn dots(scene: &Scene, map: &Map) -> Mesh {
     let mut mesh = Mesh::default();
+    if let Some(f) = &scene.fold {
+        for b in f.layout.boxes.iter().filter(|b| b.folded) {
+            let r = Rect::from_min_max(
+                map.apply(Pos2::new(b.rect[0], b.rect[1])),
+                map.apply(Pos2::new(b.rect[2], b.rect[3])),
+            );
+            mesh.add_colored_rect(r, crate::ui::palette::MODULE);
+        }
+    }
     for (i, present) in scene.present.iter().enumerate() {
         if !present {
             continue;

@@ -4,7 +4,11 @@
 //! View state (zoom, pan, search text) lives in [`GraphViewState`]; the data (which pass, which
 //! node) lives in the app, so switching passes keeps both the selection and the viewport.
 
+mod canvas;
+mod changes;
 mod data_overlay;
+mod fold_paint;
+mod fold_view;
 mod groups;
 mod minimap;
 mod navigation;
@@ -15,9 +19,7 @@ pub mod shapes;
 
 use crate::app::App;
 use egui::{Pos2, Rect};
-use egui_graphs::{GraphChange, SettingsInteraction, SettingsNavigation, SettingsStyle};
 use scene::Scene;
-use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -52,6 +54,9 @@ pub struct GraphViewState {
     pub data: data_overlay::DataOverlay,
     /// Screen rect of the canvas in the last frame.
     pub canvas: Option<Rect>,
+    /// Group nodes by module: `None` decides by size (graphs over
+    /// [`fold_view::FOLD_ABOVE`] nodes open folded).
+    pub fold_mode: Option<bool>,
 }
 
 impl Default for GraphViewState {
@@ -70,6 +75,7 @@ impl Default for GraphViewState {
             last_frame_ms: 0.0,
             data: Default::default(),
             canvas: None,
+            fold_mode: None,
         }
     }
 }
@@ -94,40 +100,66 @@ impl GraphViewState {
         })
     }
 
+    /// Module boxes on screen: (path, nodes of the pass inside, folded), outer boxes first.
+    pub fn module_boxes(&self) -> Vec<(String, u32, bool)> {
+        let Some(f) = self.scene.as_ref().and_then(|s| s.fold.as_ref()) else {
+            return Vec::new();
+        };
+        f.layout
+            .boxes
+            .iter()
+            .map(|b| {
+                (
+                    f.tree.modules[b.module as usize].path.clone(),
+                    f.stats[b.module as usize].present,
+                    b.folded,
+                )
+            })
+            .collect()
+    }
+
+    /// Screen centre of module `path`'s box (its title bar when open), for tests.
+    pub fn module_box_pos(&self, ctx: &egui::Context, path: &str) -> Option<Pos2> {
+        let f = self.scene.as_ref()?.fold.as_ref()?;
+        let b = f.placed(f.tree.find(path)?)?;
+        let vp = Viewport::load_ctx(ctx);
+        let p = if b.folded {
+            Pos2::new((b.rect[0] + b.rect[2]) / 2.0, (b.rect[1] + b.rect[3]) / 2.0)
+        } else {
+            Pos2::new(
+                (b.rect[0] + b.rect[2]) / 2.0,
+                b.rect[1] + crate::analysis::fold::layout::TITLE_H / 2.0,
+            )
+        };
+        Some(vp.to_screen(p, self.canvas?))
+    }
+
+    /// Canvas rect of module `path`'s box and what the pass on screen did inside it
+    /// (added, removed, changed), for tests and benches.
+    pub fn module_box(&self, path: &str) -> Option<(Rect, (u32, u32, u32))> {
+        let f = self.scene.as_ref()?.fold.as_ref()?;
+        let m = f.tree.find(path)?;
+        let b = f.placed(m)?;
+        let s = &f.stats[m as usize];
+        Some((
+            Rect::from_min_max(
+                Pos2::new(b.rect[0], b.rect[1]),
+                Pos2::new(b.rect[2], b.rect[3]),
+            ),
+            (s.added, s.removed, s.changed),
+        ))
+    }
+
+    /// The graph is drawn grouped by module.
+    pub fn is_folded(&self) -> bool {
+        self.scene.as_ref().is_some_and(|s| s.fold.is_some())
+    }
+
     /// Union node count and the number present in the pass on screen.
     pub fn counts(&self) -> (usize, usize) {
         self.scene.as_ref().map_or((0, 0), |s| {
             (s.present.len(), s.present.iter().filter(|p| **p).count())
         })
-    }
-}
-
-/// A layout that never moves nodes: positions come from our layered layout.
-#[derive(Debug, Default, Clone, Serialize, Deserialize)]
-pub struct FixedState;
-impl egui_graphs::LayoutState for FixedState {}
-
-#[derive(Debug, Default)]
-pub struct Fixed;
-impl egui_graphs::Layout<FixedState> for Fixed {
-    fn from_state(_: FixedState) -> impl egui_graphs::Layout<FixedState> {
-        Fixed
-    }
-    fn next<N, E, Ty, Ix, Dn, De>(
-        &mut self,
-        _: &mut egui_graphs::Graph<N, E, Ty, Ix, Dn, De>,
-        _: &egui::Ui,
-    ) where
-        N: Clone,
-        E: Clone,
-        Ty: petgraph::EdgeType,
-        Ix: petgraph::graph::IndexType,
-        Dn: egui_graphs::DisplayNode<N, E, Ty, Ix>,
-        De: egui_graphs::DisplayEdge<N, E, Ty, Ix, Dn>,
-    {
-    }
-    fn state(&self) -> FixedState {
-        FixedState
     }
 }
 
@@ -142,6 +174,7 @@ pub fn show(app: &mut App, st: &mut GraphViewState, ui: &mut egui::Ui) {
         });
         return;
     }
+    let fold_request = app.phase.as_mut().and_then(|p| p.fold_request.take());
     navigation::toolbar(app, st, ui);
     pass_strip::show(app, ui);
     let Some(ph) = &app.phase else { return };
@@ -165,6 +198,7 @@ pub fn show(app: &mut App, st: &mut GraphViewState, ui: &mut egui::Ui) {
     let started = Instant::now();
     let selected = ph.selected.clone();
     let compared = ph.diff_view();
+    let fold_tree = ph.fold_for(&layout);
     let side_by_side = st.side_by_side && compared.is_some();
     let diff = compared
         .as_ref()
@@ -189,6 +223,16 @@ pub fn show(app: &mut App, st: &mut GraphViewState, ui: &mut egui::Ui) {
     };
     scene.apply(&file, &view, &hits);
     st.diff_counts = scene.diff_counts();
+    if sync_fold(scene, st.fold_mode, fold_tree) {
+        st.fit_frames = 1;
+    }
+    // The inspector's breadcrumb folds a module.
+    if let Some(path) = fold_request
+        && let Some(m) = scene.fold.as_ref().and_then(|f| f.tree.find(&path))
+        && !scene.is_folded(m)
+    {
+        scene.toggle(m);
+    }
 
     let full = ui.available_rect_before_wrap().intersect(ui.clip_rect());
     let (rect_a, rect) = if side_by_side {
@@ -214,7 +258,33 @@ pub fn show(app: &mut App, st: &mut GraphViewState, ui: &mut egui::Ui) {
             tints: None,
         };
         scene_a.apply(a, &view_a, &[]);
-        if let Some(name) = canvas(ui, scene_a, ra, &format!("A: {label}")) {
+        let expanded = st
+            .scene
+            .as_ref()
+            .and_then(|s| s.fold.as_ref())
+            .map(|f| f.expanded().to_vec());
+        match (expanded, scene_a.fold.is_some()) {
+            (Some(e), true)
+                if scene_a
+                    .fold
+                    .as_ref()
+                    .is_some_and(|f| f.expanded() != e.as_slice()) =>
+            {
+                scene_a.set_expanded(e)
+            }
+            (Some(e), false) => {
+                if let Some(t) = app.phase.as_ref().and_then(|p| p.fold_for(&layout)) {
+                    scene_a.set_fold(Some((t, e)));
+                }
+            }
+            (None, true) => scene_a.set_fold(None),
+            _ => {}
+        }
+        let vp = Viewport::load(ui);
+        let r = canvas::show(ui, scene_a, ra, vp);
+        caption(ui, ra, &format!("A: {label}"));
+        if let Some(id) = r.clicked {
+            let name = scene_a.layout.union.names().get(id as usize).cloned();
             app.select_node(name);
         }
     }
@@ -230,21 +300,19 @@ pub fn show(app: &mut App, st: &mut GraphViewState, ui: &mut egui::Ui) {
         p.as_ref()
             .map_or_else(String::new, |(i, n)| format!("B: {i:03} {n}"))
     });
-    let response = graph_canvas(ui, scene, rect);
+    let vp = Viewport::load(ui);
+    let response = canvas::show(ui, scene, rect, vp);
     if let Some(t) = title {
         caption(ui, rect, &t);
     }
-    let clicked = response.changes.iter().find_map(|c| match c {
-        GraphChange::NodeClicked { node } | GraphChange::NodeDoubleClicked { node } => Some(*node),
-        _ => None,
-    });
-    match clicked.and_then(|n| scene.id_of_index(n)) {
-        Some(id) => {
+    match (response.clicked, response.toggled) {
+        (Some(id), _) => {
             let name = scene.layout.union.names().get(id as usize).cloned();
             app.select_node(name);
         }
-        None if response.response.clicked() => app.select_node(None),
-        None => {}
+        (None, Some(m)) => scene.toggle(m),
+        (None, None) if response.response.clicked() => app.select_node(None),
+        _ => {}
     }
     navigation::after_frame(app, st, ui, &response.response);
     groups::interact(ui, st, rect);
@@ -254,44 +322,28 @@ pub fn show(app: &mut App, st: &mut GraphViewState, ui: &mut egui::Ui) {
     st.last_frame_ms = started.elapsed().as_secs_f32() * 1000.0;
 }
 
-/// One egui_graphs view of `scene` in `rect`. Several views share [`VIEW_ID`], so they pan
-/// and zoom together.
-fn graph_canvas(
-    ui: &mut egui::Ui,
+/// Groups the scene by module, or not, as the mode (or the graph's size) says; true when the
+/// placement changed (the view then fits it).
+fn sync_fold(
     scene: &mut Scene,
-    rect: Rect,
-) -> egui_graphs::GraphViewResponse {
-    ui.scope_builder(egui::UiBuilder::new().max_rect(rect), |ui| {
-        egui_graphs::GraphView::<FixedState, Fixed>::new()
-            .with_id(Some(VIEW_ID.to_string()))
-            .with_interactions(
-                &SettingsInteraction::new()
-                    .with_dragging_enabled(false)
-                    .with_hover_enabled(true)
-                    .with_node_clicking_enabled(true),
-            )
-            .with_navigations(
-                &SettingsNavigation::new()
-                    .with_fit_to_screen_enabled(false)
-                    // Zoom and pan are ours (navigation.rs): proportional, anchored, lag-free.
-                    .with_zoom_and_pan_enabled(false),
-            )
-            .with_styles(&SettingsStyle::new().with_labels_always(false))
-            .show(ui, &mut scene.graph)
-    })
-    .inner
-}
-
-/// The A side of side-by-side: same viewport, its own scene; returns a clicked node's name.
-fn canvas(ui: &mut egui::Ui, scene: &mut Scene, rect: Rect, title: &str) -> Option<Option<String>> {
-    let response = graph_canvas(ui, scene, rect);
-    caption(ui, rect, title);
-    let clicked = response.changes.iter().find_map(|c| match c {
-        GraphChange::NodeClicked { node } => Some(*node),
-        _ => None,
-    })?;
-    let id = scene.id_of_index(clicked)?;
-    Some(scene.layout.union.names().get(id as usize).cloned())
+    mode: Option<bool>,
+    tree: Option<Arc<crate::analysis::fold::FoldTree>>,
+) -> bool {
+    let tree = tree.filter(|t| t.modules.len() > 1);
+    let auto = scene.layout.union.names().len() > fold_view::FOLD_ABOVE;
+    let want = mode.unwrap_or(auto) && tree.is_some();
+    match (want, scene.fold.is_some(), tree) {
+        (true, false, Some(t)) => {
+            let e = t.initial_expansion(fold_view::MAX_OPEN_ITEMS);
+            scene.set_fold(Some((t, e)));
+            true
+        }
+        (false, true, _) => {
+            scene.set_fold(None);
+            true
+        }
+        _ => false,
+    }
 }
 
 fn caption(ui: &egui::Ui, rect: Rect, text: &str) {

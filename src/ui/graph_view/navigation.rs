@@ -107,6 +107,8 @@ pub fn toolbar(app: &mut App, st: &mut GraphViewState, ui: &mut egui::Ui) {
         ui.toggle_value(&mut st.cone, "Cone")
             .on_hover_text("Highlight the selection's producers (blue) and users (orange); C");
         super::data_overlay::controls(app, &mut st.data, ui);
+        fold_controls(app, st, ui);
+        super::changes::menu(app, st, ui);
         if ui
             .button("Fit")
             .on_hover_text("Show the whole graph (F)")
@@ -115,6 +117,51 @@ pub fn toolbar(app: &mut App, st: &mut GraphViewState, ui: &mut egui::Ui) {
             st.fit_frames = 1;
         }
     });
+}
+
+/// `Modules` (group nodes by module) and the fold menu.
+fn fold_controls(app: &App, st: &mut GraphViewState, ui: &mut egui::Ui) {
+    let Some(ph) = &app.phase else { return };
+    let tree = ph.layout.as_ref().and_then(|l| ph.fold_for(l));
+    let Some(tree) = tree.filter(|t| t.modules.len() > 1) else {
+        return;
+    };
+    let mut on = st.is_folded();
+    if ui
+        .toggle_value(&mut on, "Modules")
+        .on_hover_text(
+            "Group nodes by module into boxes: click a box to open it, Backspace folds the \
+             selection's box, Enter opens the box under the pointer",
+        )
+        .changed()
+    {
+        st.fold_mode = Some(on);
+    }
+    if !on {
+        return;
+    }
+    let max_depth = tree.modules.iter().map(|m| m.depth).max().unwrap_or(0);
+    let mut chosen: Option<Vec<bool>> = None;
+    ui.menu_button("Fold", |ui| {
+        for d in 1..=max_depth {
+            let shown = tree.visible_items(&tree.expanded_to(d));
+            if ui
+                .button(format!("Fold to depth {d}  ({shown} boxes and nodes)"))
+                .clicked()
+            {
+                chosen = Some(tree.expanded_to(d));
+                ui.close();
+            }
+        }
+        if ui.button("Expand all").clicked() {
+            chosen = Some(vec![true; tree.modules.len()]);
+            ui.close();
+        }
+    });
+    if let (Some(e), Some(scene)) = (chosen, st.scene.as_mut()) {
+        scene.set_expanded(e);
+        st.fit_frames = 1;
+    }
 }
 
 fn pass_picker(app: &mut App, ui: &mut egui::Ui) {
@@ -170,17 +217,19 @@ pub fn before_frame(app: &mut App, st: &mut GraphViewState, ui: &mut egui::Ui, r
     if st.fit_frames > 0
         && let Some(scene) = &st.scene
     {
-        let [x0, y0, x1, y1] = scene.layout.layout.bounds;
-        vp = Viewport::fitting(
-            Rect::from_min_max(Pos2::new(x0, y0), Pos2::new(x1, y1)),
-            rect,
-        );
+        vp = Viewport::fitting(scene.bounds(), rect);
         st.fit_frames -= 1;
     }
     if let Some(ph) = app.phase.as_mut()
         && ph.reveal_selected
     {
         ph.reveal_selected = false;
+        // A node hidden in a folded box: open the boxes around it first.
+        if let (Some(scene), Some(sel)) = (st.scene.as_mut(), ph.selected.as_deref())
+            && let Some(id) = scene.layout.union.id(sel)
+        {
+            scene.reveal(id);
+        }
         if let Some(p) = selected_pos(app, st) {
             vp = reveal(vp, p, rect);
         }
@@ -236,6 +285,27 @@ fn keyboard(
     }
     if pressed(Key::Escape) {
         app.select_node(None);
+    }
+    let shift_n = ui.input_mut(|i| i.consume_key(egui::Modifiers::SHIFT, Key::N));
+    if shift_n {
+        super::changes::jump(app, st, false);
+    } else if pressed(Key::N) {
+        super::changes::jump(app, st, true);
+    }
+    if pressed(Key::Backspace)
+        && let Some(scene) = st.scene.as_mut()
+        && let Some(sel) = app.phase.as_ref().and_then(|p| p.selected.as_deref())
+        && let Some(id) = scene.layout.union.id(sel)
+        && let Some(m) = scene.open_box_of(id)
+    {
+        scene.toggle(m);
+    }
+    if pressed(Key::Enter)
+        && let Some(scene) = st.scene.as_mut()
+        && let Some(p) = ui.input(|i| i.pointer.hover_pos())
+        && let Some(super::scene::Item::Box(m)) = scene.pick(vp.to_canvas(p, rect))
+    {
+        scene.toggle(m);
     }
     if pressed(Key::Z)
         && let Some(p) = selected_pos(app, st)

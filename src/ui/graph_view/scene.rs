@@ -2,10 +2,13 @@
 //! what is selected, which cone is highlighted. Rebuilt only when the layout changes; a change
 //! of pass or selection only rewrites node flags.
 
-use super::shapes::{DiffMark, EdgeData, FxGraphUi, Mark, NodeData, NodeLook};
+use super::fold_view::{Change, FoldView, NodeFacts};
+use super::shapes::{DiffMark, EdgeData, FxEdgeUi, FxGraphUi, FxNodeUi, Mark, NodeData, NodeLook};
 use crate::analysis::diff::{GraphDiff, NodeStatus};
+use crate::analysis::fold::{FoldTree, ModIx, Rep};
 use crate::analysis::op_family;
 use crate::analysis::phase_layout::{PhaseLayout, pass_entries};
+use crate::analysis::spatial::{Grid, Scratch};
 use crate::model::fx::FxFile;
 use crate::model::fx_fmt::{meta_text, short_target};
 use egui::{Color32, Pos2, Vec2};
@@ -59,6 +62,28 @@ pub struct SceneView<'a> {
     pub tints: Option<&'a super::data_overlay::Tints>,
 }
 
+/// Something the canvas draws and picks, as the spatial index holds it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Item {
+    /// A union node.
+    Node(u32),
+    /// A union edge drawn node to node.
+    Edge(u32),
+    /// A module's box, folded or open.
+    Box(ModIx),
+    /// Edges to or from a folded box, drawn as one line (index into the fold's edges).
+    Bundle(u32),
+}
+
+impl Item {
+    pub fn node(self) -> Option<u32> {
+        match self {
+            Item::Node(n) => Some(n),
+            _ => None,
+        }
+    }
+}
+
 pub struct Scene {
     pub layout: Arc<PhaseLayout>,
     pub graph: FxGraphUi,
@@ -76,6 +101,17 @@ pub struct Scene {
     /// Removed nodes drawn as ghosts.
     pub ghosts: usize,
     applied: Option<Applied>,
+    /// Grouped by module (`None`: the flat union layout).
+    pub fold: Option<FoldView>,
+    grid: Grid,
+    grid_items: Vec<Item>,
+    scratch: Scratch,
+    found: Vec<u32>,
+    hovered: Option<u32>,
+    /// Each union edge's route in the flat layout (folding reroutes them).
+    flat_routes: Vec<Arc<[Pos2]>>,
+    /// Bumped whenever the placement changes (caches of positions key on it).
+    generation: u64,
 }
 
 impl Scene {
@@ -103,6 +139,7 @@ impl Scene {
             })
             .collect();
         let mut edge_of = HashMap::new();
+        let mut flat_routes = Vec::new();
         let edge_idx: Vec<EdgeIndex> = layout
             .union
             .edges()
@@ -114,6 +151,7 @@ impl Scene {
                     || Arc::from(Vec::new()),
                     |p| p.iter().map(|&[x, y]| Pos2::new(x, y)).collect(),
                 );
+                flat_routes.push(route.clone());
                 let direct = layout.layout.edge_kinds.get(e)
                     == Some(&crate::analysis::layout::EdgeKind::Direct);
                 let data = EdgeData {
@@ -138,7 +176,7 @@ impl Scene {
             }
         }
         let n = node_idx.len();
-        Scene {
+        let mut scene = Scene {
             layout,
             graph,
             node_idx,
@@ -149,7 +187,316 @@ impl Scene {
             groups: Vec::new(),
             ghosts: 0,
             applied: None,
+            fold: None,
+            grid: Grid::default(),
+            grid_items: Vec::new(),
+            scratch: Scratch::default(),
+            found: Vec::new(),
+            hovered: None,
+            flat_routes,
+            generation: 0,
+        };
+        scene.index();
+        scene
+    }
+
+    /// Canvas bounds of what is drawn: the folded placement, or the union layout.
+    pub fn bounds(&self) -> egui::Rect {
+        let [x0, y0, x1, y1] = self
+            .fold
+            .as_ref()
+            .map_or(self.layout.layout.bounds, |f| f.layout.bounds);
+        egui::Rect::from_min_max(Pos2::new(x0, y0), Pos2::new(x1, y1))
+    }
+
+    /// Rebuilds the spatial index (and node locations, edge routes) for the current placement.
+    fn index(&mut self) {
+        let b = self.bounds().expand(200.0);
+        let mut grid = Grid::new([b.min.x, b.min.y, b.max.x, b.max.y], 600.0);
+        let mut items = Vec::new();
+        let rect_of = |c: Pos2, (w, h): (f32, f32)| {
+            [c.x - w / 2.0, c.y - h / 2.0, c.x + w / 2.0, c.y + h / 2.0]
+        };
+        let bbox = |pts: &[Pos2]| {
+            let r = egui::Rect::from_points(pts);
+            [r.min.x, r.min.y, r.max.x, r.max.y]
+        };
+        match &self.fold {
+            None => {
+                for i in 0..self.node_idx.len() {
+                    if let Some(p) = self.flat_pos(i as u32) {
+                        grid.push(rect_of(p, self.size(i)));
+                        items.push(Item::Node(i as u32));
+                    }
+                }
+                for (e, route) in self.flat_routes.iter().enumerate() {
+                    if route.len() >= 2 {
+                        grid.push(bbox(route));
+                        items.push(Item::Edge(e as u32));
+                    }
+                }
+                for (e, &idx) in self.edge_idx.iter().enumerate() {
+                    if let Some(x) = self.graph.edge_mut(idx) {
+                        x.payload_mut().route = self.flat_routes[e].clone();
+                    }
+                }
+                for (i, &idx) in self.node_idx.iter().enumerate() {
+                    let p = self.layout.layout.pos.get(i).map(|&[x, y]| Pos2::new(x, y));
+                    if let (Some(n), Some(p)) = (self.graph.node_mut(idx), p) {
+                        n.set_location(p);
+                    }
+                }
+            }
+            Some(f) => {
+                for b in &f.layout.boxes {
+                    grid.push(b.rect);
+                    items.push(Item::Box(b.module));
+                }
+                for (i, p) in f.layout.node_pos.iter().enumerate() {
+                    if let Some([x, y]) = *p {
+                        let c = Pos2::new(x, y);
+                        grid.push(rect_of(c, self.size(i)));
+                        items.push(Item::Node(i as u32));
+                        if let Some(n) = self.graph.node_mut(self.node_idx[i]) {
+                            n.set_location(c);
+                        }
+                    }
+                }
+                for (k, d) in f.layout.edges.iter().enumerate() {
+                    let pts: Vec<Pos2> = d.path.iter().map(|&[x, y]| Pos2::new(x, y)).collect();
+                    if pts.len() < 2 {
+                        continue;
+                    }
+                    grid.push(bbox(&pts));
+                    match (d.from, d.to, d.edges.as_slice()) {
+                        (Rep::Node(_), Rep::Node(_), &[e]) => {
+                            if let Some(x) = self.graph.edge_mut(self.edge_idx[e as usize]) {
+                                x.payload_mut().route = pts.into();
+                            }
+                            items.push(Item::Edge(e));
+                        }
+                        _ => items.push(Item::Bundle(k as u32)),
+                    }
+                }
+            }
         }
+        self.grid = grid;
+        self.grid_items = items;
+        self.generation += 1;
+    }
+
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    fn size(&self, i: usize) -> (f32, f32) {
+        self.layout.sizes.get(i).copied().unwrap_or((100.0, 40.0))
+    }
+
+    /// Groups the nodes by module with `tree` (`None`: back to the flat layout); `expanded`
+    /// says which boxes are open.
+    pub fn set_fold(&mut self, tree: Option<(Arc<FoldTree>, Vec<bool>)>) {
+        self.fold = tree.map(|(t, e)| {
+            let mut f = FoldView::new(t, e, self.layout.union.edges(), &self.layout.sizes);
+            f.set_runs(crate::analysis::fold::repeated_runs(&f.tree, |n| {
+                self.graph
+                    .node(self.node_idx[n as usize])
+                    .filter(|x| x.payload().present)
+                    .map(|x| x.payload().look.target.as_str())
+            }));
+            f
+        });
+        self.index();
+        self.recount();
+    }
+
+    /// Opens a folded box, folds an open one.
+    pub fn toggle(&mut self, m: ModIx) {
+        let Some(f) = &self.fold else { return };
+        let mut e = f.expanded().to_vec();
+        if let Some(x) = e.get_mut(m as usize) {
+            *x = !*x;
+        }
+        self.set_expanded(e);
+    }
+
+    /// Opens every box that hides union node `id`; true when something opened.
+    pub fn reveal(&mut self, id: u32) -> bool {
+        let Some(f) = &self.fold else { return false };
+        let Some(&m) = f.tree.module_of.get(id as usize) else {
+            return false;
+        };
+        let mut e = f.expanded().to_vec();
+        let mut changed = false;
+        for a in f.tree.ancestry(m) {
+            if !e[a as usize] {
+                e[a as usize] = true;
+                changed = true;
+            }
+        }
+        if changed {
+            self.set_expanded(e);
+        }
+        changed
+    }
+
+    /// The innermost open box holding union node `id` (what Backspace folds).
+    pub fn open_box_of(&self, id: u32) -> Option<ModIx> {
+        let f = self.fold.as_ref()?;
+        let m = *f.tree.module_of.get(id as usize)?;
+        f.tree
+            .ancestry(m)
+            .into_iter()
+            .rev()
+            .find(|&a| a != crate::analysis::fold::ROOT && f.expanded()[a as usize])
+    }
+
+    /// Opens or folds boxes; the placement follows (cached modules are reused).
+    pub fn set_expanded(&mut self, expanded: Vec<bool>) {
+        let Some(f) = self.fold.as_mut() else { return };
+        f.set_expanded(expanded, self.layout.union.edges(), &self.layout.sizes);
+        self.index();
+        self.recount();
+    }
+
+    pub fn is_folded(&self, m: ModIx) -> bool {
+        self.fold
+            .as_ref()
+            .and_then(|f| f.placed(m))
+            .is_some_and(|b| b.folded)
+    }
+
+    /// Where a click opens or folds module `m` (canvas: the whole folded box, an open box's
+    /// title bar), and its path.
+    pub fn box_hit_area(&self, m: ModIx) -> Option<(egui::Rect, String)> {
+        let f = self.fold.as_ref()?;
+        let b = f.placed(m)?;
+        let bottom = if b.folded {
+            b.rect[3]
+        } else {
+            b.rect[1] + crate::analysis::fold::layout::TITLE_H
+        };
+        let r = egui::Rect::from_min_max(
+            Pos2::new(b.rect[0], b.rect[1]),
+            Pos2::new(b.rect[2], bottom),
+        );
+        Some((r, f.tree.modules[m as usize].path.clone()))
+    }
+
+    /// The run label (`layers.0–23: 24 × the same block`) is written on a run's first box.
+    pub fn show_run_label(&self, m: ModIx) -> bool {
+        self.fold.as_ref().is_some_and(|f| {
+            f.run_of
+                .get(m as usize)
+                .copied()
+                .flatten()
+                .is_some_and(|r| f.runs[r as usize].members.first() == Some(&m))
+        })
+    }
+
+    /// Boxes are painted outer first; bundles over boxes.
+    pub fn paint_order(&self, item: Item) -> u32 {
+        match (item, &self.fold) {
+            (Item::Box(m), Some(f)) => f.tree.modules[m as usize].depth,
+            _ => u32::MAX,
+        }
+    }
+
+    /// What lies in canvas rect `area` (`[x0, y0, x1, y1]`).
+    pub fn visible(&mut self, area: [f32; 4]) -> Vec<Item> {
+        let mut found = std::mem::take(&mut self.found);
+        self.grid.query(area, &mut self.scratch, &mut found);
+        let out = found.iter().map(|&i| self.grid_items[i as usize]).collect();
+        self.found = found;
+        out
+    }
+
+    /// The node (or else box) under canvas point `p`. Ghosts and absent nodes are not picked.
+    pub fn pick(&self, p: Pos2) -> Option<Item> {
+        let id =
+            self.grid
+                .pick([p.x, p.y], |i| match self.grid_items[i as usize] {
+                    Item::Node(n) => self.graph.node(self.node_idx[n as usize]).is_some_and(|x| {
+                        x.payload().present && x.payload().diff != DiffMark::Removed
+                    }),
+                    Item::Box(_) => true,
+                    _ => false,
+                })?;
+        Some(self.grid_items[id as usize])
+    }
+
+    pub fn set_hovered(&mut self, node: Option<u32>) {
+        if self.hovered == node {
+            return;
+        }
+        for (id, on) in [(self.hovered, false), (node, true)] {
+            if let Some(n) = id.and_then(|i| self.node_idx.get(i as usize).copied())
+                && let Some(x) = self.graph.node_mut(n)
+            {
+                x.set_hovered(on);
+            }
+        }
+        self.hovered = node;
+    }
+
+    pub fn hovered(&self) -> Option<u32> {
+        self.hovered
+    }
+
+    pub fn node_mut(&mut self, id: u32) -> Option<&mut FxNodeUi> {
+        let idx = *self.node_idx.get(id as usize)?;
+        self.graph.node_mut(idx)
+    }
+
+    pub fn node_data(&self, id: u32) -> Option<&NodeData> {
+        let idx = *self.node_idx.get(id as usize)?;
+        self.graph.node(idx).map(|n| n.payload())
+    }
+
+    /// Union edge `e` with its two end nodes, for the edge shape.
+    pub fn edge_parts(&self, e: u32) -> Option<(&FxEdgeUi, &FxNodeUi, &FxNodeUi)> {
+        let &(a, b) = self.layout.union.edges().get(e as usize)?;
+        let edge = self.graph.edge(*self.edge_idx.get(e as usize)?)?;
+        let start = self.graph.node(self.node_idx[a as usize])?;
+        let end = self.graph.node(self.node_idx[b as usize])?;
+        Some((edge, start, end))
+    }
+
+    /// Per-box figures for the pass on screen.
+    fn recount(&mut self) {
+        let Some(mut f) = self.fold.take() else {
+            return;
+        };
+        let present_edges: std::collections::HashSet<(u32, u32)> =
+            self.pass_edges.iter().copied().collect();
+        let union_edges = self.layout.union.edges();
+        f.bundle_present = f
+            .layout
+            .edges
+            .iter()
+            .map(|d| {
+                d.edges
+                    .iter()
+                    .filter(|&&e| present_edges.contains(&union_edges[e as usize]))
+                    .count() as u32
+            })
+            .collect();
+        f.recount(|i| {
+            let p = self.graph.node(self.node_idx[i])?.payload();
+            Some(NodeFacts {
+                present: self.present[i],
+                diff: match p.diff {
+                    DiffMark::Same => None,
+                    DiffMark::Added => Some(Change::Added),
+                    DiffMark::Changed => Some(Change::Changed),
+                    DiffMark::Removed => Some(Change::Removed),
+                },
+                fill: p.look.fill,
+                selected: p.selected,
+                hit: p.mark == Mark::Hit,
+            })
+        });
+        self.fold = Some(f);
     }
 
     /// Makes the scene show `file` as `view` asks: selection, cone highlight (the selection's
@@ -183,6 +530,7 @@ impl Scene {
         }
         self.mark(view.selected, view.cone, hits);
         self.applied = Some(want);
+        self.recount();
     }
 
     fn tint(&mut self, tints: Option<&super::data_overlay::Tints>) {
@@ -487,8 +835,22 @@ impl Scene {
         })
     }
 
-    /// Canvas centre of a union node.
+    /// Canvas centre of a union node as drawn now (`None` when a folded box hides it).
     pub fn pos(&self, id: u32) -> Option<Pos2> {
+        match &self.fold {
+            Some(f) => f
+                .layout
+                .node_pos
+                .get(id as usize)
+                .copied()
+                .flatten()
+                .map(|[x, y]| Pos2::new(x, y)),
+            None => self.flat_pos(id),
+        }
+    }
+
+    /// Canvas centre of a union node in the flat union layout.
+    pub fn flat_pos(&self, id: u32) -> Option<Pos2> {
         self.layout
             .layout
             .pos

@@ -88,6 +88,9 @@ pub struct EdgeData {
 
 pub type FxGraphUi =
     egui_graphs::Graph<NodeData, EdgeData, Directed, DefaultIx, NodeShape, EdgeShape>;
+pub type FxNodeUi = egui_graphs::Node<NodeData, EdgeData, Directed, DefaultIx, NodeShape>;
+pub type FxEdgeUi =
+    egui_graphs::Edge<NodeData, EdgeData, Directed, DefaultIx, NodeShape, EdgeShape>;
 
 #[derive(Debug, Clone)]
 pub struct NodeShape {

@@ -47,6 +47,8 @@ enum Action {
     CodeLine(usize),
     /// Show this pass of the phase, then select the node under this name (renamed there).
     GoToPass(PathBuf, Option<String>),
+    /// Fold this module's box in the graph (a breadcrumb part was clicked).
+    FoldModule(String),
 }
 
 /// The inspector's own state: the selected node's history, kept while nothing it depends on
@@ -94,6 +96,11 @@ pub fn show(
         }
         Some(Action::Reveal(q)) => app.reveal_node(q),
         Some(Action::Deselect) => app.select_node(None),
+        Some(Action::FoldModule(path)) => {
+            if let Some(ph) = &mut app.phase {
+                ph.fold_request = Some(path);
+            }
+        }
         Some(Action::CodeLine(n)) => {
             if let Some(ph) = &mut app.phase {
                 ph.code_line = Some(n);

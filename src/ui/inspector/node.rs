@@ -20,6 +20,7 @@ pub(super) fn node_view(
             .on_hover_text("the call target as written in the dump");
     });
     value_meta(ui, node);
+    merge(&mut action, module_breadcrumb(ui, ph));
     merge(&mut action, args_view(ui, &mut links, node));
     merge(&mut action, history_section(ui, ph, state));
     merge(
@@ -34,6 +35,36 @@ pub(super) fn node_view(
     source_view(ui, node.source.as_ref());
     file_line(ui, ph, graph, node);
     merge(&mut action, output_code_view(ui, ph, node));
+    action
+}
+
+/// `layers ▸ 3 ▸ attn`: the module the node came from (inferred from the dumps); a click on a
+/// part folds that module's box in the graph.
+fn module_breadcrumb(ui: &mut egui::Ui, ph: &PhaseState) -> Option<Action> {
+    let path = ph.selected.as_deref().and_then(|q| ph.module_of(q))?;
+    let mut action = None;
+    key_value(ui, "module", |ui| {
+        if path.is_empty() {
+            ui.weak("(root)")
+                .on_hover_text("nothing in the dumps places this node in a module");
+            return;
+        }
+        let mut prefix = String::new();
+        for (i, part) in path.split('.').enumerate() {
+            if i > 0 {
+                ui.weak("▸");
+                prefix.push('.');
+            }
+            prefix.push_str(part);
+            if ui
+                .link(part)
+                .on_hover_text(format!("fold {prefix} in the graph"))
+                .clicked()
+            {
+                action = Some(Action::FoldModule(prefix.clone()));
+            }
+        }
+    });
     action
 }
 

@@ -1,0 +1,182 @@
+//! A uniform grid over canvas rectangles, so a view finds what is on screen without walking the
+//! whole graph: a frame costs what is visible, not what exists.
+//!
+//! Items are inserted once (when a layout or a fold changes); a query reuses the caller's
+//! buffers, so a frame allocates nothing in proportion to the graph.
+
+/// Canvas rectangle `[x0, y0, x1, y1]`.
+pub type Bounds = [f32; 4];
+
+#[derive(Debug, Clone, Default)]
+pub struct Grid {
+    origin: [f32; 2],
+    cell: f32,
+    cols: usize,
+    rows: usize,
+    /// Items of each cell, row-major.
+    cells: Vec<Vec<u32>>,
+    bounds: Vec<Bounds>,
+}
+
+/// Per-query scratch: which items were already returned (by stamp), reused frame to frame.
+#[derive(Debug, Clone, Default)]
+pub struct Scratch {
+    seen: Vec<u32>,
+    stamp: u32,
+}
+
+/// Cells at most this many per side: a very wide graph gets coarser cells, not a huge table.
+const MAX_SIDE: usize = 1024;
+
+impl Grid {
+    /// A grid over `extent` with cells about `cell` canvas units wide.
+    pub fn new(extent: Bounds, cell: f32) -> Self {
+        let w = (extent[2] - extent[0]).max(1.0);
+        let h = (extent[3] - extent[1]).max(1.0);
+        let cell = cell
+            .max(w / MAX_SIDE as f32)
+            .max(h / MAX_SIDE as f32)
+            .max(1.0);
+        let cols = ((w / cell).ceil() as usize).max(1);
+        let rows = ((h / cell).ceil() as usize).max(1);
+        Grid {
+            origin: [extent[0], extent[1]],
+            cell,
+            cols,
+            rows,
+            cells: vec![Vec::new(); cols * rows],
+            bounds: Vec::new(),
+        }
+    }
+
+    /// Adds item number `self.len()` covering `b`; returns its id. Non-finite bounds are kept
+    /// (so ids stay dense) but never returned by a query.
+    pub fn push(&mut self, b: Bounds) -> u32 {
+        let id = self.bounds.len() as u32;
+        self.bounds.push(b);
+        if b.iter().all(|v| v.is_finite())
+            && let Some((c0, r0, c1, r1)) = self.span(b)
+        {
+            for r in r0..=r1 {
+                for c in c0..=c1 {
+                    self.cells[r * self.cols + c].push(id);
+                }
+            }
+        }
+        id
+    }
+
+    pub fn len(&self) -> usize {
+        self.bounds.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.bounds.is_empty()
+    }
+
+    pub fn bounds(&self, id: u32) -> Option<Bounds> {
+        self.bounds.get(id as usize).copied()
+    }
+
+    /// Cells covered by `b`, clamped to the grid; `None` when `b` lies wholly outside.
+    fn span(&self, b: Bounds) -> Option<(usize, usize, usize, usize)> {
+        let to =
+            |v: f32, o: f32, n: usize| ((v - o) / self.cell).floor().clamp(0.0, n as f32 - 1.0);
+        let right = self.origin[0] + self.cols as f32 * self.cell;
+        let bottom = self.origin[1] + self.rows as f32 * self.cell;
+        if b[2] < self.origin[0] || b[3] < self.origin[1] || b[0] > right || b[1] > bottom {
+            return None;
+        }
+        Some((
+            to(b[0], self.origin[0], self.cols) as usize,
+            to(b[1], self.origin[1], self.rows) as usize,
+            to(b[2], self.origin[0], self.cols) as usize,
+            to(b[3], self.origin[1], self.rows) as usize,
+        ))
+    }
+
+    /// Items whose bounds intersect `area`, each once, in no particular order, into `out`
+    /// (cleared first).
+    pub fn query(&self, area: Bounds, scratch: &mut Scratch, out: &mut Vec<u32>) {
+        out.clear();
+        let Some((c0, r0, c1, r1)) = self.span(area) else {
+            return;
+        };
+        if scratch.seen.len() < self.bounds.len() {
+            scratch.seen.resize(self.bounds.len(), 0);
+        }
+        scratch.stamp = scratch.stamp.wrapping_add(1);
+        if scratch.stamp == 0 {
+            scratch.seen.iter_mut().for_each(|s| *s = 0);
+            scratch.stamp = 1;
+        }
+        for r in r0..=r1 {
+            for c in c0..=c1 {
+                for &id in &self.cells[r * self.cols + c] {
+                    let seen = &mut scratch.seen[id as usize];
+                    if *seen == scratch.stamp {
+                        continue;
+                    }
+                    *seen = scratch.stamp;
+                    let b = self.bounds[id as usize];
+                    if b[0] <= area[2] && b[2] >= area[0] && b[1] <= area[3] && b[3] >= area[1] {
+                        out.push(id);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The item containing point `p` for which `accept` holds; the smallest when several do
+    /// (a node inside a box wins over the box).
+    pub fn pick(&self, p: [f32; 2], mut accept: impl FnMut(u32) -> bool) -> Option<u32> {
+        let (c, r, _, _) = self.span([p[0], p[1], p[0], p[1]])?;
+        self.cells[r * self.cols + c]
+            .iter()
+            .copied()
+            .filter(|&id| {
+                let b = self.bounds[id as usize];
+                b[0] <= p[0] && p[0] <= b[2] && b[1] <= p[1] && p[1] <= b[3]
+            })
+            .filter(|&id| accept(id))
+            .min_by(|&a, &b| {
+                area(self.bounds[a as usize]).total_cmp(&area(self.bounds[b as usize]))
+            })
+    }
+}
+
+fn area(b: Bounds) -> f32 {
+    (b[2] - b[0]) * (b[3] - b[1])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn query_returns_each_intersecting_item_once() {
+        let mut g = Grid::new([0.0, 0.0, 1000.0, 1000.0], 100.0);
+        let a = g.push([10.0, 10.0, 20.0, 20.0]);
+        // Spans many cells: must come back once.
+        let b = g.push([0.0, 0.0, 900.0, 900.0]);
+        let c = g.push([950.0, 950.0, 990.0, 990.0]);
+        let _nan = g.push([f32::NAN, 0.0, 1.0, 1.0]);
+        let (mut s, mut out) = (Scratch::default(), Vec::new());
+        g.query([0.0, 0.0, 50.0, 50.0], &mut s, &mut out);
+        out.sort();
+        assert_eq!(out, vec![a, b]);
+        g.query([940.0, 940.0, 2000.0, 2000.0], &mut s, &mut out);
+        assert_eq!(out, vec![c]);
+        g.query([-500.0, -500.0, -1.0, -1.0], &mut s, &mut out);
+        assert!(out.is_empty());
+        assert_eq!(g.pick([15.0, 15.0], |_| true), Some(a));
+        assert_eq!(g.pick([15.0, 15.0], |i| i != a), Some(b));
+        assert_eq!(g.pick([930.0, 930.0], |_| true), None);
+    }
+
+    #[test]
+    fn huge_extent_keeps_the_table_bounded() {
+        let g = Grid::new([0.0, 0.0, 10.0, 5.0e6], 64.0);
+        assert!(g.cells.len() <= MAX_SIDE * MAX_SIDE);
+    }
+}

@@ -1,0 +1,112 @@
+//! The changes navigator: what the pass on screen changed, grouped by module, and `n` / `N` to
+//! jump to the next / previous change (opening the boxes that hide it).
+
+use super::GraphViewState;
+use super::scene::Scene;
+use super::shapes::DiffMark;
+use crate::app::App;
+
+/// Union ids of the nodes the pass added or changed, top to bottom then left to right in the
+/// union layout (roughly execution order, and stable across fold states).
+pub fn changed(scene: &Scene) -> Vec<u32> {
+    let mut out: Vec<u32> = (0..scene.present.len() as u32)
+        .filter(|&i| {
+            scene.present[i as usize]
+                && scene
+                    .node_data(i)
+                    .is_some_and(|d| matches!(d.diff, DiffMark::Added | DiffMark::Changed))
+        })
+        .collect();
+    let key = |i: u32| scene.flat_pos(i).map_or((0.0, 0.0), |p| (p.y, p.x));
+    out.sort_by(|&a, &b| {
+        key(a)
+            .partial_cmp(&key(b))
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
+    out
+}
+
+/// The change after (or before) the selection, wrapping around.
+pub fn step(scene: &Scene, selected: Option<u32>, forward: bool) -> Option<u32> {
+    let list = changed(scene);
+    if list.is_empty() {
+        return None;
+    }
+    let here = selected.and_then(|s| list.iter().position(|&x| x == s));
+    let i = match (here, forward) {
+        (Some(i), true) => (i + 1) % list.len(),
+        (Some(i), false) => (i + list.len() - 1) % list.len(),
+        (None, true) => 0,
+        (None, false) => list.len() - 1,
+    };
+    Some(list[i])
+}
+
+/// Changed nodes per module (`layers.7.mlp: 3`), in the order their first change comes.
+pub fn by_module(scene: &Scene) -> Vec<(String, Vec<u32>)> {
+    let mut out: Vec<(String, Vec<u32>)> = Vec::new();
+    for id in changed(scene) {
+        let path = scene.fold.as_ref().map_or(String::new(), |f| {
+            let m = f.tree.module_of[id as usize];
+            f.tree.modules[m as usize].path.clone()
+        });
+        match out.iter_mut().find(|(p, _)| *p == path) {
+            Some((_, v)) => v.push(id),
+            None => out.push((path, vec![id])),
+        }
+    }
+    out
+}
+
+/// Jumps to the next / previous change: selects it and brings it on screen.
+pub fn jump(app: &mut App, st: &GraphViewState, forward: bool) {
+    let Some(scene) = st.scene.as_ref() else {
+        return;
+    };
+    let sel = app
+        .phase
+        .as_ref()
+        .and_then(|p| p.selected.as_deref())
+        .and_then(|s| scene.layout.union.id(s));
+    if let Some(next) = step(scene, sel, forward)
+        && let Some(name) = scene.layout.union.names().get(next as usize)
+    {
+        app.reveal_node(name.clone());
+    }
+}
+
+/// Toolbar menu: `Changes: 6 ▾`, listing modules and their changed nodes.
+pub fn menu(app: &mut App, st: &GraphViewState, ui: &mut egui::Ui) {
+    let Some(scene) = st.scene.as_ref() else {
+        return;
+    };
+    let groups = by_module(scene);
+    let total: usize = groups.iter().map(|g| g.1.len()).sum();
+    let mut target = None;
+    ui.add_enabled_ui(total > 0, |ui| {
+        ui.menu_button(format!("Changes: {total}"), |ui| {
+            ui.weak("n / N: next / previous change");
+            egui::ScrollArea::vertical()
+                .max_height(360.0)
+                .show(ui, |ui| {
+                    for (path, ids) in &groups {
+                        let label = if path.is_empty() { "(root)" } else { path };
+                        if ui
+                            .button(format!("{label}: {} changed", ids.len()))
+                            .clicked()
+                        {
+                            target = ids.first().copied();
+                            ui.close();
+                        }
+                    }
+                });
+        })
+        .response
+        .on_hover_text("What this pass added or changed, by module (n / N to walk them)");
+    });
+    if let Some(id) = target
+        && let Some(name) = scene.layout.union.names().get(id as usize)
+    {
+        app.reveal_node(name.clone());
+    }
+}
