@@ -35,6 +35,9 @@ pub enum BenchCommand {
         graph: PathBuf,
         #[arg(long, default_value_t = 120)]
         frames: usize,
+        /// Group nodes by module: `auto` (by size, as the app opens it), `on` or `off`.
+        #[arg(long, value_enum, default_value_t = FoldArg::Auto)]
+        fold: FoldArg,
     },
     /// Structural diff of two graphs (files or `PHASE_DIR:k`), best of --rounds. The last line
     /// is `diff_s=<s> nodes_a=<n> nodes_b=<m>`.
@@ -124,7 +127,11 @@ pub fn run(what: BenchCommand) -> Result<()> {
             let dot = dot.then_some(Duration::from_secs(dot_timeout.max(1)));
             super::bench_ui::layout(&graph, rounds.max(1), dot)
         }
-        BenchCommand::Frame { graph, frames } => super::bench_ui::frame(&graph, frames.max(10)),
+        BenchCommand::Frame {
+            graph,
+            frames,
+            fold,
+        } => super::bench_ui::frame(&graph, frames.max(10), fold.mode()),
         BenchCommand::Timeline {
             file,
             rounds,
@@ -282,4 +289,21 @@ pub(super) fn min(times: &[Duration]) -> Duration {
 pub(super) fn median(times: &mut [Duration]) -> Duration {
     times.sort();
     times.get(times.len() / 2).copied().unwrap_or_default()
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum FoldArg {
+    Auto,
+    On,
+    Off,
+}
+
+impl FoldArg {
+    fn mode(self) -> Option<bool> {
+        match self {
+            FoldArg::Auto => None,
+            FoldArg::On => Some(true),
+            FoldArg::Off => Some(false),
+        }
+    }
 }

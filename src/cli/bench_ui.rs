@@ -101,24 +101,42 @@ fn time_dot(file: &crate::model::fx::FxFile, limit: Duration) -> Result<Option<f
 
 /// Drives the real UI headless: opens the graph, waits for its layout, then pans for
 /// `frames` frames zoomed out to fit, and again zoomed in.
-pub fn frame(graph: &Path, frames: usize) -> Result<()> {
+pub fn frame(graph: &Path, frames: usize, fold: Option<bool>) -> Result<()> {
     let mut app = App::new();
     app.open(graph);
     if !app.wait_idle(Duration::from_secs(300)) {
         return Err(Error::Internal("loading timed out".into()));
     }
     let mut state = Fxray::new(app);
+    state.view.graph.fold_mode = fold;
     let ctx = egui::Context::default();
     let size = egui::vec2(1400.0, 900.0);
     let input = || egui::RawInput {
         screen_rect: Some(egui::Rect::from_min_size(egui::Pos2::ZERO, size)),
         ..Default::default()
     };
-    // Settle: the first frames build the scene and fit the graph.
+    // Settle: the first frames build the scene and fit the graph. Texture updates are dropped
+    // on purpose (no GPU here).
+    let run = |state: &mut Fxray| {
+        let mut out = ctx.run_ui(input(), |ui| state.ui(ui));
+        out.textures_delta.clear();
+        out
+    };
     for _ in 0..5 {
-        let _ = ctx.run_ui(input(), |ui| state.ui(ui));
+        run(&mut state);
     }
     let (total, present) = state.view.graph.counts();
+    let boxes = state.view.graph.module_boxes();
+    println!(
+        "folded={} boxes={} (folded {})",
+        state.view.graph.is_folded(),
+        boxes.len(),
+        boxes.iter().filter(|b| b.2).count()
+    );
+    // At rest (no input, nothing loading) a frame must not ask for the next one.
+    run(&mut state);
+    run(&mut state);
+    println!("repaint_requested_at_rest={}", ctx.has_requested_repaint());
     let fit = Viewport::load_ctx(&ctx);
     for (label, zoom) in [("zoomed_out", fit.zoom), ("zoomed_in", 1.0)] {
         let mut times = Vec::with_capacity(frames);
@@ -130,7 +148,7 @@ pub fn frame(graph: &Path, frames: usize) -> Result<()> {
             }
             .save_ctx(&ctx);
             let t = Instant::now();
-            let out = ctx.run_ui(input(), |ui| state.ui(ui));
+            let out = run(&mut state);
             let t_ui = t.elapsed();
             let t2 = Instant::now();
             let prims = ctx.tessellate(out.shapes, out.pixels_per_point);

@@ -2,8 +2,6 @@
 //! the compare bar (its counts checked against the diff engine on the same files, another A
 //! picked in its menu), the text diff window, the inspector's node history and "Find first
 //! pass…".
-//!
-//! Frames are stepped with `run_steps`/`step`, never `run`: the graph view repaints every frame.
 
 use crate::common::ui::{current_pass, harness, opened, selected, settle};
 use crate::common::{fixture, pass_files};

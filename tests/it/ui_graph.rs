@@ -1,8 +1,6 @@
 //! UI tests of the graph view, driving the real app on the fixtures with egui_kittest: open a
 //! tree, pick a pass in the run tree, search a node by typing, click it on the canvas, read the
 //! inspector, switch pass and check the selection and viewport survived.
-//!
-//! Frames are stepped with `run_steps`/`step`, never `run`: the graph view repaints every frame.
 
 use crate::common::fixture;
 use crate::common::ui::{click_at, current_pass, first_pass_of, harness, opened, selected, settle};

@@ -1,8 +1,6 @@
 //! UI tests of the inspector, the output_code.py viewer and the logs panel, driving the real
 //! app on the showcase fixture (tests/fixtures/showcase). Background jobs (indexing,
 //! parsing, layout, log reading) are waited for with `App::wait_idle` between frames.
-//!
-//! Frames are stepped with `run_steps`, never `run`: the graph view repaints every frame.
 
 use crate::common::ui::{WAIT, harness, opened, selected, settle};
 use egui::accesskit::Role;

@@ -1,8 +1,6 @@
 //! UI test of the dumped-tensor panel on the showcase: click a node on the canvas, pick step 1,
 //! see its output histogram and the NaN badge; the tracer selects the NaN origin. With
 //! `UPDATE_SCREENSHOTS=1` it writes `screenshots/tensors.png` for the README.
-//!
-//! Frames are stepped with `run_steps`/`step`, never `run`: the graph view repaints every frame.
 
 use crate::common::ui::{click_at, harness_sized, opened, selected, settle, shoot};
 use crate::common::{fixture, run_dir};

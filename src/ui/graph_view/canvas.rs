@@ -63,6 +63,13 @@ pub fn show(ui: &mut egui::Ui, scene: &mut Scene, rect: Rect, vp: Viewport) -> C
     for &item in &boxes {
         fold_paint::item(scene, item, &ctx, &mut shapes);
     }
+    if vp.zoom < DOT_ZOOM {
+        // A whole model at fit: nodes are dots of a pixel or two and edges invisible, so draw
+        // the nodes as one mesh and no edges at all.
+        shapes.push(Shape::mesh(dots(scene, &nodes, vp, rect)));
+        painter.extend(shapes);
+        return finish(ui, scene, rect, vp, response, boxes);
+    }
     for item in edges {
         let Item::Edge(e) = item else { continue };
         let Some((edge, start, end)) = scene.edge_parts(e) else {
@@ -81,6 +88,44 @@ pub fn show(ui: &mut egui::Ui, scene: &mut Scene, rect: Rect, vp: Viewport) -> C
         }
     }
     painter.extend(shapes);
+    finish(ui, scene, rect, vp, response, boxes)
+}
+
+/// Below this zoom, nodes are drawn as dots (see [`dots`]).
+const DOT_ZOOM: f32 = 0.04;
+
+fn dots(scene: &Scene, nodes: &[Item], vp: Viewport, rect: Rect) -> egui::Mesh {
+    let mut mesh = egui::Mesh::default();
+    for item in nodes {
+        let Item::Node(id) = *item else { continue };
+        let Some(d) = scene.node_data(id).filter(|d| d.present) else {
+            continue;
+        };
+        let Some(p) = scene.pos(id) else { continue };
+        let size = (d.look.size * vp.zoom).max(egui::vec2(1.5, 1.5));
+        let mut fill = d.tint.unwrap_or(d.look.fill);
+        // What the pass did shows even as a dot.
+        if let Some(c) = d.diff.color() {
+            fill = c;
+        }
+        if d.selected {
+            fill = crate::ui::palette::SELECTED;
+        }
+        mesh.add_colored_rect(Rect::from_center_size(vp.to_screen(p, rect), size), fill);
+    }
+    mesh
+}
+
+/// Clicks on nodes, and the box widgets (see below).
+fn finish(
+    ui: &mut egui::Ui,
+    scene: &mut Scene,
+    rect: Rect,
+    vp: Viewport,
+    response: egui::Response,
+    boxes: Vec<Item>,
+) -> CanvasResponse {
+    let to_canvas = |p: Pos2| vp.to_canvas(p, rect);
     let mut clicked = None;
     if response.clicked()
         && let Some(p) = response.interact_pointer_pos().map(to_canvas)

@@ -3,32 +3,11 @@
 
 use super::GraphViewState;
 use super::scene::Scene;
-use super::shapes::DiffMark;
 use crate::app::App;
-
-/// Union ids of the nodes the pass added or changed, top to bottom then left to right in the
-/// union layout (roughly execution order, and stable across fold states).
-pub fn changed(scene: &Scene) -> Vec<u32> {
-    let mut out: Vec<u32> = (0..scene.present.len() as u32)
-        .filter(|&i| {
-            scene.present[i as usize]
-                && scene
-                    .node_data(i)
-                    .is_some_and(|d| matches!(d.diff, DiffMark::Added | DiffMark::Changed))
-        })
-        .collect();
-    let key = |i: u32| scene.flat_pos(i).map_or((0.0, 0.0), |p| (p.y, p.x));
-    out.sort_by(|&a, &b| {
-        key(a)
-            .partial_cmp(&key(b))
-            .unwrap_or(std::cmp::Ordering::Equal)
-    });
-    out
-}
 
 /// The change after (or before) the selection, wrapping around.
 pub fn step(scene: &Scene, selected: Option<u32>, forward: bool) -> Option<u32> {
-    let list = changed(scene);
+    let list = &scene.counted.changed;
     if list.is_empty() {
         return None;
     }
@@ -45,7 +24,7 @@ pub fn step(scene: &Scene, selected: Option<u32>, forward: bool) -> Option<u32> 
 /// Changed nodes per module (`layers.7.mlp: 3`), in the order their first change comes.
 pub fn by_module(scene: &Scene) -> Vec<(String, Vec<u32>)> {
     let mut out: Vec<(String, Vec<u32>)> = Vec::new();
-    for id in changed(scene) {
+    for &id in &scene.counted.changed {
         let path = scene.fold.as_ref().map_or(String::new(), |f| {
             let m = f.tree.module_of[id as usize];
             f.tree.modules[m as usize].path.clone()
@@ -80,12 +59,13 @@ pub fn menu(app: &mut App, st: &GraphViewState, ui: &mut egui::Ui) {
     let Some(scene) = st.scene.as_ref() else {
         return;
     };
-    let groups = by_module(scene);
-    let total: usize = groups.iter().map(|g| g.1.len()).sum();
+    let total = scene.counted.changed.len();
     let mut target = None;
     ui.add_enabled_ui(total > 0, |ui| {
         ui.menu_button(format!("Changes: {total}"), |ui| {
             ui.weak("n / N: next / previous change");
+            // Grouped only while the menu is open: nothing is walked per frame otherwise.
+            let groups = by_module(scene);
             egui::ScrollArea::vertical()
                 .max_height(360.0)
                 .show(ui, |ui| {

@@ -11,9 +11,9 @@ use std::sync::Arc;
 /// Graphs with more union nodes than this open folded by module (smaller ones read whole).
 pub const FOLD_ABOVE: usize = 400;
 /// A graph opens folded at the deepest depth that shows at most this many boxes and nodes:
-/// about a screenful of readable boxes at fit. (`stress_20k`'s 83 layer boxes plus the 21–44
+/// about a screenful of readable boxes at fit. (`stress_20k`'s 83 layer boxes plus the 21–70
 /// nodes around them fit; the 9,000–18,000 nodes inside do not.)
-pub const MAX_OPEN_ITEMS: usize = 128;
+pub const MAX_OPEN_ITEMS: usize = 160;
 
 /// Per module, for the pass on screen.
 #[derive(Debug, Clone, Default)]

@@ -157,9 +157,9 @@ impl GraphViewState {
 
     /// Union node count and the number present in the pass on screen.
     pub fn counts(&self) -> (usize, usize) {
-        self.scene.as_ref().map_or((0, 0), |s| {
-            (s.present.len(), s.present.iter().filter(|p| **p).count())
-        })
+        self.scene
+            .as_ref()
+            .map_or((0, 0), |s| (s.present.len(), s.counted.present))
     }
 }
 
@@ -222,7 +222,7 @@ pub fn show(app: &mut App, st: &mut GraphViewState, ui: &mut egui::Ui) {
         tints: tints.as_deref(),
     };
     scene.apply(&file, &view, &hits);
-    st.diff_counts = scene.diff_counts();
+    st.diff_counts = scene.counted.diff;
     if sync_fold(scene, st.fold_mode, fold_tree) {
         st.fit_frames = 1;
     }

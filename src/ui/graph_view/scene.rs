@@ -112,6 +112,19 @@ pub struct Scene {
     flat_routes: Vec<Arc<[Pos2]>>,
     /// Bumped whenever the placement changes (caches of positions key on it).
     generation: u64,
+    /// Figures of the pass on screen, counted when it changes (never per frame).
+    pub counted: Counted,
+}
+
+/// What the status bar and the changes navigator show, counted once per change of the scene.
+#[derive(Debug, Clone, Default)]
+pub struct Counted {
+    /// Nodes present in the pass on screen.
+    pub present: usize,
+    /// Nodes drawn as (added, changed, removed ghosts).
+    pub diff: (usize, usize, usize),
+    /// Added and changed nodes, top to bottom then left to right in the union layout.
+    pub changed: Vec<u32>,
 }
 
 impl Scene {
@@ -195,6 +208,7 @@ impl Scene {
             hovered: None,
             flat_routes,
             generation: 0,
+            counted: Counted::default(),
         };
         scene.index();
         scene
@@ -531,6 +545,39 @@ impl Scene {
         self.mark(view.selected, view.cone, hits);
         self.applied = Some(want);
         self.recount();
+        self.counted = self.count();
+    }
+
+    fn count(&self) -> Counted {
+        let mut c = Counted {
+            present: self.present.iter().filter(|p| **p).count(),
+            ..Counted::default()
+        };
+        for (i, &idx) in self.node_idx.iter().enumerate() {
+            let Some(n) = self.graph.node(idx) else {
+                continue;
+            };
+            let p = n.payload();
+            if !p.present {
+                continue;
+            }
+            match p.diff {
+                DiffMark::Added => c.diff.0 += 1,
+                DiffMark::Changed => c.diff.1 += 1,
+                DiffMark::Removed => c.diff.2 += 1,
+                DiffMark::Same => {}
+            }
+            if matches!(p.diff, DiffMark::Added | DiffMark::Changed) && self.present[i] {
+                c.changed.push(i as u32);
+            }
+        }
+        let key = |i: u32| self.flat_pos(i).map_or((0.0, 0.0), |p| (p.y, p.x));
+        c.changed.sort_by(|&a, &b| {
+            key(a)
+                .partial_cmp(&key(b))
+                .unwrap_or(std::cmp::Ordering::Equal)
+        });
+        c
     }
 
     fn tint(&mut self, tints: Option<&super::data_overlay::Tints>) {
@@ -708,27 +755,6 @@ impl Scene {
             );
         }
         out
-    }
-
-    /// Nodes of each diff kind drawn now: (added, changed, removed ghosts).
-    pub fn diff_counts(&self) -> (usize, usize, usize) {
-        let mut c = (0, 0, 0);
-        for &idx in &self.node_idx {
-            let Some(n) = self.graph.node(idx) else {
-                continue;
-            };
-            let p = n.payload();
-            if !p.present {
-                continue;
-            }
-            match p.diff {
-                DiffMark::Added => c.0 += 1,
-                DiffMark::Changed => c.1 += 1,
-                DiffMark::Removed => c.2 += 1,
-                DiffMark::Same => {}
-            }
-        }
-        c
     }
 
     fn collect_groups(&self, collapsed: &[String]) -> Vec<Group> {

@@ -1,6 +1,6 @@
 //! Driving the real app in egui_kittest: open a path, wait for the background jobs, read the
-//! selection. Frames are stepped with `run_steps`, never `run`: the graph view repaints every
-//! frame.
+//! selection. Frames are stepped with `run_steps` while jobs finish; at rest the window asks
+//! for no frame, so `run` settles.
 
 use egui_kittest::Harness;
 use fxray::app::App;
