@@ -177,3 +177,20 @@ fn an_open_layer_among_folded_ones_shows_what_the_pass_removed() {
         "red ghosts of the removed aliases inside layers.5"
     );
 }
+
+#[test]
+fn the_backward_opens_folded_by_layer_too() {
+    let mut app = opened(&fixture("npugraph_ex/stress_20k"));
+    let first = first_pass_of(&app, "backward");
+    app.select_graph(&first);
+    assert!(app.wait_idle(crate::common::ui::WAIT));
+    let mut h = harness(app);
+    settle(&mut h);
+    assert_eq!(h.state().view.graph.counts().0, 20_048);
+    let layers = boxes(&h)
+        .into_iter()
+        .filter(|(p, _, folded)| *folded && p.starts_with("layers."))
+        .count();
+    assert!(layers >= 83, "{layers} layer boxes");
+    shoot(&mut h, "fold_stress_backward");
+}

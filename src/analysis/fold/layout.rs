@@ -243,17 +243,21 @@ fn chain_grid(
     if n < GRID_MIN || items.iter().any(|i| matches!(i, Item::Node(_))) {
         return None;
     }
-    let mut links = 0;
+    // Mostly links from each block to the next (a few others, e.g. a value the last block
+    // hands back to the first, are drawn straight).
+    // A backward runs its blocks last to first: then the chain runs against the item order,
+    // and the rows start from the last item.
+    let (mut ahead, mut back) = (0, 0);
     for l in lifted {
         let (a, b) = (index[&l.from], index[&l.to]);
-        if b <= a {
-            return None;
-        }
-        links += usize::from(b == a + 1);
+        ahead += usize::from(b == a + 1);
+        back += usize::from(a == b + 1);
     }
-    if links * 5 < (n - 1) * 4 {
+    let links = ahead.max(back);
+    if links * 5 < (n - 1) * 4 || lifted.len() > 2 * n {
         return None;
     }
+    let reversed = back > ahead;
     // Rows as long as when every box is folded, whatever is open: opening one box must not
     // reflow the others.
     let (w, h) = FOLDED;
@@ -263,6 +267,7 @@ fn chain_grid(
         .clamp(1, n);
     let rows = n.div_ceil(per);
     let cell = |i: usize| {
+        let i = if reversed { n - 1 - i } else { i };
         let r = i / per;
         let c = if r.is_multiple_of(2) {
             i % per

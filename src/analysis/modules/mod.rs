@@ -299,7 +299,8 @@ fn unnamed_layers(g: &FxGraph, own: &mut [(ModId, Confidence)], paths: &mut Path
             .map(|&u| own[u].0);
         let Some(first) = users.next() else { continue };
         let common = users.fold(first, |a, b| paths.common(a, b));
-        if common != ROOT {
+        // One block's (an input two blocks share stays outside both).
+        if paths.depth(common) >= 2 {
             own[i] = (common, Confidence::Low);
         }
     }

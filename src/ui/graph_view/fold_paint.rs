@@ -86,7 +86,8 @@ fn module_box(scene: &Scene, m: u32, ctx: &DrawContext, shapes: &mut Vec<Shape>)
     shapes.push(Shape::rect_stroke(rect, radius, frame, StrokeKind::Outside));
     // Folded boxes carry bigger text than nodes: they must read at the zoom that fits 80 of them.
     let font = if placed.folded { FOLDED_FONT } else { 16.0 } * zoom;
-    if font < MIN_TEXT_PX {
+    // Box titles are short and bold in their box: they still read a little smaller than labels.
+    if font < MIN_TEXT_PX - 1.0 {
         if placed.folded {
             family_bar(st, rect.shrink(rect.height() * 0.3), shapes);
         }
