@@ -303,7 +303,8 @@ fn chain_grid(
     let pos: Vec<[f32; 2]> = (0..n)
         .map(|i| {
             let (r, c) = cell(i);
-            [xs[c] + col_w[c] / 2.0, ys[r] + row_h[r] / 2.0]
+            // Top-aligned: an open box grows down, its row's folded boxes stay beside its title.
+            [xs[c] + col_w[c] / 2.0, ys[r] + sizes[i].1 / 2.0]
         })
         .collect();
     let side = |i: usize, x: f32| [pos[i][0] + x * sizes[i].0 / 2.0, pos[i][1]];
