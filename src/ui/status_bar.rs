@@ -65,11 +65,20 @@ fn right(npu: Option<(String, String)>, view: &ViewState, ui: &mut egui::Ui) {
     }
     let (total, shown) = view.graph.counts();
     if total > 0 {
+        let boxes = view.graph.box_count();
+        let folded = if boxes > 0 {
+            format!("  ·  {boxes} module boxes")
+        } else {
+            String::new()
+        };
         ui.weak(format!(
-            "{shown} nodes shown of {total} in all passes  ·  {:.1} ms/frame",
+            "{shown} nodes shown of {total} in all passes{folded}  ·  {:.1} ms/frame",
             view.graph.last_frame_ms
         ))
-        .on_hover_text("CPU time of the graph view in the last frame");
+        .on_hover_text(
+            "nodes of the pass on screen (inside boxes when folded), and the CPU time of the \
+             graph view in the last frame",
+        );
     }
 }
 

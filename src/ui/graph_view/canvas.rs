@@ -148,6 +148,9 @@ fn finish(
         }
         let r = ui.interact(hit, response.id.with(("module", m)), Sense::click());
         r.widget_info(|| egui::WidgetInfo::labeled(egui::WidgetType::Button, true, &path));
+        let r = r.on_hover_ui(|ui| {
+            ui.label(scene.box_summary(m));
+        });
         if r.clicked() {
             toggled = Some(m);
         }

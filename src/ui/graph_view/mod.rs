@@ -150,6 +150,14 @@ impl GraphViewState {
         ))
     }
 
+    /// Module boxes drawn (0 when the graph is not folded).
+    pub fn box_count(&self) -> usize {
+        self.scene
+            .as_ref()
+            .and_then(|s| s.fold.as_ref())
+            .map_or(0, |f| f.layout.boxes.len())
+    }
+
     /// The graph is drawn grouped by module.
     pub fn is_folded(&self) -> bool {
         self.scene.as_ref().is_some_and(|s| s.fold.is_some())

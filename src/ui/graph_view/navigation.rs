@@ -398,7 +398,7 @@ fn walk(app: &App, st: &GraphViewState, dir: Walk) -> Option<String> {
 
 fn first_node(scene: &super::scene::Scene) -> Option<u32> {
     (0..scene.present.len() as u32)
-        .filter(|&i| scene.present[i as usize])
+        .filter(|&i| scene.present[i as usize] && scene.pos(i).is_some())
         .min_by(|&a, &b| {
             let (pa, pb) = (
                 scene.pos(a).unwrap_or_default(),

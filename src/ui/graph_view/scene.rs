@@ -397,6 +397,34 @@ impl Scene {
         Some((r, f.tree.modules[m as usize].path.clone()))
     }
 
+    /// What a box's tooltip says: module, nodes, what the pass did inside, the repeated run.
+    pub fn box_summary(&self, m: ModIx) -> String {
+        let Some(f) = &self.fold else {
+            return String::new();
+        };
+        let md = &f.tree.modules[m as usize];
+        let st = &f.stats[m as usize];
+        let mut s = format!(
+            "{}\n{} nodes in this pass ({} in all passes)",
+            md.path, st.present, md.total
+        );
+        match super::fold_paint::badge(st.added, st.removed, st.changed) {
+            Some(b) => s.push_str(&format!("\nthis pass: {b} (added, removed, changed)")),
+            None => s.push_str("\nthis pass changed nothing here"),
+        }
+        if let Some(r) = f.run_label(m) {
+            s.push('\n');
+            s.push_str(&r);
+        }
+        let open = f.placed(m).is_some_and(|b| !b.folded);
+        s.push_str(if open {
+            "\nclick the title to fold"
+        } else {
+            "\nclick to open"
+        });
+        s
+    }
+
     /// The run label (`layers.0–23: 24 × the same block`) is written on a run's first box.
     pub fn show_run_label(&self, m: ModIx) -> bool {
         self.fold.as_ref().is_some_and(|f| {
