@@ -61,7 +61,12 @@ pub fn menu(app: &mut App, st: &GraphViewState, ui: &mut egui::Ui) {
     };
     let total = scene.counted.changed.len();
     let mut target = None;
-    ui.add_enabled_ui(total > 0, |ui| {
+    let hint = "What this pass added or changed, by module (n / N to walk them)";
+    // Placed straight in the toolbar's wrapping row (a child scope would not wrap whole).
+    if total == 0 {
+        ui.add_enabled(false, egui::Button::new("Changes: 0"))
+            .on_disabled_hover_text(hint);
+    } else {
         ui.menu_button(format!("Changes: {total}"), |ui| {
             ui.weak("n / N: next / previous change");
             // Grouped only while the menu is open: nothing is walked per frame otherwise.
@@ -82,8 +87,8 @@ pub fn menu(app: &mut App, st: &GraphViewState, ui: &mut egui::Ui) {
                 });
         })
         .response
-        .on_hover_text("What this pass added or changed, by module (n / N to walk them)");
-    });
+        .on_hover_text(hint);
+    }
     if let Some(id) = target
         && let Some(name) = scene.layout.union.names().get(id as usize)
     {

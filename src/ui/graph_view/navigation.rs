@@ -95,6 +95,9 @@ fn meta_ctx(ctx: &egui::Context) -> MetadataFrame {
 pub fn toolbar(app: &mut App, st: &mut GraphViewState, ui: &mut egui::Ui) {
     // Wrapped: a narrow window must not push the toolbar (and the canvas) under the inspector.
     ui.horizontal_wrapped(|ui| {
+        // A control that does not fit moves to the next row whole, never broken in two
+        // ("Change" / "s: 0").
+        ui.style_mut().wrap_mode = Some(egui::TextWrapMode::Extend);
         pass_picker(app, ui);
         ui.separator();
         super::search::bar(app, st, ui);
