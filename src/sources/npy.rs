@@ -20,19 +20,7 @@ const MAP_THRESHOLD: u64 = 1 << 16;
 impl NpyArray {
     /// Opens `path`. The error is one line naming what is wrong with the file.
     pub fn open(path: &Path) -> Result<NpyArray, String> {
-        let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
-        let len = file.metadata().map_err(|e| e.to_string())?.len();
-        let bytes: Bytes = if len < MAP_THRESHOLD {
-            Box::new(std::fs::read(path).map_err(|e| e.to_string())?)
-        } else {
-            // SAFETY: the mapping is read-only. A file shrunk by another process while mapped
-            // can fault; dumps are written once and not changed, the usual trade-off of mmap.
-            // Populated: the pages are wired in one call instead of one fault per 4 KiB.
-            Box::new(
-                unsafe { memmap2::MmapOptions::new().populate().map(&file) }
-                    .map_err(|e| e.to_string())?,
-            )
-        };
+        let bytes = crate::sources::vfs::bytes(path, MAP_THRESHOLD).map_err(|e| e.to_string())?;
         Self::from_bytes(bytes)
     }
 
