@@ -123,14 +123,8 @@ fn append<W: Write>(
 /// A float32 `.npy` of random values in [-1, 1): its mantissas do not compress.
 fn random_npy(seed: &mut u64) -> Vec<u8> {
     let n = TENSOR_BYTES / 4;
-    let header = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': ({n},), }}");
-    let pad = 63 - (10 + header.len()) % 64;
-    let mut v = Vec::with_capacity(TENSOR_BYTES + 128);
-    v.extend_from_slice(b"\x93NUMPY\x01\x00");
-    v.extend_from_slice(&((header.len() + pad + 1) as u16).to_le_bytes());
-    v.extend_from_slice(header.as_bytes());
-    v.extend(std::iter::repeat_n(b' ', pad));
-    v.push(b'\n');
+    let mut v = crate::sources::npy::f32_header(n);
+    v.reserve(TENSOR_BYTES);
     for _ in 0..n {
         // xorshift64: fast, and random enough to defeat deflate.
         *seed ^= *seed << 13;

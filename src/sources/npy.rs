@@ -98,6 +98,21 @@ impl NpyArray {
     }
 }
 
+/// The header of a 1-d little-endian float32 `.npy` of `n` elements, padded to 64 bytes as
+/// numpy writes it: what benchmarks and tests put before the values they make.
+pub fn f32_header(n: usize) -> Vec<u8> {
+    let mut header = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': ({n},), }}");
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut v = MAGIC.to_vec();
+    v.extend_from_slice(&[1, 0]);
+    v.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    v.extend_from_slice(header.as_bytes());
+    v
+}
+
 /// True when the header's `'shape': (…)` product overflows u64 (npyz would panic or wrap).
 /// Deepest bracket nesting allowed in a header; numpy's own headers stay far below it.
 const MAX_HEADER_DEPTH: usize = 16;

@@ -374,12 +374,13 @@ fn a_zip_entry_claiming_four_gigabytes_is_refused() {
     );
 }
 
-/// The showcase packed, then damaged by `harm`: what is readable loads and one line says the
-/// rest is not.
+/// The showcase's debug tree packed (its run's passes first, the trace log last), then damaged
+/// by `harm`: what is readable loads and one line says the rest is not. Returns the warnings
+/// and the passes loaded.
 fn damaged(ext: &str, harm: impl Fn(&mut Vec<u8>)) -> (Vec<String>, usize) {
     let tmp = tempfile::tempdir().unwrap();
     let archive = arena(tmp.path()).join(format!("damaged.{ext}"));
-    let dir = fixture("showcase");
+    let dir = fixture("showcase/torch_compile_debug");
     match ext {
         "zip" => pack_zip(&dir, &archive),
         _ => pack_tar_gz(&dir, &archive),
@@ -425,8 +426,19 @@ fn a_corrupt_tar_gz_loads_what_was_read_and_says_it_is_damaged() {
             *x = !*x;
         }
     });
-    assert_eq!(warnings.len(), 1, "{warnings:#?}");
-    assert!(warnings[0].contains("damaged"), "{}", warnings[0]);
+    // Flipped bits can inflate into garbage before the stream fails (gzip's CRC is at its end):
+    // such a pass says so itself, as a damaged file on disk would. The archive says one line.
+    let archive: Vec<&String> = warnings
+        .iter()
+        .filter(|w| w.starts_with("damaged.tar.gz: "))
+        .collect();
+    assert_eq!(archive.len(), 1, "{warnings:#?}");
+    assert!(archive[0].contains("damaged"), "{}", archive[0]);
+    assert!(
+        archive[0].len() < 200,
+        "a line, not a dump of garbage: {}",
+        archive[0]
+    );
     assert!(passes > 0, "nothing loaded");
 }
 
@@ -461,14 +473,7 @@ fn a_large_tensor_is_spilled_to_the_cache_and_read_from_there() {
     std::fs::create_dir_all(&step).unwrap();
     // 80 MB of f32 ones: past the 64 MB an entry may hold in memory.
     let n: u64 = 20 << 20;
-    let mut npy = Vec::new();
-    let header = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': ({n},), }}");
-    let pad = 64 - (10 + header.len() + 1) % 64;
-    npy.extend_from_slice(b"\x93NUMPY\x01\x00");
-    npy.extend_from_slice(&((header.len() + pad + 1) as u16).to_le_bytes());
-    npy.extend_from_slice(header.as_bytes());
-    npy.extend(std::iter::repeat_n(b' ', pad));
-    npy.push(b'\n');
+    let mut npy = fxray::sources::npy::f32_header(n as usize);
     for _ in 0..n {
         npy.extend_from_slice(&1.0f32.to_le_bytes());
     }
@@ -489,9 +494,14 @@ fn a_large_tensor_is_spilled_to_the_cache_and_read_from_there() {
     ));
     assert_eq!(snapshot(tmp.path(), &cache), before);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    let rec = &v.as_array().unwrap()[0];
+    let rec = &v["tensors"][0];
     assert_eq!(rec["node"], "add");
-    assert_eq!(rec["summary"]["mean"], 1.0, "{rec}");
+    let stats = &rec["summary"]["stats"];
+    assert_eq!(
+        (stats["count"].as_u64(), stats["mean"].as_f64()),
+        (Some(n), Some(1.0)),
+        "{rec}"
+    );
     let spilled: Vec<PathBuf> = walkdir::WalkDir::new(cache.join("fxray/archives"))
         .into_iter()
         .flatten()

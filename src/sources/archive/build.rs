@@ -43,6 +43,17 @@ pub enum Flow {
     Stop,
 }
 
+/// Why an entry is not read.
+#[derive(Debug, Clone, Copy)]
+pub enum Skip {
+    /// A symbolic or hard link, wherever it points.
+    Link,
+    /// A device, a FIFO.
+    Special,
+    /// Encrypted, or compressed with a method fxray does not read.
+    Unsupported,
+}
+
 /// A count of one kind of refused or odd entry, with the first name met for the message.
 #[derive(Default)]
 struct Tally {
@@ -137,28 +148,17 @@ impl<'a> Builder<'a> {
         true
     }
 
-    pub fn link(&mut self, raw: &Path) -> Flow {
+    /// An entry not read: counted, and said in the end.
+    pub fn skip(&mut self, raw: &Path, why: Skip) -> Flow {
         if !self.count() {
             return Flow::Stop;
         }
-        self.links.add(raw);
-        Flow::Go
-    }
-
-    pub fn special(&mut self, raw: &Path) -> Flow {
-        if !self.count() {
-            return Flow::Stop;
+        match why {
+            Skip::Link => &mut self.links,
+            Skip::Special => &mut self.special,
+            Skip::Unsupported => &mut self.unsupported,
         }
-        self.special.add(raw);
-        Flow::Go
-    }
-
-    /// An entry the reader cannot decode (encrypted, or compressed with another method).
-    pub fn unsupported(&mut self, raw: &Path) -> Flow {
-        if !self.count() {
-            return Flow::Stop;
-        }
-        self.unsupported.add(raw);
+        .add(raw);
         Flow::Go
     }
 
@@ -509,7 +509,7 @@ mod tests {
             b.file(Path::new("./r/../../etc/passwd"), 3, &mut zeros(3)),
             Flow::Go
         );
-        assert_eq!(b.link(Path::new("r/link")), Flow::Go);
+        assert_eq!(b.skip(Path::new("r/link"), Skip::Link), Flow::Go);
         assert_eq!(b.file(Path::new("r/d.txt"), 1, &mut zeros(1)), Flow::Go);
         assert_eq!(b.file(Path::new("r/d.txt"), 2, &mut zeros(2)), Flow::Go);
         assert_eq!(

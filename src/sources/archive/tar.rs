@@ -1,7 +1,7 @@
 //! `.tar`, `.tar.gz` and `.tgz`: one pass over the stream, entries handed to the builder as
 //! they come. Concatenated gzip members (what `cat a.gz b.gz` or pigz may write) are one stream.
 
-use super::build::{Builder, Flow};
+use super::build::{Builder, Flow, Skip};
 use std::io::{BufReader, Read};
 use std::path::Path;
 
@@ -43,10 +43,10 @@ fn entries<R: Read>(r: R, b: &mut Builder) -> Result<(), String> {
                 b.file(&path, size, &mut e)
             }
             Directory => b.dir(&path),
-            Symlink | Link => b.link(&path),
+            Symlink | Link => b.skip(&path, Skip::Link),
             // Metadata of the next entry, already applied by the reader.
             XGlobalHeader | XHeader | GNULongName | GNULongLink => Flow::Go,
-            _ => b.special(&path),
+            _ => b.skip(&path, Skip::Special),
         };
         if flow == Flow::Stop {
             return Ok(());
@@ -55,7 +55,8 @@ fn entries<R: Read>(r: R, b: &mut Builder) -> Result<(), String> {
     Ok(())
 }
 
-/// The innermost cause of a reader error, which says what is wrong with the bytes.
+/// The innermost cause of a reader error, which says what is wrong with the bytes, without
+/// the damaged bytes themselves (tar quotes a bad header field, which may be garbage).
 fn cause(e: &std::io::Error) -> String {
     let mut msg = e.to_string();
     let mut src = std::error::Error::source(e);
@@ -63,5 +64,8 @@ fn cause(e: &std::io::Error) -> String {
         msg = s.to_string();
         src = s.source();
     }
-    msg
+    match msg.split_once(": ") {
+        Some((head, _)) if msg.len() > 60 || msg.chars().any(char::is_control) => head.into(),
+        _ => msg,
+    }
 }

@@ -1,7 +1,7 @@
 //! `.zip`: entries from the central directory; when it is missing (a cut file), from the local
 //! headers in order, which recovers every entry before the cut.
 
-use super::build::{Builder, Flow};
+use super::build::{Builder, Flow, Skip};
 use std::io::{BufReader, Read, Seek};
 use std::path::{Path, PathBuf};
 
@@ -39,7 +39,7 @@ pub fn read<R: Read + Seek>(
                         }
                     }
                     Err(zip::result::ZipError::UnsupportedArchive(_)) => {
-                        if b.unsupported(&name) == Flow::Stop {
+                        if b.skip(&name, Skip::Unsupported) == Flow::Stop {
                             return Ok(());
                         }
                     }
@@ -84,7 +84,7 @@ fn one<R: Read>(e: &mut zip::read::ZipFile<'_, R>, b: &mut Builder) -> Flow {
         return Flow::Stop;
     };
     if e.is_symlink() {
-        b.link(&name)
+        b.skip(&name, Skip::Link)
     } else if e.is_dir() {
         b.dir(&name)
     } else {
