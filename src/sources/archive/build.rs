@@ -172,8 +172,9 @@ impl<'a> Builder<'a> {
         Flow::Go
     }
 
-    /// A regular file of `declared` bytes whose data `r` yields.
-    pub fn file(&mut self, raw: &Path, declared: u64, r: &mut dyn Read) -> Flow {
+    /// A regular file of `declared` bytes whose data `r` yields. `exact`: the archive states
+    /// the size (tar, a zip's directory), so more bytes than that are a lie, not data.
+    pub fn file(&mut self, raw: &Path, declared: u64, exact: bool, r: &mut dyn Read) -> Flow {
         if self.stopped.is_some() || !self.count() {
             return Flow::Stop;
         }
@@ -194,7 +195,7 @@ impl<'a> Builder<'a> {
             self.stop(self.over_total(&rel));
             return Flow::Stop;
         }
-        match self.take(&rel, declared, r) {
+        match self.take(&rel, declared, exact, r) {
             Ok((size, data)) => {
                 self.total += size;
                 self.insert(rel, Node::File { size, data });
@@ -217,7 +218,13 @@ impl<'a> Builder<'a> {
     }
 
     /// Reads one entry's bytes, in memory while it and the budget allow, else into the cache.
-    fn take(&mut self, rel: &Path, declared: u64, r: &mut dyn Read) -> Result<(u64, Data), String> {
+    fn take(
+        &mut self,
+        rel: &Path,
+        declared: u64,
+        exact: bool,
+        r: &mut dyn Read,
+    ) -> Result<(u64, Data), String> {
         let allowed = self
             .limits
             .entry_bytes
@@ -241,6 +248,15 @@ impl<'a> Builder<'a> {
                 Err(e) => return Err(format!("damaged inside {}: {e}", rel.display())),
             };
             n += k as u64;
+            if exact && n > declared {
+                // Stopped at once: a zip entry claiming 1 KB that inflates to 10 GB costs
+                // nothing, instead of filling the cache up to the bound.
+                return Err(format!(
+                    "{} holds more than the {} bytes it claims (a bomb?): reading stopped there",
+                    rel.display(),
+                    declared
+                ));
+            }
             if n > allowed {
                 return Err(if n > self.limits.entry_bytes {
                     format!(
@@ -504,16 +520,25 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let limits = small();
         let mut b = Builder::new("a.tar".into(), tmp.path().join("s-1"), &limits);
-        assert_eq!(b.file(Path::new("/abs/x.txt"), 3, &mut zeros(3)), Flow::Go);
         assert_eq!(
-            b.file(Path::new("./r/../../etc/passwd"), 3, &mut zeros(3)),
+            b.file(Path::new("/abs/x.txt"), 3, true, &mut zeros(3)),
+            Flow::Go
+        );
+        assert_eq!(
+            b.file(Path::new("./r/../../etc/passwd"), 3, true, &mut zeros(3)),
             Flow::Go
         );
         assert_eq!(b.skip(Path::new("r/link"), Skip::Link), Flow::Go);
-        assert_eq!(b.file(Path::new("r/d.txt"), 1, &mut zeros(1)), Flow::Go);
-        assert_eq!(b.file(Path::new("r/d.txt"), 2, &mut zeros(2)), Flow::Go);
         assert_eq!(
-            b.file(Path::new("r/d.txt/under"), 1, &mut zeros(1)),
+            b.file(Path::new("r/d.txt"), 1, true, &mut zeros(1)),
+            Flow::Go
+        );
+        assert_eq!(
+            b.file(Path::new("r/d.txt"), 2, true, &mut zeros(2)),
+            Flow::Go
+        );
+        assert_eq!(
+            b.file(Path::new("r/d.txt/under"), 1, true, &mut zeros(1)),
             Flow::Go
         );
         let a = b.finish(PathBuf::from("/x/a.tar"), (0, None));
@@ -550,11 +575,23 @@ mod tests {
         let limits = small();
         let dir = tmp.path().join("s-1");
         let mut b = Builder::new("a.tar".into(), dir.clone(), &limits);
-        assert_eq!(b.file(Path::new("small"), 150, &mut zeros(150)), Flow::Go);
-        assert_eq!(b.file(Path::new("big"), 900, &mut zeros(900)), Flow::Go);
-        // Claims less than it holds: bounded by the entry limit, not by its claim.
-        assert_eq!(b.file(Path::new("liar"), 10, &mut zeros(5000)), Flow::Stop);
-        assert_eq!(b.file(Path::new("after"), 1, &mut zeros(1)), Flow::Stop);
+        assert_eq!(
+            b.file(Path::new("small"), 150, true, &mut zeros(150)),
+            Flow::Go
+        );
+        assert_eq!(
+            b.file(Path::new("big"), 900, true, &mut zeros(900)),
+            Flow::Go
+        );
+        // A size not stated (a zip streamed with data descriptors): bounded by the entry limit.
+        assert_eq!(
+            b.file(Path::new("liar"), 10, false, &mut zeros(5000)),
+            Flow::Stop
+        );
+        assert_eq!(
+            b.file(Path::new("after"), 1, true, &mut zeros(1)),
+            Flow::Stop
+        );
         let a = b.finish(PathBuf::from("/x/a.tar"), (0, None));
         assert_eq!((a.in_memory, a.spilled), (150, 900));
         let Node::File {
@@ -580,11 +617,36 @@ mod tests {
     }
 
     #[test]
+    fn an_entry_holding_more_than_it_claims_stops_at_its_claim() {
+        let tmp = tempfile::tempdir().unwrap();
+        let limits = small();
+        let mut b = Builder::new("a.zip".into(), tmp.path().join("s-1"), &limits);
+        assert_eq!(
+            b.file(Path::new("liar"), 10, true, &mut zeros(900)),
+            Flow::Stop
+        );
+        let a = b.finish(PathBuf::from("/x/a.zip"), (0, None));
+        assert!(a.nodes.is_empty());
+        assert!(
+            a.warnings[0].contains("liar holds more than the 10 bytes it claims"),
+            "{:?}",
+            a.warnings
+        );
+        assert!(
+            !tmp.path().join("s-1").exists(),
+            "nothing reached the cache"
+        );
+    }
+
+    #[test]
     fn a_cut_entry_is_dropped_and_said() {
         let tmp = tempfile::tempdir().unwrap();
         let limits = small();
         let mut b = Builder::new("a.tar".into(), tmp.path().join("s-1"), &limits);
-        assert_eq!(b.file(Path::new("cut"), 100, &mut zeros(40)), Flow::Stop);
+        assert_eq!(
+            b.file(Path::new("cut"), 100, true, &mut zeros(40)),
+            Flow::Stop
+        );
         let a = b.finish(PathBuf::from("/x/a.tar"), (0, None));
         assert!(a.nodes.is_empty());
         assert!(

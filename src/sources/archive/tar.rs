@@ -40,7 +40,7 @@ fn entries<R: Read>(r: R, b: &mut Builder) -> Result<(), String> {
         let flow = match e.header().entry_type() {
             Regular | Continuous => {
                 let size = e.size();
-                b.file(&path, size, &mut e)
+                b.file(&path, size, true, &mut e)
             }
             Directory => b.dir(&path),
             Symlink | Link => b.skip(&path, Skip::Link),

@@ -34,7 +34,7 @@ pub fn read<R: Read + Seek>(
                     .unwrap_or_else(|| PathBuf::from(format!("entry {i}")));
                 match z.by_index(i) {
                     Ok(mut e) => {
-                        if one(&mut e, b) == Flow::Stop {
+                        if one(&mut e, true, b) == Flow::Stop {
                             return Ok(());
                         }
                     }
@@ -60,7 +60,9 @@ pub fn read<R: Read + Seek>(
     loop {
         match zip::read::read_zipfile_from_stream(&mut r) {
             Ok(Some(mut e)) => {
-                if one(&mut e, b) == Flow::Stop {
+                // A local header may leave the size to a descriptor after the data (0 here).
+                let exact = e.size() > 0;
+                if one(&mut e, exact, b) == Flow::Stop {
                     return Ok(());
                 }
             }
@@ -78,7 +80,8 @@ pub fn read<R: Read + Seek>(
     Ok(())
 }
 
-fn one<R: Read>(e: &mut zip::read::ZipFile<'_, R>, b: &mut Builder) -> Flow {
+/// `exact`: the size read from the archive is the entry's (more bytes are a lie).
+fn one<R: Read>(e: &mut zip::read::ZipFile<'_, R>, exact: bool, b: &mut Builder) -> Flow {
     let Ok(name) = e.name().map(|n| PathBuf::from(n.as_ref())) else {
         b.stop("an entry name is unreadable: the rest is not read".into());
         return Flow::Stop;
@@ -89,6 +92,6 @@ fn one<R: Read>(e: &mut zip::read::ZipFile<'_, R>, b: &mut Builder) -> Flow {
         b.dir(&name)
     } else {
         let size = e.size();
-        b.file(&name, size, e)
+        b.file(&name, size, exact, e)
     }
 }
