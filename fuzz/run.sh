@@ -41,6 +41,13 @@ for t in "${targets[@]}"; do
         npy) mapfile -t s < <(find "$fixtures" -name '*.npy' -size -16k | sort | head -300) ;;
         msprobe) mapfile -t s < <(small "$fixtures" -name 'dump.json') ;;
         autotune) mapfile -t s < <(small "$data/autotune") ;;
+        archive) # a small pass file packed both ways (a zip seed, if zip is installed)
+            mkdir -p corpus/archive
+            d="$(dirname "$(find "$fixtures" -name dynamo_out_graph.txt -size -16k | sort | head -1)")"
+            tar czf corpus/archive/seed.tgz -C "$d" dynamo_out_graph.txt
+            tar cf corpus/archive/seed.tar -C "$d" dynamo_out_graph.txt
+            (cd "$d" && zip -q - dynamo_out_graph.txt) > corpus/archive/seed.zip 2>/dev/null || true
+            s=() ;;
         *) s=() ;;
     esac
     seed "$t" "${s[@]}"

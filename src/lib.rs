@@ -19,7 +19,7 @@
 //! error:    -
 //! paths:    -
 //! model:    error
-//! sources:  model, error
+//! sources:  model, error, paths
 //! analysis: model, error
 //! runner:   model, error, paths
 //! app:      sources, model, analysis, runner, error, paths

@@ -13,7 +13,7 @@ use crate::analysis::timeline_stats::Timeline;
 use crate::error::{Error, Result};
 use crate::model::compile::CompileTrace;
 use crate::model::index::DebugIndex;
-use crate::sources::{load, trace_log};
+use crate::sources::{load, trace_log, vfs};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -74,13 +74,13 @@ pub fn read_stories(traces: &[PathBuf], index: Option<&DebugIndex>) -> Vec<Story
 
 /// The trace logs for `path` and the index of the tree whose models they can be joined to.
 pub fn locate(path: &Path) -> Result<(Vec<PathBuf>, Option<DebugIndex>)> {
-    if !path.exists() {
+    if !vfs::exists(path) {
         return Err(Error::user(format!(
             "{}: no such file or folder",
             path.display()
         )));
     }
-    if path.is_file() {
+    if vfs::is_file(path) {
         // `…/torch_compile_debug/tlparse/<log>`: the runs are beside `tlparse/`.
         let tree = path
             .parent()

@@ -30,6 +30,8 @@ pub struct Live {
     pub config: WatchConfig,
     /// How the folder is watched, once the watcher has started.
     pub backend: Option<WatchBackend>,
+    /// The open tree is an archive, read once: nothing to watch.
+    pub archive: bool,
     /// Why watching stopped, if it did.
     pub failed: Option<String>,
     /// Jump to each new pass as it lands.
@@ -57,6 +59,7 @@ impl Default for Live {
             enabled: true,
             config: WatchConfig::default(),
             backend: None,
+            archive: false,
             failed: None,
             follow: true,
             unseen: 0,
@@ -94,7 +97,10 @@ impl App {
         live.writing.clear();
         live.changed_at.clear();
         live.landing.clear();
-        if !live.enabled {
+        // Called on each successful open: archives of trees opened before are let go.
+        crate::sources::vfs::release_others(&set.abs_root);
+        live.archive = crate::sources::vfs::is_archived(&set.abs_root);
+        if !live.enabled || live.archive {
             return;
         }
         let (tx, rx) = channel();

@@ -22,7 +22,12 @@ pub mod trace_graphs;
 pub use loading::Loading;
 pub use state::{App, Workspace};
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+/// True when `path` is a file or folder fxray can open: on disk, an archive, or inside one.
+pub fn exists(path: &Path) -> bool {
+    crate::sources::vfs::exists(path)
+}
 
 /// The sample run (a copy of the showcase fixture), built into the binary so a newcomer sees a
 /// real run with no files at hand.

@@ -172,9 +172,8 @@ pub fn final_pass_of_capture(index: &DebugIndex, capture: &Path) -> Option<PathB
 
 /// A file to open as a timeline rather than index: any `.json` but msprobe's `dump.json`.
 pub fn is_trace_file(path: &Path) -> bool {
-    path.is_file()
-        && path
-            .extension()
-            .is_some_and(|e| e.eq_ignore_ascii_case("json"))
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("json"))
         && path.file_name().is_some_and(|n| n != "dump.json")
+        && crate::sources::vfs::is_file(path)
 }

@@ -82,6 +82,12 @@ pub enum BenchCommand {
         #[arg(long, default_value_t = 5)]
         rounds: usize,
     },
+    /// Open time of a `.tar.gz` of --mb MB (a synthetic multi-rank run made in a temp folder):
+    /// the stream read once, entries held in memory or spilled to the cache, the index built.
+    Archive {
+        #[arg(long, default_value_t = 200)]
+        mb: u64,
+    },
     /// Trace log parse time (torch's `dedicated_log_torch_trace_*.log`), best of --rounds; with
     /// --mb, on a trace of that many MB built from FILE; with --tlparse, tlparse side by side.
     Trace {
@@ -158,6 +164,7 @@ pub fn run(what: BenchCommand) -> Result<()> {
             mb,
             tlparse,
         } => super::compiles::bench(&file, rounds.max(1), mb, tlparse.as_deref()),
+        BenchCommand::Archive { mb } => super::bench_archive::run(mb.max(1)),
         BenchCommand::Modules { path, rounds } => super::modules::bench(&path, rounds.max(1)),
         BenchCommand::Watch { files, rate, poll } => super::bench_watch::run(files, rate, poll),
     }

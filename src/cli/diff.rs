@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 use crate::model::fx::{FxFile, FxNode};
 use crate::model::fx_fmt::{meta_text, short_target};
 use crate::model::index::PassFile;
-use crate::sources::load;
+use crate::sources::{load, vfs};
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -30,7 +30,7 @@ pub fn run(a: &Path, b: &Path, json: bool) -> Result<()> {
 /// A graph file as given, or `PHASE_DIR:k` → the pass with index k (the `NNN` prefix; 0/1 for
 /// Inductor's readable/transformed graphs) in that phase folder.
 pub fn resolve(sel: &Path) -> Result<PathBuf> {
-    if sel.is_file() {
+    if vfs::is_file(sel) {
         return Ok(sel.to_path_buf());
     }
     let selector = sel
@@ -40,7 +40,7 @@ pub fn resolve(sel: &Path) -> Result<PathBuf> {
             !dir.is_empty() && !k.is_empty() && k.bytes().all(|c| c.is_ascii_digit())
         });
     let Some((dir, k)) = selector else {
-        if sel.is_dir() {
+        if vfs::is_dir(sel) {
             return Err(Error::user(format!(
                 "{}: is a folder; name a graph file or a pass as PHASE_DIR:k (e.g. {}:1)",
                 sel.display(),
@@ -56,7 +56,7 @@ pub fn resolve(sel: &Path) -> Result<PathBuf> {
     let k: u32 = k
         .parse()
         .map_err(|_| Error::user(format!("{}: pass number out of range", sel.display())))?;
-    if !dir.is_dir() {
+    if !vfs::is_dir(dir) {
         return Err(Error::user(format!(
             "{}: no such phase folder (in selector {})",
             dir.display(),
@@ -70,7 +70,12 @@ pub fn resolve(sel: &Path) -> Result<PathBuf> {
         .flat_map(|r| &r.models)
         .flat_map(|m| &m.phases)
         .collect();
-    let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    // A path inside an archive has no real path: it is compared as made absolute.
+    let canon = |p: &Path| {
+        std::fs::canonicalize(p)
+            .or_else(|_| std::path::absolute(p))
+            .unwrap_or_else(|_| p.to_path_buf())
+    };
     let want = canon(dir);
     let phase = phases
         .iter()

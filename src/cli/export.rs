@@ -66,7 +66,7 @@ pub fn run_with(
 
 /// Parses `graph`; a folder or a file without any graph is the user's mistake.
 fn load_graph(graph: &Path) -> Result<FxFile> {
-    if graph.is_dir() {
+    if crate::sources::vfs::is_dir(graph) {
         return Err(Error::user(format!(
             "{}: is a folder; export takes one graph file (try `fxray summary {}` to list them)",
             graph.display(),

@@ -302,16 +302,8 @@ pub fn bench(mib: usize, rounds: usize) -> Result<()> {
     let result = (|| {
         let file = std::fs::File::create(&path).map_err(|e| io(&path, e))?;
         let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
-        let mut header = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': ({n},), }}");
-        while (10 + header.len() + 1) % 64 != 0 {
-            header.push(' ');
-        }
-        header.push('\n');
-        w.write_all(b"\x93NUMPY\x01\x00")
+        w.write_all(&crate::sources::npy::f32_header(n))
             .map_err(|e| io(&path, e))?;
-        w.write_all(&(header.len() as u16).to_le_bytes())
-            .map_err(|e| io(&path, e))?;
-        w.write_all(header.as_bytes()).map_err(|e| io(&path, e))?;
         let mut state = 0x9E37_79B9_7F4A_7C15u64;
         let mut buf = Vec::with_capacity(1 << 20);
         for i in 0..n {

@@ -17,6 +17,13 @@ pub struct WatchArgs {
 }
 
 pub fn run(path: &Path, args: &WatchArgs) -> Result<()> {
+    if crate::sources::vfs::is_archived(path) {
+        return Err(Error::user(format!(
+            "{}: an archive is read once, not watched; `fxray summary {}` shows what it holds",
+            path.display(),
+            path.display()
+        )));
+    }
     let set = discover::scan(path)?;
     let root = set.abs_root.clone();
     let mut config = WatchConfig::default();

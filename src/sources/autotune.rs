@@ -14,7 +14,7 @@ use crate::model::autotune::{
     AscLine, AscLog, AscRecord, CacheEntry, DebugKernelDir, Evidence, OptimizeTiling, is_md5,
 };
 use crate::model::index::{DebugIndex, KernelDir};
-use crate::sources::{names, read};
+use crate::sources::{names, read, vfs};
 use md5::{Digest, Md5};
 use regex::Regex;
 use std::path::{Path, PathBuf};
@@ -268,29 +268,28 @@ fn post_grad_of(index: &DebugIndex, kernel_dir: &Path) -> Option<PathBuf> {
 /// Files that may hold the backend's stdout: the opened file itself, else `*.log`, `*.out`
 /// and `console*`/`stdout*` files under the opened folder (outside kernel and cache folders).
 fn log_candidates(root: &Path) -> Vec<PathBuf> {
-    if root.is_file() {
+    if vfs::is_file(root) {
         return vec![root.to_path_buf()];
     }
-    let walker = walkdir::WalkDir::new(root)
-        .max_depth(LOG_DEPTH)
-        .follow_links(false)
-        .sort_by_file_name()
+    let how = vfs::Walk {
+        max_depth: LOG_DEPTH,
+        sizes: false,
+    };
+    let enter = |e: &vfs::Entry| {
+        let n = e.name();
+        !(names::kernel_dir(&n) || n == "ascendc")
+    };
+    vfs::walk(root, how, enter, &mut Vec::new())
         .into_iter()
-        .filter_entry(|e| {
-            let n = e.file_name().to_string_lossy();
-            !(e.file_type().is_dir() && (names::kernel_dir(&n) || n == "ascendc"))
-        });
-    walker
-        .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_file())
+        .filter(|e| e.kind == vfs::Kind::File)
         .filter(|e| {
-            let n = e.file_name().to_string_lossy();
+            let n = e.name();
             n.ends_with(".log")
                 || n.ends_with(".out")
                 || n.starts_with("console")
                 || n.starts_with("stdout")
         })
-        .map(|e| e.into_path())
+        .map(|e| e.path)
         .collect()
 }
 

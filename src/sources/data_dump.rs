@@ -2,7 +2,7 @@
 //! `worldsize<W>_global_rank<R>/graph_<K>/<step>/<node>-<target>.<INPUT|OUTPUT>.<i>[.<j>].<ts>.npy`.
 //! File names are parsed from the right, since node names and targets may hold `.` and `-`.
 
-use super::names;
+use super::{names, vfs};
 use crate::model::tensor::{
     DumpCatalog, DumpFile, DumpName, GraphDump, Io, NodeDump, RankDump, StepDump,
 };
@@ -41,7 +41,7 @@ pub fn parse_name(file: &str) -> Option<DumpName> {
 /// Every data dump under `root`: `root` itself when it is a rank folder, else rank folders up
 /// to three levels down (`case/data_dump/worldsize1_global_rank0`).
 pub fn scan(root: &Path) -> Result<DumpCatalog, String> {
-    if !root.is_dir() {
+    if !vfs::is_dir(root) {
         return Err(format!("{}: not a folder", root.display()));
     }
     let mut rank_dirs = Vec::new();
@@ -49,16 +49,13 @@ pub fn scan(root: &Path) -> Result<DumpCatalog, String> {
     if names::data_dump_dir(name).is_some() {
         rank_dirs.push(root.to_path_buf());
     } else {
-        for e in walkdir::WalkDir::new(root)
-            .min_depth(1)
-            .max_depth(3)
-            .sort_by_file_name()
-            .into_iter()
-            .filter_entry(|e| e.file_type().is_dir())
-            .flatten()
-        {
-            if names::data_dump_dir(&e.file_name().to_string_lossy()).is_some() {
-                rank_dirs.push(e.path().to_path_buf());
+        let how = vfs::Walk {
+            max_depth: 3,
+            sizes: false,
+        };
+        for e in vfs::walk(root, how, |_| true, &mut Vec::new()) {
+            if e.kind == vfs::Kind::Dir && names::data_dump_dir(&e.name()).is_some() {
+                rank_dirs.push(e.path);
             }
         }
     }
@@ -119,7 +116,7 @@ fn graph_number(name: &str) -> u64 {
 fn scan_step(dir: &Path, step: u32, warnings: &mut Vec<String>) -> StepDump {
     let mut nodes: BTreeMap<String, NodeDump> = BTreeMap::new();
     let mut odd_names = Vec::new();
-    let entries = match std::fs::read_dir(dir) {
+    let entries = match vfs::read_dir(dir) {
         Ok(e) => e,
         Err(e) => {
             warnings.push(format!("{}: {e}", dir.display()));
@@ -131,16 +128,15 @@ fn scan_step(dir: &Path, step: u32, warnings: &mut Vec<String>) -> StepDump {
             };
         }
     };
-    for e in entries.flatten() {
-        let path = e.path();
-        let fname = e.file_name().to_string_lossy().into_owned();
+    for e in entries {
+        let fname = e.name().into_owned();
         let Some(name) = parse_name(&fname) else {
-            if e.file_type().is_ok_and(|t| t.is_file()) {
-                odd_names.push(path);
+            if e.kind == vfs::Kind::File {
+                odd_names.push(e.path);
             }
             continue;
         };
-        let size = e.metadata().map(|m| m.len()).unwrap_or(0);
+        let (path, size) = (e.path, e.size);
         let node = nodes.entry(name.node.clone()).or_insert_with(|| NodeDump {
             node: name.node.clone(),
             target: name.target.clone(),
@@ -166,16 +162,12 @@ fn scan_step(dir: &Path, step: u32, warnings: &mut Vec<String>) -> StepDump {
 }
 
 fn sorted_dirs(dir: &Path, warnings: &mut Vec<String>) -> Vec<PathBuf> {
-    match std::fs::read_dir(dir) {
-        Ok(rd) => {
-            let mut v: Vec<PathBuf> = rd
-                .flatten()
-                .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-                .map(|e| e.path())
-                .collect();
-            v.sort();
-            v
-        }
+    match vfs::read_dir(dir) {
+        Ok(rd) => rd
+            .into_iter()
+            .filter(|e| e.kind == vfs::Kind::Dir)
+            .map(|e| e.path)
+            .collect(),
         Err(e) => {
             warnings.push(format!("{}: {e}", dir.display()));
             Vec::new()

@@ -8,7 +8,7 @@
 
 use crate::error::{Error, Result};
 use crate::model::index::*;
-use crate::sources::names;
+use crate::sources::{names, vfs};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -40,51 +40,34 @@ pub fn discover(root: &Path) -> Result<DebugIndex> {
     Ok(scan(root)?.index())
 }
 
-/// Walks `root` and returns the files found.
+/// Walks `root` and returns the files found. An archive (or a folder inside one) is walked
+/// from its mounted entries, read once here (again if the archive changed since).
 pub fn scan(root: &Path) -> Result<FileSet> {
-    let meta = std::fs::metadata(root).map_err(|e| Error::io(root, &e))?;
+    let notes = vfs::open_root(root)?;
+    let (kind, size) = vfs::stat(root).map_err(|e| Error::io(root, &e))?;
     let abs_root = std::path::absolute(root).map_err(|e| Error::io(root, &e))?;
     let mut set = FileSet {
         root: root.to_path_buf(),
         abs_root: abs_root.clone(),
+        warnings: notes,
         ..FileSet::default()
     };
-    if meta.is_file() {
-        set.files.insert(abs_root, FileInfo { size: meta.len() });
+    if kind == vfs::Kind::File {
+        set.files.insert(abs_root, FileInfo { size });
         return Ok(set);
     }
     // A root we cannot list is an error; a sub-folder we cannot list is a warning.
-    std::fs::read_dir(root).map_err(|e| Error::io(root, &e))?;
-    let walker = walkdir::WalkDir::new(&abs_root)
-        .max_depth(MAX_DEPTH)
-        .follow_links(false)
-        .sort_by_file_name();
-    for entry in walker {
-        match entry {
-            Ok(e) if e.file_type().is_file() => {
-                let size = e.metadata().map(|m| m.len()).unwrap_or(0);
-                set.files.insert(e.into_path(), FileInfo { size });
-            }
-            Ok(_) => {}
-            Err(err) => set.warnings.push(walk_warning(&err)),
+    vfs::read_dir(root).map_err(|e| Error::io(root, &e))?;
+    let how = vfs::Walk {
+        max_depth: MAX_DEPTH,
+        sizes: true,
+    };
+    for e in vfs::walk(&abs_root, how, |_| true, &mut set.warnings) {
+        if e.kind == vfs::Kind::File {
+            set.files.insert(e.path, FileInfo { size: e.size });
         }
     }
     Ok(set)
-}
-
-fn walk_warning(err: &walkdir::Error) -> String {
-    let path = err
-        .path()
-        .map(|p| p.display().to_string())
-        .unwrap_or_default();
-    match err.io_error() {
-        Some(io) if io.kind() == std::io::ErrorKind::PermissionDenied => {
-            format!("{path}: permission denied; skipped")
-        }
-        Some(io) => format!("{path}: {io}; skipped"),
-        None if err.loop_ancestor().is_some() => format!("{path}: symlink loop; skipped"),
-        None => format!("{path}: {err}; skipped"),
-    }
 }
 
 impl FileSet {

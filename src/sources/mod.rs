@@ -1,6 +1,7 @@
 //! Finding and reading files: folder discovery, file-name grammars and the text parsers that
 //! turn each format into `model` types. Nothing here knows about egui.
 
+pub mod archive;
 pub mod autotune;
 pub mod data_dump;
 pub mod debug_log;
@@ -14,4 +15,5 @@ pub mod output_code;
 pub mod read;
 pub mod trace_json;
 pub mod trace_log;
+pub mod vfs;
 pub mod watch;

@@ -8,7 +8,8 @@ use std::path::Path;
 
 /// Reads one `dump.json`. Unknown records are listed in `skipped`, never fatal.
 pub fn read(path: &Path, step: u32, who: &str) -> Result<MsprobeStep, String> {
-    let text = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let text = super::read::read_bytes_limited(path, super::read::MAX_TEXT_BYTES)
+        .map_err(|e| e.to_string())?;
     parse(&text, step, who).map(|mut s| {
         s.path = path.to_path_buf();
         s
@@ -108,16 +109,15 @@ pub fn module_path(key: &str) -> Option<String> {
 pub fn scan(root: &Path) -> (Vec<MsprobeStep>, Vec<String>) {
     let mut steps = Vec::new();
     let mut errors = Vec::new();
-    for e in walkdir::WalkDir::new(root)
-        .max_depth(4)
-        .sort_by_file_name()
-        .into_iter()
-        .flatten()
-    {
-        if e.file_name() != "dump.json" {
+    let how = super::vfs::Walk {
+        max_depth: 4,
+        sizes: false,
+    };
+    for e in super::vfs::walk(root, how, |_| true, &mut Vec::new()) {
+        if e.name() != "dump.json" {
             continue;
         }
-        let p = e.path();
+        let p = e.path.as_path();
         let who_dir = p.parent();
         let step_dir = who_dir.and_then(Path::parent);
         let name = |d: Option<&Path>| {

@@ -20,19 +20,7 @@ const MAP_THRESHOLD: u64 = 1 << 16;
 impl NpyArray {
     /// Opens `path`. The error is one line naming what is wrong with the file.
     pub fn open(path: &Path) -> Result<NpyArray, String> {
-        let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
-        let len = file.metadata().map_err(|e| e.to_string())?.len();
-        let bytes: Bytes = if len < MAP_THRESHOLD {
-            Box::new(std::fs::read(path).map_err(|e| e.to_string())?)
-        } else {
-            // SAFETY: the mapping is read-only. A file shrunk by another process while mapped
-            // can fault; dumps are written once and not changed, the usual trade-off of mmap.
-            // Populated: the pages are wired in one call instead of one fault per 4 KiB.
-            Box::new(
-                unsafe { memmap2::MmapOptions::new().populate().map(&file) }
-                    .map_err(|e| e.to_string())?,
-            )
-        };
+        let bytes = crate::sources::vfs::bytes(path, MAP_THRESHOLD).map_err(|e| e.to_string())?;
         Self::from_bytes(bytes)
     }
 
@@ -108,6 +96,21 @@ impl NpyArray {
         let big_endian = ts.endianness() == Endianness::Big;
         Ok(NpyArray::new(bytes, offset, info, elem, big_endian))
     }
+}
+
+/// The header of a 1-d little-endian float32 `.npy` of `n` elements, padded to 64 bytes as
+/// numpy writes it: what benchmarks and tests put before the values they make.
+pub fn f32_header(n: usize) -> Vec<u8> {
+    let mut header = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': ({n},), }}");
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut v = MAGIC.to_vec();
+    v.extend_from_slice(&[1, 0]);
+    v.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    v.extend_from_slice(header.as_bytes());
+    v
 }
 
 /// True when the header's `'shape': (…)` product overflows u64 (npyz would panic or wrap).

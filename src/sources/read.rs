@@ -1,9 +1,8 @@
 //! Reading files defensively: the compile may still be writing them, they may be huge, binary
 //! or not UTF-8. Nothing here panics, and nothing here ever writes.
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use std::borrow::Cow;
-use std::io::Read;
 use std::path::Path;
 
 /// Largest text file read whole (graphs of 20k nodes are ~10 MB; logs can be larger).
@@ -30,29 +29,9 @@ pub fn read_text_limited(path: &Path, limit: u64) -> Result<TextFile> {
 }
 
 /// Reads a whole file of at most `limit` bytes; a bigger one is refused before it is read.
+/// A path inside an archive is read from it.
 pub fn read_bytes_limited(path: &Path, limit: u64) -> Result<Vec<u8>> {
-    let file = std::fs::File::open(path).map_err(|e| Error::io(path, &e))?;
-    let meta = file.metadata().map_err(|e| Error::io(path, &e))?;
-    if meta.is_dir() {
-        return Err(Error::user(format!(
-            "{}: is a folder, expected a file",
-            path.display()
-        )));
-    }
-    if meta.len() > limit {
-        return Err(Error::user(format!(
-            "{}: {} MB is larger than the {} MB fxray reads as text",
-            path.display(),
-            meta.len() / (1024 * 1024),
-            limit / (1024 * 1024)
-        )));
-    }
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    // `take` guards against a file that grows while we read it.
-    file.take(limit)
-        .read_to_end(&mut bytes)
-        .map_err(|e| Error::io(path, &e))?;
-    Ok(bytes)
+    super::vfs::read_limited(path, limit)
 }
 
 /// Bytes → text without failing: invalid UTF-8 is replaced and flagged.

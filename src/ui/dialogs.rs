@@ -9,8 +9,14 @@ use std::sync::mpsc::{Receiver, channel};
 #[derive(Debug, Clone, Copy)]
 pub enum Purpose {
     Open,
-    ExportSvg { dark: bool },
-    ExportPng { dark: bool },
+    /// A packed debug tree (.tar.gz, .tgz, .tar, .zip), opened in place.
+    OpenArchive,
+    ExportSvg {
+        dark: bool,
+    },
+    ExportPng {
+        dark: bool,
+    },
 }
 
 #[derive(Default)]
@@ -30,6 +36,10 @@ impl Dialogs {
                 Purpose::Open => rfd::FileDialog::new()
                     .set_title("Open a torch_compile_debug folder")
                     .pick_folder(),
+                Purpose::OpenArchive => rfd::FileDialog::new()
+                    .set_title("Open a packed debug tree (opened in place, not unpacked)")
+                    .add_filter("Archives", &["gz", "tgz", "tar", "zip"])
+                    .pick_file(),
                 Purpose::ExportSvg { .. } => rfd::FileDialog::new()
                     .set_title("Export the graph as SVG")
                     .set_file_name(format!("{suggested_name}.svg"))
@@ -57,7 +67,7 @@ impl Dialogs {
         self.pending = None;
         let Some(path) = answer else { return };
         match purpose {
-            Purpose::Open => app.open(&path),
+            Purpose::Open | Purpose::OpenArchive => app.open(&path),
             Purpose::ExportSvg { dark } => app.export_current(path, false, dark),
             Purpose::ExportPng { dark } => app.export_current(path, true, dark),
         }

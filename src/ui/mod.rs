@@ -179,6 +179,11 @@ fn menu_bar(app: &mut App, view: &mut ViewState, ui: &mut egui::Ui) {
                     .ask(dialogs::Purpose::Open, ui.ctx(), String::new());
                 ui.close();
             }
+            if ui.button("Open archive…").clicked() {
+                view.dialogs
+                    .ask(dialogs::Purpose::OpenArchive, ui.ctx(), String::new());
+                ui.close();
+            }
             if ui.button("Open sample run").clicked() {
                 app.open(&app::sample_path());
                 ui.close();
@@ -286,7 +291,7 @@ impl eframe::App for Fxray {
 /// Opens the window on `path`, or on the bundled sample when none is given.
 pub fn run_native(path: Option<PathBuf>) -> Result<()> {
     let path = path.unwrap_or_else(app::sample_path);
-    if !path.exists() {
+    if !app::exists(&path) {
         return Err(Error::user(format!(
             "{}: no such file or folder",
             path.display()

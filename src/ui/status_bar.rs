@@ -132,6 +132,12 @@ fn live(app: &mut App, ui: &mut egui::Ui) {
             ui.colored_label(warn, "polling")
                 .on_hover_text(b.to_string());
         }
+        None if app.live.archive => {
+            ui.weak("archive (read-only)").on_hover_text(
+                "opened in place: its entries were read once into memory (large ones into \
+                 fxray's cache folder); nothing is unpacked next to it, and it is not watched",
+            );
+        }
         None => {}
     }
     if app.live.backend.is_some() {

@@ -1,6 +1,7 @@
 //! The integration tests, in one binary so CI links egui and wgpu once: every module is one
 //! area (parser, diff, watch, UI…). Shared helpers live in `common`.
 
+mod archive;
 mod autotune;
 mod cli;
 mod common;
@@ -23,6 +24,7 @@ mod runner;
 mod screenshots;
 mod tensors;
 mod timeline;
+mod ui_archive;
 mod ui_autotune;
 mod ui_compiles;
 mod ui_diff;

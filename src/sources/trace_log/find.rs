@@ -2,7 +2,7 @@
 //! the `run_*` folders, so a run or model folder opened on its own finds them above itself.
 
 use crate::model::index::DebugIndex;
-use crate::sources::names;
+use crate::sources::{names, vfs};
 use std::path::{Path, PathBuf};
 
 /// Folders above `root` looked at for a `tlparse/` folder (model → run → debug root).
@@ -23,17 +23,12 @@ pub fn find_beside(root: &Path, index: &DebugIndex) -> Vec<PathBuf> {
 }
 
 fn logs_in(dir: &Path) -> Vec<PathBuf> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
+    let Ok(entries) = vfs::read_dir(dir) else {
         return Vec::new();
     };
-    let mut out: Vec<PathBuf> = entries
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            p.is_file()
-                && p.file_name()
-                    .is_some_and(|n| names::trace_log(&n.to_string_lossy()))
-        })
-        .collect();
-    out.sort();
-    out
+    entries
+        .into_iter()
+        .filter(|e| e.kind == vfs::Kind::File && names::trace_log(&e.name()))
+        .map(|e| e.path)
+        .collect()
 }

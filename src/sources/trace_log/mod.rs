@@ -28,13 +28,13 @@ const MAX_PROBLEMS: usize = 200;
 
 /// Reads a trace log file.
 pub fn load(path: &Path) -> Result<CompileTrace> {
-    let file = std::fs::File::open(path).map_err(|e| Error::io(path, &e))?;
-    if file.metadata().is_ok_and(|m| m.is_dir()) {
-        return Err(Error::user(format!(
+    let file = crate::sources::vfs::open(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::IsADirectory => Error::user(format!(
             "{}: is a folder, expected a trace log",
             path.display()
-        )));
-    }
+        )),
+        _ => Error::io(path, &e),
+    })?;
     let reader = std::io::BufReader::with_capacity(1 << 18, file);
     let mut trace = parse(reader).map_err(|e| Error::io(path, &e))?;
     if trace.rank.is_none() {

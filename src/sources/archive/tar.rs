@@ -1,0 +1,71 @@
+//! `.tar`, `.tar.gz` and `.tgz`: one pass over the stream, entries handed to the builder as
+//! they come. Concatenated gzip members (what `cat a.gz b.gz` or pigz may write) are one stream.
+
+use super::build::{Builder, Flow, Skip};
+use std::io::{BufReader, Read};
+use std::path::Path;
+
+/// Reads every entry of the archive `file` into `b`. The error is the cause, without the path.
+pub fn read_file(file: &Path, gz: bool, b: &mut Builder) -> Result<(), String> {
+    let f = std::fs::File::open(file).map_err(|e| e.to_string())?;
+    read(BufReader::with_capacity(1 << 20, f), gz, b)
+}
+
+pub fn read(f: impl Read, gz: bool, b: &mut Builder) -> Result<(), String> {
+    if gz {
+        entries(flate2::read::MultiGzDecoder::new(f), b)
+            .map_err(|e| format!("not a readable .tar.gz: {e}"))
+    } else {
+        entries(f, b).map_err(|e| format!("not a readable .tar: {e}"))
+    }
+}
+
+fn entries<R: Read>(r: R, b: &mut Builder) -> Result<(), String> {
+    let mut ar = tar::Archive::new(r);
+    let iter = ar.entries().map_err(|e| cause(&e))?;
+    for entry in iter {
+        let mut e = match entry {
+            Ok(e) => e,
+            Err(err) if b.is_empty() => return Err(cause(&err)),
+            Err(err) => {
+                b.stop(format!("damaged after this point: {}", cause(&err)));
+                return Ok(());
+            }
+        };
+        let Ok(path) = e.path().map(|p| p.into_owned()) else {
+            b.stop("an entry name is unreadable: the rest is not read".into());
+            return Ok(());
+        };
+        use tar::EntryType::*;
+        let flow = match e.header().entry_type() {
+            Regular | Continuous => {
+                let size = e.size();
+                b.file(&path, size, true, &mut e)
+            }
+            Directory => b.dir(&path),
+            Symlink | Link => b.skip(&path, Skip::Link),
+            // Metadata of the next entry, already applied by the reader.
+            XGlobalHeader | XHeader | GNULongName | GNULongLink => Flow::Go,
+            _ => b.skip(&path, Skip::Special),
+        };
+        if flow == Flow::Stop {
+            return Ok(());
+        }
+    }
+    Ok(())
+}
+
+/// The innermost cause of a reader error, which says what is wrong with the bytes, without
+/// the damaged bytes themselves (tar quotes a bad header field, which may be garbage).
+fn cause(e: &std::io::Error) -> String {
+    let mut msg = e.to_string();
+    let mut src = std::error::Error::source(e);
+    while let Some(s) = src {
+        msg = s.to_string();
+        src = s.source();
+    }
+    match msg.split_once(": ") {
+        Some((head, _)) if msg.len() > 60 || msg.chars().any(char::is_control) => head.into(),
+        _ => msg,
+    }
+}
