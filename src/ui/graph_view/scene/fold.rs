@@ -104,7 +104,7 @@ impl Scene {
             "{}\n{} nodes in this pass ({} in all passes)",
             md.path, st.present, md.total
         );
-        match super::fold_paint::badge(st.added, st.removed, st.changed) {
+        match crate::ui::graph_view::fold_paint::badge(st.added, st.removed, st.changed) {
             Some(b) => s.push_str(&format!("\nthis pass: {b} (added, removed, changed)")),
             None => s.push_str("\nthis pass changed nothing here"),
         }

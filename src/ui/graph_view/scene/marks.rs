@@ -63,7 +63,12 @@ impl Scene {
 
     /// Marks what the compared pass did: on the After side added/changed nodes and ghosts of
     /// removed ones (with their vanished edges); on the Before side removed/changed nodes.
-    pub(super) fn overlay(&mut self, file: &FxFile, diff: Option<(&FxFile, &GraphDiff)>, side: Side) {
+    pub(super) fn overlay(
+        &mut self,
+        file: &FxFile,
+        diff: Option<(&FxFile, &GraphDiff)>,
+        side: Side,
+    ) {
         self.ghosts = 0;
         for &idx in &self.node_idx {
             if let Some(n) = self.graph.node_mut(idx) {

@@ -310,7 +310,6 @@ impl Scene {
         self.layout.sizes.get(i).copied().unwrap_or((100.0, 40.0))
     }
 
-
     /// What lies in canvas rect `area` (`[x0, y0, x1, y1]`).
     pub fn visible(&mut self, area: [f32; 4]) -> Vec<Item> {
         let mut found = std::mem::take(&mut self.found);
@@ -484,7 +483,6 @@ impl Scene {
             }
         }
     }
-
 
     fn look(&self, node: &crate::model::fx::FxNode, id: usize) -> Arc<NodeLook> {
         let size = self.layout.sizes.get(id).copied().unwrap_or((100.0, 40.0));
