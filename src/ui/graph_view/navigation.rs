@@ -96,6 +96,7 @@ pub fn toolbar(app: &mut App, st: &mut GraphViewState, ui: &mut egui::Ui) {
     // Wrapped: a narrow window must not push the toolbar (and the canvas) under the inspector.
     ui.horizontal_wrapped(|ui| {
         pass_picker(app, ui);
+        super::rank_picker::show(app, ui);
         ui.separator();
         super::search::bar(app, st, ui);
         ui.separator();

@@ -1,0 +1,37 @@
+//! The rank matrix against a launch made fresh with real PyTorch: `tests/e2e/launch_ranks.py`
+//! spawns 4 ranks over gloo on 127.0.0.1 (rank 2 takes another branch in forward) into a temp
+//! folder, and `fxray ranks` must give exactly the node counts and differing ranks of the
+//! `truth.json` torch wrote beside it.
+
+use std::path::Path;
+
+#[test]
+#[ignore = "needs PyTorch: tests/run.sh installs it and runs this"]
+fn a_fresh_four_rank_launch_matches_torchs_truth() {
+    let python = std::env::var("FXRAY_TEST_PYTHON")
+        .expect("FXRAY_TEST_PYTHON must name a Python with torch installed (tests/run.sh sets it)");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/launch_ranks.py");
+    let out_dir = tempfile::tempdir().expect("temp");
+    let out = std::process::Command::new(python)
+        .arg(&script)
+        .arg(out_dir.path())
+        .output()
+        .expect("run launch_ranks.py");
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let truth: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(out_dir.path().join("truth.json")).expect("truth.json"),
+    )
+    .expect("truth JSON");
+    assert_eq!(truth["ranks"], serde_json::json!([0, 1, 2, 3]));
+    // torch's own record: only the diverging rank differs, and only in some graph files
+    let differing = truth["differing_files"]
+        .as_object()
+        .expect("differing_files");
+    assert_eq!(differing.keys().collect::<Vec<_>>(), vec!["2"]);
+    super::ranks::check_against_truth(out_dir.path());
+}

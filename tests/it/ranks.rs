@@ -1,0 +1,156 @@
+//! Ranks of one launch as one run: the grouping of rank folders (`model::launch`), the rank
+//! matrix (`analysis::ranks`) and `fxray ranks` / `fxray summary`, on the two-rank `multi_rank`
+//! fixture and on `launch_4rank`, a real 4-rank gloo launch whose `truth.json` is torch's own
+//! answer (which graph files differ on which rank).
+
+use crate::common::{fixture, fxray, stdout_json};
+use fxray::sources::load;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// `dynamo_out_graph.txt` → (dynamo, 0, dynamo_out_graph);
+/// `forward/003_aot_forward_graph_after_eliminate_dead_code.txt` → (forward, 3, eliminate_dead_code).
+fn row_key(rel: &str) -> (String, u64, String) {
+    if rel == "dynamo_out_graph.txt" {
+        return ("dynamo".into(), 0, "dynamo_out_graph".into());
+    }
+    let (phase, file) = rel.split_once('/').expect("phase/file");
+    let stem = file.trim_end_matches(".txt");
+    let pass = stem[..3].parse().expect("NNN");
+    let name = stem.split_once("_after_").map_or("graph", |(_, n)| n);
+    (phase.into(), pass, name.into())
+}
+
+/// Checks `fxray ranks --json ROOT` against `ROOT/truth.json` (written by
+/// `tests/e2e/launch_ranks.py`): one launch holding every rank, each rank's folder, and for
+/// every graph file each rank's node count and exactly the ranks torch saw differ.
+pub fn check_against_truth(root: &Path) {
+    let truth: Value = serde_json::from_str(
+        &std::fs::read_to_string(root.join("truth.json")).expect("truth.json"),
+    )
+    .expect("truth JSON");
+    let v = stdout_json(&fxray(&["ranks", "--json", &root.display().to_string()]));
+    let runs = v["runs"].as_array().expect("runs");
+    assert_eq!(runs.len(), 1, "one launch: {v}");
+    let run = &runs[0];
+    assert_eq!(run["ranks"], truth["ranks"]);
+    assert_eq!(run["folders"], truth["runs"], "each rank's run folder");
+    let rows: BTreeMap<(String, u64, String), &Value> = run["passes"]
+        .as_array()
+        .expect("passes")
+        .iter()
+        .map(|p| {
+            let key = (
+                p["phase"].as_str().unwrap().to_string(),
+                p["pass"].as_u64().unwrap(),
+                p["name"].as_str().unwrap().to_string(),
+            );
+            (key, p)
+        })
+        .collect();
+    let graphs = truth["graphs"].as_object().expect("graphs");
+    assert_eq!(rows.len(), graphs.len(), "one row per graph file");
+    let mut differing = 0;
+    for (rel, g) in graphs {
+        let row = rows
+            .get(&row_key(rel))
+            .unwrap_or_else(|| panic!("no row for {rel}"));
+        assert_eq!(row["model"], "model__0");
+        assert_eq!(row["nodes"], g["nodes"], "{rel}: node counts per rank");
+        assert_eq!(row["differs"], g["differs"], "{rel}: differing ranks");
+        differing += usize::from(!g["differs"].as_array().unwrap().is_empty());
+    }
+    assert!(differing > 0, "the diverging rank differs somewhere");
+    assert!(
+        differing < graphs.len(),
+        "and not everywhere: a later pass folds the branch away"
+    );
+}
+
+#[test]
+fn launch_4rank_matches_torchs_truth() {
+    check_against_truth(&fixture("npugraph_ex/launch_4rank"));
+}
+
+#[test]
+fn rank_folders_of_one_launch_are_grouped() {
+    let idx = load::index(&fixture("npugraph_ex/multi_rank/torch_compile_debug")).unwrap();
+    assert_eq!(idx.launches.len(), 1);
+    let l = &idx.launches[0];
+    assert_eq!(l.rank_numbers(), vec![0, 1]);
+    // rank 1 started 9 ms before rank 0: its folder names the launch
+    assert_eq!(l.name, "run_2026_11_29_11_47_50_912229");
+    for lr in &l.ranks {
+        assert_eq!(idx.runs[lr.run].rank, Some(lr.rank));
+        assert_eq!(idx.runs[lr.run].path, lr.path);
+    }
+    let idx = load::index(&fixture("npugraph_ex/launch_4rank")).unwrap();
+    assert_eq!(idx.runs.len(), 4, "the per-rank runs stay");
+    assert_eq!(idx.launches.len(), 1);
+    assert_eq!(idx.launches[0].rank_numbers(), vec![0, 1, 2, 3]);
+    // a single run is no launch
+    let idx = load::index(&fixture("showcase")).unwrap();
+    assert!(idx.launches.is_empty());
+}
+
+#[test]
+fn multi_rank_ranks_compiled_the_same_graphs() {
+    let v = stdout_json(&fxray(&[
+        "ranks",
+        "--json",
+        &fixture("npugraph_ex/multi_rank").display().to_string(),
+    ]));
+    let run = &v["runs"][0];
+    assert_eq!(run["ranks"], serde_json::json!([0, 1]));
+    let passes = run["passes"].as_array().unwrap();
+    // the Dynamo graph and 18 forward passes
+    assert_eq!(passes.len(), 19);
+    assert_eq!(passes[0]["phase"], "dynamo");
+    assert_eq!(passes[1]["phase"], "forward");
+    assert_eq!(passes[1]["name"], "graph");
+    for p in passes {
+        assert_eq!(p["nodes"]["0"], p["nodes"]["1"], "{p}");
+        assert_eq!(p["differs"], serde_json::json!([]), "{p}");
+    }
+}
+
+#[test]
+fn ranks_text_marks_the_diverging_rank_and_summary_shows_the_launch() {
+    let root = fixture("npugraph_ex/launch_4rank").display().to_string();
+    let out = fxray(&["ranks", &root]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("4 ranks (0, 1, 2, 3)"), "{text}");
+    let dynamo = text
+        .lines()
+        .find(|l| l.contains("dynamo_out_graph"))
+        .expect("dynamo row");
+    assert!(
+        dynamo.contains("33*"),
+        "rank 2's Dynamo graph is marked: {dynamo}"
+    );
+    assert_eq!(dynamo.matches('*').count(), 1, "{dynamo}");
+    assert!(
+        text.contains("first at model__0 dynamo 000 dynamo_out_graph: rank 2"),
+        "{text}"
+    );
+    let out = fxray(&["summary", &root]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("launch: 4 ranks (0, 1, 2, 3)"), "{text}");
+    assert!(
+        text.contains("differs: model__0 forward 000 graph: rank 2"),
+        "{text}"
+    );
+    let v = stdout_json(&fxray(&["summary", "--json", &root]));
+    assert_eq!(v["launches"][0]["ranks"], serde_json::json!([0, 1, 2, 3]));
+}
+
+#[test]
+fn ranks_of_a_single_run_is_a_one_line_user_error() {
+    let out = fxray(&["ranks", &fixture("showcase").display().to_string()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no launch of several ranks found"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+}
