@@ -3,26 +3,11 @@
 //! folder, and `fxray ranks` must give exactly the node counts and differing ranks of the
 //! `truth.json` torch wrote beside it.
 
-use std::path::Path;
-
 #[test]
 #[ignore = "needs PyTorch: tests/run.sh installs it and runs this"]
 fn a_fresh_four_rank_launch_matches_torchs_truth() {
-    let python = std::env::var("FXRAY_TEST_PYTHON")
-        .expect("FXRAY_TEST_PYTHON must name a Python with torch installed (tests/run.sh sets it)");
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/launch_ranks.py");
     let out_dir = tempfile::tempdir().expect("temp");
-    let out = std::process::Command::new(python)
-        .arg(&script)
-        .arg(out_dir.path())
-        .output()
-        .expect("run launch_ranks.py");
-    assert!(
-        out.status.success(),
-        "{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    crate::common::run_e2e_script("launch_ranks.py", out_dir.path());
     let truth: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(out_dir.path().join("truth.json")).expect("truth.json"),
     )
