@@ -4,12 +4,13 @@
 //! tab marks exactly rank 2's differing cells, and a cell opens side by side with rank 0; the
 //! timeline's rank picker shows the same capture of another rank.
 
-use crate::common::ui::{harness, opened, selected, settle};
+use crate::common::ui::{harness, opened, selected, settle, shoot};
 use crate::common::{copy_tree, fixture};
 use egui::accesskit::Role;
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use fxray::app::App;
+use fxray::ui::palette::CHANGED;
 use fxray::ui::{Fxray, Viewport};
 use std::path::{Path, PathBuf};
 
@@ -74,6 +75,16 @@ fn rank_picker_switches_rank_keeping_pass_selection_folding_and_viewport() {
     h.state_mut().view.graph.fold_mode = Some(true);
     settle(&mut h);
     assert!(h.state().view.graph.is_folded(), "grouped by module");
+    // The tree shows the launch as one entry, its ranks in rank order.
+    h.get_by_label("run_2026_12_01_21_22_35_515166 · launch of 4 ranks");
+    let tops: Vec<f32> = (0..4)
+        .map(|r| {
+            h.get_by_label_contains(&format!("rank {r} · run_"))
+                .rect()
+                .top()
+        })
+        .collect();
+    assert!(tops.windows(2).all(|w| w[0] < w[1]), "rank order: {tops:?}");
     // Fold one layer, and move the view away from the fit.
     h.get_by_label("layers.1").click();
     settle(&mut h);
@@ -140,6 +151,23 @@ fn rank_matrix_marks_the_diverging_rank_and_a_cell_opens_side_by_side() {
     let marked = h.query_all_by_label_contains(" ≠").count();
     assert_eq!(marked, 2, "exactly rank 2's two differing graphs");
     h.get_by_label_contains("first divergence: model__0 dynamo 000 dynamo_out_graph: rank 2");
+    // The picture marks the cell in the diff colour, and not its neighbour of rank 3.
+    let cell = h
+        .get_by_label("rank 2 · model__0 forward 000 graph: 54 ≠")
+        .rect();
+    let plain = h
+        .get_by_label("rank 3 · model__0 forward 000 graph: 53")
+        .rect();
+    let shot = shoot(&mut h, "rank_matrix");
+    assert!(
+        shot.count_near(cell.center(), 12.0, CHANGED, 40) > 5,
+        "amber ≠ in rank 2's cell"
+    );
+    assert_eq!(
+        shot.count_near(plain.center(), 12.0, CHANGED, 40),
+        0,
+        "rank 3's cell is plain"
+    );
 
     h.get_by_label("rank 2 · model__0 forward 000 graph: 54 ≠")
         .click();
