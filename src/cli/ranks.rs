@@ -100,3 +100,57 @@ fn render(m: &RankMatrix) -> String {
     }
     o
 }
+
+/// `fxray bench ranks PATH`: the cost of the rank matrix on every launch under PATH, its graphs
+/// parsed once beforehand: fingerprinting every graph file (what the facts job adds per file)
+/// and building the matrices from the facts (what the app does when facts change), best of
+/// `rounds`.
+pub fn bench(path: &Path, rounds: usize) -> Result<()> {
+    use crate::analysis::summary::GraphFacts;
+    use rayon::prelude::*;
+    let index = load::index(path)?;
+    if index.launches.is_empty() {
+        return Err(Error::user(format!(
+            "{}: no launch of several ranks found",
+            path.display()
+        )));
+    }
+    let paths: Vec<&Path> = index.graph_files().collect();
+    let files: Vec<_> = paths
+        .par_iter()
+        .filter_map(|p| load::graph(p).ok())
+        .collect();
+    let nodes: usize = files.iter().map(|f| f.node_count()).sum();
+    let best = |f: &dyn Fn()| {
+        (0..rounds)
+            .map(|_| {
+                let t = std::time::Instant::now();
+                f();
+                t.elapsed().as_secs_f64()
+            })
+            .fold(f64::INFINITY, f64::min)
+    };
+    let fingerprint_s = best(&|| {
+        let sum: u64 = files
+            .iter()
+            .map(ranks::fingerprint)
+            .fold(0, u64::wrapping_add);
+        std::hint::black_box(sum);
+    });
+    let facts: std::collections::HashMap<_, _> = paths
+        .iter()
+        .zip(&files)
+        .map(|(p, f)| (p.to_path_buf(), GraphFacts::of(f)))
+        .collect();
+    let matrix_s = best(&|| {
+        for l in &index.launches {
+            std::hint::black_box(ranks::matrix(&index, l, &facts));
+        }
+    });
+    let ranks: usize = index.launches.iter().map(|l| l.ranks.len()).sum();
+    println!(
+        "fingerprint_s={fingerprint_s:.4} matrix_s={matrix_s:.6} files={} nodes={nodes} ranks={ranks}",
+        files.len()
+    );
+    Ok(())
+}
