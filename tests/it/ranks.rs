@@ -154,3 +154,70 @@ fn ranks_of_a_single_run_is_a_one_line_user_error() {
     assert!(err.contains("no launch of several ranks found"), "{err}");
     assert_eq!(err.trim().lines().count(), 1, "{err}");
 }
+
+#[test]
+fn switching_rank_follows_the_dynamo_graph_and_says_when_a_rank_lacks_the_pass() {
+    // A variation: rank 3 lost its last forward pass.
+    let tmp = tempfile::tempdir().unwrap();
+    crate::common::copy_tree(
+        &fixture("npugraph_ex/launch_4rank/torch_compile_debug"),
+        tmp.path(),
+    );
+    let rank3 = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with("-rank_3"))
+        .unwrap();
+    let gone = rank3
+        .join("npugraph_ex/model__0/forward/003_aot_forward_graph_after_eliminate_dead_code.txt");
+    std::fs::remove_file(&gone).unwrap();
+
+    let mut app = crate::common::ui::opened(tmp.path());
+    let (dynamo0, last0) = {
+        let ws = app.workspace.as_ref().unwrap();
+        let run = &ws.index.runs[ws.index.launches[0].run_of(0).unwrap()];
+        let m = &run.models[0];
+        (
+            m.dynamo_graph.clone().unwrap(),
+            m.phases[0].passes.last().unwrap().path.clone(),
+        )
+    };
+    app.select_graph(&dynamo0);
+    assert!(app.select_rank(2));
+    let here = app
+        .phase
+        .as_ref()
+        .unwrap()
+        .current_path()
+        .unwrap()
+        .to_path_buf();
+    assert!(here.ends_with("dynamo_out_graph.txt"), "{}", here.display());
+    assert!(
+        here.to_string_lossy().contains("-rank_2/"),
+        "{}",
+        here.display()
+    );
+    assert_eq!(app.rank_place().unwrap().rank, 2);
+
+    app.select_graph(&last0);
+    assert!(!app.select_rank(3), "rank 3 has no pass 003");
+    assert_eq!(
+        app.notice.as_deref(),
+        Some("rank 3 has no 003_aot_forward_graph_after_eliminate_dead_code.txt")
+    );
+    assert_eq!(
+        app.phase.as_ref().unwrap().current_path(),
+        Some(last0.as_path())
+    );
+
+    assert!(app.wait_idle(crate::common::ui::WAIT));
+    let m = app.rank_matrices();
+    let row = m[0]
+        .passes
+        .iter()
+        .find(|r| r.phase == "forward" && r.pass == 3)
+        .unwrap();
+    assert_eq!(row.missing, vec![3]);
+    assert_eq!(row.differs, vec![3], "a missing pass is a divergence");
+    assert_eq!(row.nodes.len(), 3);
+}
