@@ -19,31 +19,31 @@ use std::path::{Path, PathBuf};
 /// The phase name of a model's Dynamo graph in the matrix.
 pub const DYNAMO: &str = "dynamo";
 
-/// Structural fingerprint of a graph file's top-level graph and its sub-graphs.
+/// Structural fingerprint of a graph file's top-level graph and its sub-graphs: each node
+/// hashed with its inputs' labels, the hashes sorted (a multiset: node order does not count).
 pub fn fingerprint(file: &FxFile) -> u64 {
     let mut h = DefaultHasher::new();
     for g in &file.graphs {
-        graph_items(g).hash(&mut h);
+        node_hashes(g).hash(&mut h);
     }
     h.finish()
 }
 
-fn graph_items(g: &FxGraph) -> Vec<(&str, Vec<&str>)> {
-    let mut items: Vec<(&str, Vec<&str>)> = g
+fn node_hashes(g: &FxGraph) -> Vec<u64> {
+    let mut v: Vec<u64> = g
         .nodes
         .iter()
         .map(|n| {
-            let inputs = n
-                .inputs
-                .iter()
-                .filter_map(|&i| g.nodes.get(i))
-                .map(label)
-                .collect();
-            (label(n), inputs)
+            let mut h = DefaultHasher::new();
+            label(n).hash(&mut h);
+            for i in n.inputs.iter().filter_map(|&i| g.nodes.get(i)) {
+                label(i).hash(&mut h);
+            }
+            h.finish()
         })
         .collect();
-    items.sort();
-    items
+    v.sort_unstable();
+    v
 }
 
 fn label(n: &FxNode) -> &str {

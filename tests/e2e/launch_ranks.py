@@ -21,7 +21,8 @@ written by an FX Interpreter over the final forward graph at each call (steps 0 
 int, float and bool arguments are saved; string arguments (the collective's `'sum'`, group name)
 and `getitem` calls are not (their names would hold `<built-in function getitem>`). **Rank 3's
 input gets a NaN at step 1**, so NaN starts at its first node and reaches every rank through the
-all-reduce.
+all-reduce. The all-reduce's output is saved before `wait_tensor` (as the interpreter runs it):
+whether it holds the reduced values yet depends on gloo's timing.
 
 `<out>/truth.json` holds torch's own answers: the ranks, the diverging rank, for every graph file
 each rank's node count (len(graph.nodes)) and the ranks whose graph differs from the majority's

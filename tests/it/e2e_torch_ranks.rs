@@ -18,5 +18,15 @@ fn a_fresh_four_rank_launch_matches_torchs_truth() {
         .as_object()
         .expect("differing_files");
     assert_eq!(differing.keys().collect::<Vec<_>>(), vec!["2"]);
+    // NaN injected into rank 3's input at step 1 shows first there, then on every rank through
+    // the all-reduce (its output is saved before `wait_tensor`: whether the reduced NaN is in it
+    // yet depends on gloo's timing)
+    let nan = &truth["nan"];
+    assert_eq!(nan["first"]["rank"], 3);
+    assert_eq!(nan["first"]["step"], 1);
+    for r in ["0", "1", "2"] {
+        let n = nan["first_per_rank"][r].as_str().unwrap_or_default();
+        assert!(n == "all_reduce" || n == "wait_tensor", "{nan}");
+    }
     super::ranks::check_against_truth(out_dir.path());
 }

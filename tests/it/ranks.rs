@@ -221,3 +221,61 @@ fn switching_rank_follows_the_dynamo_graph_and_says_when_a_rank_lacks_the_pass()
     assert_eq!(row.differs, vec![3], "a missing pass is a divergence");
     assert_eq!(row.nodes.len(), 3);
 }
+
+#[test]
+fn launch_4rank_data_dump_holds_each_rank_and_rank_3s_nan() {
+    let root = fixture("npugraph_ex/launch_4rank");
+    let truth: Value =
+        serde_json::from_str(&std::fs::read_to_string(root.join("truth.json")).unwrap()).unwrap();
+    let idx = load::index(&root.join("data_dump")).unwrap();
+    let mut ranks: Vec<(u32, u32, Vec<u32>)> = idx
+        .data_dumps
+        .iter()
+        .map(|d| {
+            assert_eq!(d.graphs.len(), 1);
+            assert_eq!(d.graphs[0].name, "graph_1");
+            let steps = d.graphs[0].steps.iter().map(|(s, _)| *s).collect();
+            (d.rank, d.world_size, steps)
+        })
+        .collect();
+    ranks.sort();
+    assert_eq!(
+        ranks,
+        (0..4).map(|r| (r, 4, vec![0, 1])).collect::<Vec<_>>(),
+        "4 ranks of world size 4, steps 0 and 1"
+    );
+    // torch says NaN starts at rank 3's first node at step 1; the dump fxray reads agrees
+    let first = &truth["nan"]["first"];
+    assert_eq!(first["rank"], 3);
+    assert_eq!(first["step"], 1);
+    let node = first["node"].as_str().unwrap();
+    let v = stdout_json(&fxray(&[
+        "tensors",
+        "--json",
+        "--step",
+        "1",
+        "--rank",
+        "3",
+        "--node",
+        node,
+        &root.join("data_dump").display().to_string(),
+    ]));
+    let out = v["tensors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["node"] == node && t["slot"] == "OUTPUT.0")
+        .expect("the node's output");
+    assert_eq!(out["summary"]["stats"]["nan"], 1, "{out}");
+    // at step 0 nothing holds NaN anywhere
+    let v = stdout_json(&fxray(&[
+        "tensors",
+        "--json",
+        "--step",
+        "0",
+        &root.join("data_dump").display().to_string(),
+    ]));
+    let tensors = v["tensors"].as_array().unwrap();
+    assert!(tensors.len() > 100);
+    assert!(tensors.iter().all(|t| t["summary"]["stats"]["nan"] == 0));
+}
