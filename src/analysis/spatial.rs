@@ -145,6 +145,88 @@ impl Grid {
     }
 }
 
+/// Items binned into square cells of one size, one value per cell (the item of highest rank
+/// wins): what a view draws when items are smaller than a pixel, so that a frame costs the cells
+/// on screen, however many items lie behind them.
+#[derive(Debug, Clone)]
+pub struct Bins<T> {
+    cell: f32,
+    /// Occupied cells `(row, col, value)`, sorted by row then column.
+    cells: Vec<(i32, i32, T)>,
+}
+
+impl<T: Copy> Bins<T> {
+    /// Bins `items` (bounds, value, rank) into cells `cell` canvas units wide; an item covers
+    /// every cell its bounds touch. Non-finite bounds are skipped.
+    pub fn build(cell: f32, items: impl IntoIterator<Item = (Bounds, T, u8)>) -> Self {
+        let cell = if cell.is_finite() {
+            cell.max(1e-3)
+        } else {
+            1.0
+        };
+        let mut best: std::collections::HashMap<(i32, i32), (u8, T)> =
+            std::collections::HashMap::new();
+        let at = |v: f32| (v / cell).floor().clamp(i32::MIN as f32, i32::MAX as f32) as i32;
+        for (b, value, rank) in items {
+            if !b.iter().all(|v| v.is_finite()) {
+                continue;
+            }
+            let (c0, r0, c1, r1) = (at(b[0]), at(b[1]), at(b[2]), at(b[3]));
+            // A huge item (a bad size) must not fill millions of cells: keep its centre cell.
+            let (c0, r0, c1, r1) = if (c1 - c0) as i64 * (r1 - r0) as i64 > 4096 {
+                let (c, r) = (at((b[0] + b[2]) / 2.0), at((b[1] + b[3]) / 2.0));
+                (c, r, c, r)
+            } else {
+                (c0, r0, c1, r1)
+            };
+            for r in r0..=r1 {
+                for c in c0..=c1 {
+                    let e = best.entry((r, c)).or_insert((rank, value));
+                    if rank > e.0 {
+                        *e = (rank, value);
+                    }
+                }
+            }
+        }
+        let mut cells: Vec<(i32, i32, T)> =
+            best.into_iter().map(|((r, c), (_, v))| (r, c, v)).collect();
+        cells.sort_unstable_by_key(|&(r, c, _)| (r, c));
+        Bins { cell, cells }
+    }
+
+    pub fn cell(&self) -> f32 {
+        self.cell
+    }
+
+    pub fn len(&self) -> usize {
+        self.cells.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.cells.is_empty()
+    }
+
+    /// The occupied cells meeting `area`, as (cell bounds, value), row by row.
+    pub fn query(&self, area: Bounds) -> impl Iterator<Item = (Bounds, T)> + '_ {
+        let at = |v: f32| {
+            (v / self.cell)
+                .floor()
+                .clamp(i32::MIN as f32, i32::MAX as f32) as i32
+        };
+        let (c0, r0, c1, r1) = (at(area[0]), at(area[1]), at(area[2]), at(area[3]));
+        let start = self.cells.partition_point(|&(r, _, _)| r < r0);
+        let end = self.cells.partition_point(|&(r, _, _)| r <= r1);
+        let cell = self.cell;
+        self.cells[start..end]
+            .iter()
+            .filter(move |&&(_, c, _)| c0 <= c && c <= c1)
+            .map(move |&(r, c, v)| {
+                let (x, y) = (c as f32 * cell, r as f32 * cell);
+                ([x, y, x + cell, y + cell], v)
+            })
+    }
+}
+
 fn area(b: Bounds) -> f32 {
     (b[2] - b[0]) * (b[3] - b[1])
 }
@@ -172,6 +254,38 @@ mod tests {
         assert_eq!(g.pick([15.0, 15.0], |_| true), Some(a));
         assert_eq!(g.pick([15.0, 15.0], |i| i != a), Some(b));
         assert_eq!(g.pick([930.0, 930.0], |_| true), None);
+    }
+
+    #[test]
+    fn bins_keep_the_highest_rank_per_cell_and_answer_by_area() {
+        let bins = Bins::build(
+            10.0,
+            [
+                ([0.0, 0.0, 4.0, 4.0], 'a', 0),
+                ([2.0, 2.0, 6.0, 6.0], 'b', 2),
+                ([1.0, 1.0, 3.0, 3.0], 'c', 1),
+                // Spans two cells: both get it.
+                ([15.0, 0.0, 25.0, 5.0], 'd', 0),
+                ([f32::NAN, 0.0, 1.0, 1.0], 'x', 9),
+                ([-15.0, -15.0, -12.0, -12.0], 'e', 0),
+            ],
+        );
+        let all: Vec<_> = bins.query([-100.0, -100.0, 100.0, 100.0]).collect();
+        assert_eq!(
+            all,
+            vec![
+                ([-20.0, -20.0, -10.0, -10.0], 'e'),
+                ([0.0, 0.0, 10.0, 10.0], 'b'),
+                ([10.0, 0.0, 20.0, 10.0], 'd'),
+                ([20.0, 0.0, 30.0, 10.0], 'd'),
+            ]
+        );
+        let right: Vec<_> = bins.query([21.0, 1.0, 22.0, 2.0]).map(|c| c.1).collect();
+        assert_eq!(right, vec!['d']);
+        assert_eq!(bins.query([200.0, 200.0, 300.0, 300.0]).count(), 0);
+        // A 1e9-wide item is one cell, not a billion.
+        let huge = Bins::build(1.0, [([0.0, 0.0, 1.0e9, 1.0], 0u8, 0)]);
+        assert_eq!(huge.len(), 1);
     }
 
     #[test]

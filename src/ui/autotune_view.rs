@@ -54,10 +54,7 @@ pub fn show(
     let Some(report) = app.autotune.report.clone() else {
         state.chart = None;
         if app.autotune.loading {
-            ui.horizontal(|ui| {
-                ui.spinner();
-                ui.weak("Looking for autotune evidence…");
-            });
+            crate::ui::loading::busy(ui, "Looking for autotune evidence…");
         } else {
             ui.weak("Open a folder, or paste inductor_asc log lines.");
         }
@@ -119,7 +116,7 @@ fn toolbar(app: &mut App, state: &mut AutotuneViewState, ui: &mut egui::Ui) {
             }
         }
         if app.autotune.loading {
-            ui.spinner();
+            crate::ui::loading::busy(ui, "");
         }
         ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
             let label = if app.autotune.pasted.is_some() {

@@ -234,8 +234,7 @@ fn counts_view(ui: &mut egui::Ui, ph: &PhaseState) {
             return;
         }
         if c.result.ready().is_none() {
-            ui.weak("comparing…");
-            ui.spinner();
+            crate::ui::loading::busy(ui, "comparing…");
             return;
         }
     } else if ph.current == 0 {
@@ -265,8 +264,7 @@ fn counts_view(ui: &mut egui::Ui, ph: &PhaseState) {
                     "no diff: a pass could not be loaded",
                 );
             } else {
-                ui.weak("diffing passes…");
-                ui.spinner();
+                crate::ui::loading::busy(ui, "diffing passes…");
             }
         }
     }
@@ -343,10 +341,7 @@ fn find_menu(ui: &mut egui::Ui, ph: &PhaseState, state: &mut CompareBarState) ->
                     "a pass could not be loaded: searching needs every pass",
                 );
             } else if !loaded {
-                ui.horizontal(|ui| {
-                    ui.spinner();
-                    ui.weak("loading passes…");
-                });
+                crate::ui::loading::busy(ui, "loading passes…");
             }
             match ph.find.as_ref().map(|f| &f.outcome) {
                 Some(Some(Found::Found(t))) => {
@@ -356,10 +351,7 @@ fn find_menu(ui: &mut egui::Ui, ph: &PhaseState, state: &mut CompareBarState) ->
                     ui.colored_label(ui.visuals().warn_fg_color, t);
                 }
                 Some(None) => {
-                    ui.horizontal(|ui| {
-                        ui.spinner();
-                        ui.weak("searching…");
-                    });
+                    crate::ui::loading::busy(ui, "searching…");
                 }
                 None => {}
             }

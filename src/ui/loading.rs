@@ -11,14 +11,7 @@ pub fn show<'a, T>(ui: &mut egui::Ui, state: &'a Loading<T>, doing: &str) -> Opt
         Loading::Ready(v) => Some(v),
         Loading::Idle => None,
         Loading::Loading => {
-            if doing.is_empty() {
-                ui.spinner();
-            } else {
-                ui.horizontal(|ui| {
-                    ui.spinner();
-                    ui.weak(doing);
-                });
-            }
+            busy(ui, doing);
             None
         }
         Loading::Failed(e) => {
@@ -26,4 +19,18 @@ pub fn show<'a, T>(ui: &mut egui::Ui, state: &'a Loading<T>, doing: &str) -> Opt
             None
         }
     }
+}
+
+/// The one look of "working on it": a spinner and, unless empty, what is being done. For work
+/// whose state is not a [`Loading`] (a count in progress, old values kept while reloading).
+pub fn busy(ui: &mut egui::Ui, doing: impl Into<egui::RichText>) {
+    let doing = doing.into();
+    if doing.is_empty() {
+        ui.spinner();
+        return;
+    }
+    ui.horizontal(|ui| {
+        ui.spinner();
+        ui.weak(doing);
+    });
 }

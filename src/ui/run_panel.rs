@@ -309,11 +309,13 @@ fn form(app: &mut App, state: &mut RunPanelState, ui: &mut egui::Ui) {
                     ui.colored_label(color, format!("{exit} · {secs:.1} s"));
                 }
                 _ => {
-                    ui.spinner();
-                    ui.label(format!(
-                        "running · pid {} · {secs:.1} s",
-                        run.pid.map_or("?".into(), |p| p.to_string())
-                    ));
+                    crate::ui::loading::busy(
+                        ui,
+                        format!(
+                            "running · pid {} · {secs:.1} s",
+                            run.pid.map_or("?".into(), |p| p.to_string())
+                        ),
+                    );
                     ui.ctx()
                         .request_repaint_after(std::time::Duration::from_millis(250));
                 }

@@ -26,8 +26,7 @@ fn left(app: &mut App, ui: &mut egui::Ui) {
         live(app, ui);
     }
     if let Some(p) = &app.opening {
-        ui.spinner();
-        ui.label(format!("indexing {}", p.display()));
+        crate::ui::loading::busy(ui, format!("indexing {}", p.display()));
     } else if let Some(ws) = &app.workspace {
         let files = format!("  ·  {} files", ws.index.files_seen);
         let font = egui::TextStyle::Body.resolve(ui.style());
@@ -38,8 +37,7 @@ fn left(app: &mut App, ui: &mut egui::Ui) {
         let path = elide_middle(&full, room, width);
         ui.label(format!("{path}{files}")).on_hover_text(full);
         if !ws.facts_done {
-            ui.spinner();
-            ui.label(format!("parsing graphs {}", ws.facts.len()));
+            crate::ui::loading::busy(ui, format!("parsing graphs {}", ws.facts.len()));
         }
         if !ws.index.warnings.is_empty() {
             ui.colored_label(

@@ -17,10 +17,7 @@ enum Click {
 pub fn show(app: &mut App, view: &mut ViewState, ui: &mut egui::Ui) {
     let Some(ws) = &app.workspace else {
         if app.opening.is_some() {
-            ui.horizontal(|ui| {
-                ui.spinner();
-                ui.label("indexing…");
-            });
+            crate::ui::loading::busy(ui, "indexing…");
         } else {
             ui.weak("Nothing open. File ▸ Open folder…, or drop a folder here.");
         }

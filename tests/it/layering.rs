@@ -449,3 +449,30 @@ fn rule_and_bad_file() -> Vec<String> {
         "use crate::ui::palette::ADDED;\n",
     )
 }
+
+/// Every panel shows "working on it" the same way: through `ui::loading` (`show` for a
+/// `Loading<T>`, `busy` otherwise), so a spinner drawn by hand elsewhere is a second look.
+#[test]
+fn spinners_are_drawn_by_ui_loading_only() {
+    let ui = Path::new(SRC).join("ui");
+    let mut hand_drawn = Vec::new();
+    for entry in walkdir::WalkDir::new(&ui).sort_by_file_name() {
+        let entry = entry.expect("walk src/ui");
+        let path = entry.path();
+        if path.extension().is_none_or(|e| e != "rs") || path.ends_with("ui/loading.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(path).expect("read a source file");
+        let code = without_test_mods(&code_only(&text));
+        for (i, line) in code.lines().enumerate() {
+            if line.contains(".spinner()") || line.contains("egui::Spinner") {
+                hand_drawn.push(format!("{}:{}", path.display(), i + 1));
+            }
+        }
+    }
+    assert!(
+        hand_drawn.is_empty(),
+        "spinners drawn by hand (use ui::loading::show or ui::loading::busy):\n{}",
+        hand_drawn.join("\n")
+    );
+}

@@ -124,8 +124,23 @@ fn stress_graph_zoomed_out() {
     let (total, present) = h.state().view.graph.counts();
     assert!(present > 5000, "{present}/{total} nodes on screen");
     let zoom = Viewport::load_ctx(&h.ctx).zoom;
-    assert!(zoom < 0.1, "fitted: zoom {zoom}");
-    shoot(&mut h, "stress_zoomed_out");
+    assert!(zoom < 0.04, "fitted below the dot zoom: zoom {zoom}");
+    let shot = shoot(&mut h, "stress_zoomed_out");
+    // Nodes are binned into dots at this zoom: the matmuls still show where they are, in
+    // their family's colour (a dot's cell takes the colour of one of its nodes).
+    let [r, g, b] = fxray::analysis::op_family::OpFamily::MatmulConv.rgb();
+    let matmul = Color32::from_rgb(r, g, b);
+    let shown = ["mm_169", "mm_229", "mm_289", "mm_349", "mm_409", "mm_469"]
+        .iter()
+        .filter(|n| {
+            let p = h.state().view.graph.screen_pos_of(&h.ctx, n);
+            p.is_some_and(|p| shot.count_near(p, 4.0, matmul, 12) > 0)
+        })
+        .count();
+    assert_eq!(
+        shown, 6,
+        "matmuls drawn as matmul dots (from top to bottom of the graph)"
+    );
 }
 
 #[test]

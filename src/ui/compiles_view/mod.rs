@@ -58,10 +58,7 @@ pub fn show(
 ) {
     if state.stories.is_empty() {
         if state.loading {
-            ui.horizontal(|ui| {
-                ui.spinner();
-                ui.label("reading the trace log…");
-            });
+            crate::ui::loading::busy(ui, "reading the trace log…");
         } else {
             ui.weak(
                 "No trace log in this tree. torch writes torch_compile_debug/tlparse/\

@@ -46,7 +46,29 @@ pub fn show(ui: &mut egui::Ui, scene: &mut Scene, rect: Rect, vp: Viewport) -> C
     let (a, b) = (to_canvas(rect.min), to_canvas(rect.max));
     // A margin so edges and outlines that start just off screen are still drawn.
     let m = 40.0 / vp.zoom.max(1e-4);
-    let visible = scene.visible([a.x - m, a.y - m, b.x + m, b.y + m]);
+    let area = [a.x - m, a.y - m, b.x + m, b.y + m];
+    if vp.zoom < DOT_ZOOM {
+        // A whole model at fit: nodes are a pixel or two and edges invisible, so draw the
+        // boxes and the nodes' cells (a few thousand at most, however large the graph), no edges.
+        let mut boxes = scene.visible_boxes(area);
+        boxes.sort_by_key(|i| scene.paint_order(*i));
+        let mut shapes: Vec<Shape> = Vec::new();
+        for &item in &boxes {
+            fold_paint::item(scene, item, &ctx, &mut shapes);
+        }
+        let mut mesh = egui::Mesh::default();
+        for (c, fill) in scene.dot_bins(vp.zoom).query(area) {
+            let r = Rect::from_min_max(
+                vp.to_screen(Pos2::new(c[0], c[1]), rect),
+                vp.to_screen(Pos2::new(c[2], c[3]), rect),
+            );
+            mesh.add_colored_rect(r, fill);
+        }
+        shapes.push(Shape::mesh(mesh));
+        painter.extend(shapes);
+        return finish(ui, scene, rect, vp, response, boxes);
+    }
+    let visible = scene.visible(area);
     let mut boxes = Vec::new();
     let mut edges = Vec::new();
     let mut nodes = Vec::new();
@@ -62,13 +84,6 @@ pub fn show(ui: &mut egui::Ui, scene: &mut Scene, rect: Rect, vp: Viewport) -> C
     let mut shapes: Vec<Shape> = Vec::new();
     for &item in &boxes {
         fold_paint::item(scene, item, &ctx, &mut shapes);
-    }
-    if vp.zoom < DOT_ZOOM {
-        // A whole model at fit: nodes are dots of a pixel or two and edges invisible, so draw
-        // the nodes as one mesh and no edges at all.
-        shapes.push(Shape::mesh(dots(scene, &nodes, vp, rect)));
-        painter.extend(shapes);
-        return finish(ui, scene, rect, vp, response, boxes);
     }
     for item in edges {
         let Item::Edge(e) = item else { continue };
@@ -91,30 +106,8 @@ pub fn show(ui: &mut egui::Ui, scene: &mut Scene, rect: Rect, vp: Viewport) -> C
     finish(ui, scene, rect, vp, response, boxes)
 }
 
-/// Below this zoom, nodes are drawn as dots (see [`dots`]).
+/// Below this zoom, nodes are drawn as binned dots (see [`Scene::dot_bins`]).
 const DOT_ZOOM: f32 = 0.04;
-
-fn dots(scene: &Scene, nodes: &[Item], vp: Viewport, rect: Rect) -> egui::Mesh {
-    let mut mesh = egui::Mesh::default();
-    for item in nodes {
-        let Item::Node(id) = *item else { continue };
-        let Some(d) = scene.node_data(id).filter(|d| d.present) else {
-            continue;
-        };
-        let Some(p) = scene.pos(id) else { continue };
-        let size = (d.look.size * vp.zoom).max(egui::vec2(1.5, 1.5));
-        let mut fill = d.tint.unwrap_or(d.look.fill);
-        // What the pass did shows even as a dot.
-        if let Some(c) = d.diff.color() {
-            fill = c;
-        }
-        if d.selected {
-            fill = crate::ui::palette::SELECTED;
-        }
-        mesh.add_colored_rect(Rect::from_center_size(vp.to_screen(p, rect), size), fill);
-    }
-    mesh
-}
 
 /// Clicks on nodes, and the box widgets (see below).
 fn finish(

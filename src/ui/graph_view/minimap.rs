@@ -3,7 +3,7 @@
 use super::navigation::Viewport;
 use super::scene::Scene;
 use crate::model::fx::FxFile;
-use egui::{Mesh, Pos2, Rect, Sense, Shape, Stroke, StrokeKind, Vec2};
+use egui::{Color32, ColorImage, Pos2, Rect, Sense, Stroke, StrokeKind, TextureHandle, Vec2};
 use std::sync::Arc;
 
 const SIZE: Vec2 = Vec2::new(200.0, 150.0);
@@ -11,8 +11,9 @@ const MARGIN: f32 = 10.0;
 
 #[derive(Default)]
 pub struct Minimap {
-    /// Node dots of the pass on screen, built once per pass and placement.
-    cached: Option<((usize, u64), Rect, Arc<Mesh>)>,
+    /// Node dots of the pass on screen as one picture, drawn once per pass and placement: a
+    /// frame then paints one textured rectangle, however many nodes the pass has.
+    cached: Option<((usize, u64), Rect, TextureHandle)>,
 }
 
 impl Minimap {
@@ -33,12 +34,15 @@ impl Minimap {
         }
         let map = fit(world, area.shrink(4.0));
         let key = (Arc::as_ptr(file) as usize, scene.generation());
-        let mesh = match &self.cached {
-            Some((k, r, m)) if *k == key && *r == area => m.clone(),
+        let texture = match &self.cached {
+            Some((k, r, t)) if *k == key && *r == area => t.clone(),
             _ => {
-                let m = Arc::new(dots(scene, &map));
-                self.cached = Some((key, area, m.clone()));
-                m
+                let image = dots(scene, &map, area, ui.ctx().pixels_per_point());
+                let t =
+                    ui.ctx()
+                        .load_texture("fxray-minimap", image, egui::TextureOptions::NEAREST);
+                self.cached = Some((key, area, t.clone()));
+                t
             }
         };
         let painter = ui.painter_at(area);
@@ -50,7 +54,8 @@ impl Minimap {
             Stroke::new(1.0, ui.visuals().weak_text_color()),
             StrokeKind::Inside,
         );
-        painter.add(Shape::Mesh(mesh));
+        let uv = Rect::from_min_max(Pos2::ZERO, Pos2::new(1.0, 1.0));
+        painter.image(texture.id(), area, uv, Color32::WHITE);
         let vp = Viewport::load(ui);
         let visible = Rect::from_min_max(
             vp.to_canvas(canvas.min, canvas),
@@ -97,15 +102,29 @@ fn fit(world: Rect, area: Rect) -> Map {
     Map { scale: s, offset }
 }
 
-fn dots(scene: &Scene, map: &Map) -> Mesh {
-    let mut mesh = Mesh::default();
+/// The nodes (and folded boxes) of `scene` as a picture of `area` at `ppp` pixels per point;
+/// every node at least one pixel.
+fn dots(scene: &Scene, map: &Map, area: Rect, ppp: f32) -> ColorImage {
+    let (w, h) = (
+        (area.width() * ppp).round().max(1.0) as usize,
+        (area.height() * ppp).round().max(1.0) as usize,
+    );
+    let mut image = ColorImage::filled([w, h], Color32::TRANSPARENT);
+    let mut fill = |r: Rect, colour: Color32| {
+        let px = |v: f32, o: f32, n: usize| (((v - o) * ppp).floor().max(0.0) as usize).min(n - 1);
+        let (x0, x1) = (px(r.min.x, area.min.x, w), px(r.max.x, area.min.x, w));
+        let (y0, y1) = (px(r.min.y, area.min.y, h), px(r.max.y, area.min.y, h));
+        for y in y0..=y1 {
+            image.pixels[y * w + x0..=y * w + x1].fill(colour);
+        }
+    };
     if let Some(f) = &scene.fold {
         for b in f.layout.boxes.iter().filter(|b| b.folded) {
             let r = Rect::from_min_max(
                 map.apply(Pos2::new(b.rect[0], b.rect[1])),
                 map.apply(Pos2::new(b.rect[2], b.rect[3])),
             );
-            mesh.add_colored_rect(r, crate::ui::palette::MODULE);
+            fill(r, crate::ui::palette::MODULE);
         }
     }
     for (i, present) in scene.present.iter().enumerate() {
@@ -115,12 +134,11 @@ fn dots(scene: &Scene, map: &Map) -> Mesh {
         let Some(p) = scene.pos(i as u32) else {
             continue;
         };
-        let (w, h) = scene.layout.sizes.get(i).copied().unwrap_or((100.0, 40.0));
-        let r = Rect::from_center_size(
-            map.apply(p),
-            (Vec2::new(w, h) * map.scale).max(Vec2::splat(1.2)),
+        let (nw, nh) = scene.layout.sizes.get(i).copied().unwrap_or((100.0, 40.0));
+        fill(
+            Rect::from_center_size(map.apply(p), Vec2::new(nw, nh) * map.scale),
+            crate::ui::palette::MINIMAP_NODE,
         );
-        mesh.add_colored_rect(r, crate::ui::palette::MINIMAP_NODE);
     }
-    mesh
+    image
 }

@@ -431,16 +431,16 @@ fn loading(app: &App, ui: &mut egui::Ui) {
             } else if let Some(e) = &ph.layout_error {
                 ui.colored_label(ui.visuals().error_fg_color, e);
             } else {
-                ui.spinner();
-                if loaded < ph.passes.len() {
-                    ui.label(format!("reading passes {loaded}/{}", ph.passes.len()));
+                let doing = if loaded < ph.passes.len() {
+                    format!("reading passes {loaded}/{}", ph.passes.len())
                 } else {
                     let nodes = ph.current_file().map_or(0, |f| f.node_count());
-                    ui.label(format!(
+                    format!(
                         "laying out {nodes} nodes across {} passes…",
                         ph.passes.len()
-                    ));
-                }
+                    )
+                };
+                crate::ui::loading::busy(ui, doing);
             }
         });
     });

@@ -23,6 +23,7 @@ pub struct NodeLook {
     pub target: String,
     pub subtitle: String,
     pub fill: Color32,
+    pub family: crate::analysis::op_family::OpFamily,
     pub size: Vec2,
 }
 

@@ -61,10 +61,7 @@ pub(super) fn history_section(
         if ph.load_errors.iter().any(Option::is_some) {
             ui.weak("needs every pass: a pass could not be loaded");
         } else {
-            ui.horizontal(|ui| {
-                ui.spinner();
-                ui.weak("diffing the passes…");
-            });
+            crate::ui::loading::busy(ui, "diffing the passes…");
         }
         return None;
     };

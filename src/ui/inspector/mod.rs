@@ -113,10 +113,7 @@ pub fn show(
 
 fn nothing_open(app: &App, ui: &mut egui::Ui) {
     if app.opening.is_some() {
-        ui.horizontal(|ui| {
-            ui.spinner();
-            ui.weak("Opening…");
-        });
+        crate::ui::loading::busy(ui, "Opening…");
     } else if app.workspace.is_some() {
         ui.weak("Pick a graph in the tree to inspect its nodes.");
     } else {
@@ -163,10 +160,7 @@ fn pass_not_loaded(ui: &mut egui::Ui, ph: &PhaseState) {
             );
         }
         None => {
-            ui.horizontal(|ui| {
-                ui.spinner();
-                ui.weak("Loading the graph…");
-            });
+            crate::ui::loading::busy(ui, "Loading the graph…");
         }
     }
 }

@@ -69,8 +69,7 @@ pub fn show(
     ui.horizontal(|ui| {
         ui.strong("Dumped data");
         if tensors.pending > 0 {
-            ui.spinner();
-            ui.weak(format!("summarising {} files…", tensors.pending));
+            crate::ui::loading::busy(ui, format!("summarising {} files…", tensors.pending));
         }
         if ui
             .small_button("Attach dump…")

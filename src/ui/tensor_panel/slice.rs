@@ -34,7 +34,7 @@ pub(super) fn slice_view(
         .as_ref()
         .filter(|v| v.path == f.path && v.lead == lead);
     let Some(view) = view else {
-        ui.spinner();
+        crate::ui::loading::busy(ui, "");
         return Some(Action::LoadSlice(f.path.clone(), lead));
     };
     if let Some(sl) = crate::ui::loading::show(ui, &view.result, "") {

@@ -58,9 +58,7 @@ pub(super) fn tensor_view(
                 Some(Err(e)) => {
                     ui.colored_label(ui.visuals().warn_fg_color, e);
                 }
-                None => {
-                    ui.spinner();
-                }
+                None => crate::ui::loading::busy(ui, ""),
             }
         })
         .body(|ui| {

@@ -11,20 +11,7 @@ impl Scene {
             for (node, id) in g.nodes.iter().zip(graph_ids) {
                 let Some(id) = *id else { continue };
                 self.present[id as usize] = true;
-                let size = self
-                    .layout
-                    .sizes
-                    .get(id as usize)
-                    .copied()
-                    .unwrap_or((100.0, 40.0));
-                let [r, gr, b] = op_family::family(node).rgb();
-                let look = Arc::new(NodeLook {
-                    name: node.name.clone(),
-                    target: short_target(node),
-                    subtitle: meta_text(node).unwrap_or_default(),
-                    fill: Color32::from_rgb(r, gr, b),
-                    size: Vec2::new(size.0, size.1),
-                });
+                let look = self.look(node, id as usize);
                 if let Some(n) = self.graph.node_mut(self.node_idx[id as usize]) {
                     n.payload_mut().look = look;
                 }

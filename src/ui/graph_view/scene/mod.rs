@@ -8,7 +8,7 @@ use crate::analysis::diff::{GraphDiff, NodeStatus};
 use crate::analysis::fold::{FoldTree, ModIx, Rep};
 use crate::analysis::op_family;
 use crate::analysis::phase_layout::{PhaseLayout, pass_entries};
-use crate::analysis::spatial::{Grid, Scratch};
+use crate::analysis::spatial::{Bins, Grid, Scratch};
 use crate::model::fx::FxFile;
 use crate::model::fx_fmt::{meta_text, short_target};
 use egui::{Color32, Pos2, Vec2};
@@ -18,6 +18,9 @@ use std::sync::Arc;
 
 mod fold;
 mod marks;
+
+/// Binned dots by cell size (log2 of canvas units).
+type DotLevels = HashMap<i32, Arc<Bins<Color32>>>;
 
 /// What the scene currently shows, to know when flags must be rewritten.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -108,6 +111,13 @@ pub struct Scene {
     pub fold: Option<FoldView>,
     grid: Grid,
     grid_items: Vec<Item>,
+    /// Boxes and bundles only: all a view zoomed out past its nodes asks of the index.
+    coarse: Grid,
+    coarse_items: Vec<Item>,
+    /// Bumped whenever what a node looks like may change (pass, diff, selection, tints).
+    looks: u64,
+    /// Nodes binned for the zoomed-out view by cell size (log2), valid for (generation, looks).
+    dot_bins: Option<((u64, u64), DotLevels)>,
     scratch: Scratch,
     found: Vec<u32>,
     hovered: Option<u32>,
@@ -138,6 +148,7 @@ impl Scene {
             target: String::new(),
             subtitle: String::new(),
             fill: Color32::GRAY,
+            family: op_family::OpFamily::Other,
             size: Vec2::new(100.0, 40.0),
         });
         let node_idx: Vec<NodeIndex> = (0..layout.union.names().len())
@@ -206,6 +217,10 @@ impl Scene {
             fold: None,
             grid: Grid::default(),
             grid_items: Vec::new(),
+            coarse: Grid::default(),
+            coarse_items: Vec::new(),
+            looks: 0,
+            dot_bins: None,
             scratch: Scratch::default(),
             found: Vec::new(),
             hovered: None,
@@ -297,8 +312,18 @@ impl Scene {
                 }
             }
         }
+        let mut coarse = Grid::new([b.min.x, b.min.y, b.max.x, b.max.y], 600.0);
+        let mut coarse_items = Vec::new();
+        for (id, &item) in items.iter().enumerate() {
+            if let (Item::Box(_) | Item::Bundle(_), Some(bounds)) = (item, grid.bounds(id as u32)) {
+                coarse.push(bounds);
+                coarse_items.push(item);
+            }
+        }
         self.grid = grid;
         self.grid_items = items;
+        self.coarse = coarse;
+        self.coarse_items = coarse_items;
         self.generation += 1;
     }
 
@@ -317,6 +342,50 @@ impl Scene {
         let out = found.iter().map(|&i| self.grid_items[i as usize]).collect();
         self.found = found;
         out
+    }
+
+    /// The boxes and bundles meeting canvas `area`, without the nodes and edges.
+    pub fn visible_boxes(&mut self, area: [f32; 4]) -> Vec<Item> {
+        let mut found = std::mem::take(&mut self.found);
+        self.coarse.query(area, &mut self.scratch, &mut found);
+        let out = found
+            .iter()
+            .map(|&i| self.coarse_items[i as usize])
+            .collect();
+        self.found = found;
+        out
+    }
+
+    /// The nodes on screen binned into cells of 2–4 screen points at `zoom`, each cell in the
+    /// colour of its most telling node (see [`dot_fill`]). Built once per cell size and look of
+    /// the scene, so a zoomed-out frame costs the cells on screen, not the nodes.
+    pub fn dot_bins(&mut self, zoom: f32) -> Arc<Bins<Color32>> {
+        let level = (2.0 / zoom.max(1e-6)).log2().ceil().clamp(-30.0, 60.0) as i32;
+        let key = (self.generation, self.looks);
+        let cache = match &mut self.dot_bins {
+            Some((k, cache)) if *k == key => cache,
+            slot => &mut slot.insert((key, HashMap::new())).1,
+        };
+        if let Some(bins) = cache.get(&level) {
+            return bins.clone();
+        }
+        let (grid, graph, node_idx) = (&self.grid, &self.graph, &self.node_idx);
+        let nodes = self
+            .grid_items
+            .iter()
+            .enumerate()
+            .filter_map(|(gid, item)| {
+                let Item::Node(id) = *item else { return None };
+                let d = graph.node(*node_idx.get(id as usize)?)?.payload();
+                if !d.present {
+                    return None;
+                }
+                let (fill, rank) = dot_fill(d);
+                Some((grid.bounds(gid as u32)?, fill, rank))
+            });
+        let bins = Arc::new(Bins::build(2f32.powi(level), nodes));
+        cache.insert(level, bins.clone());
+        bins
     }
 
     /// The node (or else box) under canvas point `p`. Ghosts and absent nodes are not picked.
@@ -423,6 +492,7 @@ impl Scene {
         if self.applied.as_ref() == Some(&want) {
             return;
         }
+        self.looks += 1;
         let redraw_pass = self.applied.as_ref().is_none_or(|a| {
             a.file != want.file
                 || a.collapsed != want.collapsed
@@ -486,12 +556,14 @@ impl Scene {
 
     fn look(&self, node: &crate::model::fx::FxNode, id: usize) -> Arc<NodeLook> {
         let size = self.layout.sizes.get(id).copied().unwrap_or((100.0, 40.0));
-        let [r, g, b] = op_family::family(node).rgb();
+        let family = op_family::family(node);
+        let [r, g, b] = family.rgb();
         Arc::new(NodeLook {
             name: node.name.clone(),
             target: short_target(node),
             subtitle: meta_text(node).unwrap_or_default(),
             fill: Color32::from_rgb(r, g, b),
+            family,
             size: Vec2::new(size.0, size.1),
         })
     }
@@ -532,5 +604,27 @@ impl Scene {
         (self.node_idx.get(i) == Some(&idx))
             .then_some(i as u32)
             .or_else(|| self.node_of(idx))
+    }
+}
+
+/// A node's colour as a dot, and how much it matters when dots share a cell: the selection,
+/// then what the pass changed, then the data overlay, then the op family, where the heavy ops
+/// (matmuls, collectives) are the landmarks a zoomed-out model is read by.
+pub fn dot_fill(d: &NodeData) -> (Color32, u8) {
+    use op_family::OpFamily as F;
+    if d.selected {
+        (crate::ui::palette::SELECTED, 8)
+    } else if let Some(c) = d.diff.color() {
+        (c, 7)
+    } else if let Some(t) = d.tint {
+        (t, 6)
+    } else {
+        let rank = match d.look.family {
+            F::MatmulConv | F::Communication => 3,
+            F::Reduction | F::NpuCustom => 2,
+            F::Elementwise | F::Control => 1,
+            F::Input | F::Output | F::ViewLayout | F::Other => 0,
+        };
+        (d.look.fill, rank)
     }
 }
