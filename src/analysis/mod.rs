@@ -11,6 +11,7 @@ pub mod modules;
 pub mod nan_trace;
 pub mod op_family;
 pub mod phase_layout;
+pub mod ranks;
 pub mod spatial;
 pub mod summary;
 pub mod task_nodes;

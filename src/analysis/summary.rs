@@ -16,6 +16,9 @@ pub struct GraphFacts {
     /// Nodes of nested sub-graphs (HOP branches).
     pub subgraph_nodes: usize,
     pub unparsed: usize,
+    /// Structure blind to node names (`analysis::ranks::fingerprint`): ranks compare by it.
+    #[serde(skip)]
+    pub fingerprint: u64,
     /// File-level problems, and the reason the file could not be read.
     pub problems: Vec<String>,
     /// Top-level nodes by op kind, and by op family (the inspector's summary).
@@ -37,6 +40,7 @@ impl GraphFacts {
             nodes: file.node_count(),
             subgraph_nodes: file.graphs.iter().skip(1).map(|g| g.nodes.len()).sum(),
             unparsed: file.unparsed.len(),
+            fingerprint: super::ranks::fingerprint(file),
             problems: file.problems.clone(),
             by_op,
             by_family,
@@ -76,6 +80,8 @@ pub struct Summary {
     pub opened: OpenedKind,
     pub files_seen: usize,
     pub runs: Vec<RunSummary>,
+    /// Ranks of one launch (`model::launch`), with the graphs where a rank differs.
+    pub launches: Vec<LaunchSummary>,
     /// Graph files outside any run.
     pub graphs: Vec<GraphSummary>,
     pub captures: Vec<CaptureFile>,
@@ -84,6 +90,15 @@ pub struct Summary {
     pub autotune: Vec<KernelDir>,
     pub traces: Vec<PathBuf>,
     pub warnings: Vec<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct LaunchSummary {
+    pub name: String,
+    pub root: PathBuf,
+    pub ranks: Vec<u32>,
+    /// `model__0 forward 000 graph: rank 2`, for every graph file where a rank differs.
+    pub differs: Vec<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -189,6 +204,23 @@ impl Summary {
                             captures: m.captures.clone(),
                         })
                         .collect(),
+                })
+                .collect(),
+            launches: index
+                .launches
+                .iter()
+                .map(|l| {
+                    let m = super::ranks::matrix(index, l, facts);
+                    LaunchSummary {
+                        name: l.name.clone(),
+                        root: l.root.clone(),
+                        ranks: m.ranks.clone(),
+                        differs: m
+                            .passes
+                            .iter()
+                            .filter_map(super::ranks::RankRow::differs_text)
+                            .collect(),
+                    }
                 })
                 .collect(),
             graphs: index.loose_graphs.iter().map(graph).collect(),

@@ -12,6 +12,7 @@ pub mod live;
 pub mod loading;
 pub mod logs;
 pub mod phase;
+pub mod ranks;
 pub mod run;
 pub mod state;
 pub mod tensors;

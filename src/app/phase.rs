@@ -63,6 +63,9 @@ pub struct PhaseState {
     pub fold: Option<(Arc<PhaseLayout>, Arc<FoldTree>)>,
     /// A module the inspector asked the graph to fold (its breadcrumb was clicked).
     pub fold_request: Option<String>,
+    /// Opened in place of the same pass of another rank: the graph view keeps its viewport and
+    /// folding instead of fitting the new graph.
+    pub keep_view: bool,
 }
 
 /// The files module inference reads besides the passes: the model's Dynamo graph (parameter
@@ -116,6 +119,7 @@ impl PhaseState {
             module_context: ModuleContext::default(),
             fold: None,
             fold_request: None,
+            keep_view: false,
         }
     }
 

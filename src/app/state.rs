@@ -43,6 +43,7 @@ pub struct App {
     pub(super) layouts: HashMap<PathBuf, (Arc<PhaseLayout>, usize)>,
     pub live: super::live::Live,
     pub run: super::run::RunState,
+    pub ranks: super::ranks::RanksState,
     pub(super) jobs: Jobs,
     pub(super) generation: u64,
 }
@@ -230,6 +231,7 @@ impl App {
         }
         self.poll_watch();
         self.poll_run();
+        self.poll_ranks();
     }
 
     /// Waits (headless, for tests and the CLI) until no background job is running.

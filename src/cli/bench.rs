@@ -47,6 +47,13 @@ pub enum BenchCommand {
         #[arg(long, default_value_t = 5)]
         rounds: usize,
     },
+    /// The rank matrix of every launch under PATH: fingerprinting every graph file and building
+    /// the matrices, best of --rounds. The line is `fingerprint_s=… matrix_s=… files=… nodes=…`.
+    Ranks {
+        path: PathBuf,
+        #[arg(long, default_value_t = 5)]
+        rounds: usize,
+    },
     /// Timeline of a capture JSON: load time (read + parse + pairing, best of --rounds) and
     /// CPU time per frame of the timeline view zoomed out to fit, then zoomed in.
     Timeline {
@@ -144,6 +151,7 @@ pub fn run(what: BenchCommand) -> Result<()> {
             frames,
         } => super::bench_timeline::run(&file, rounds.max(1), frames.max(10)),
         BenchCommand::Diff { a, b, rounds } => super::diff::bench(&a, &b, rounds.max(1)),
+        BenchCommand::Ranks { path, rounds } => super::ranks::bench(&path, rounds.max(1)),
         BenchCommand::Autotune {
             path,
             kernels,

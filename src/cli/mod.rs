@@ -10,6 +10,7 @@ pub mod compiles;
 pub mod diff;
 pub mod export;
 pub mod modules;
+pub mod ranks;
 pub mod run;
 pub mod summary;
 pub mod tensors;
@@ -176,6 +177,14 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// The ranks of each distributed launch: every graph file × rank with node counts, `*` on
+    /// the ranks whose graph differs from the majority's (structure, not names).
+    Ranks {
+        path: PathBuf,
+        /// Machine-readable JSON instead of the table.
+        #[arg(long)]
+        json: bool,
+    },
     /// Measure fxray's speed on real files and print the figures.
     Bench {
         #[command(subcommand)]
@@ -273,6 +282,7 @@ pub fn run(command: Command) -> Result<()> {
         ),
         Command::Autotune { path, json } => autotune::run(&path, json),
         Command::Compiles { path, json } => compiles::run(&path, json),
+        Command::Ranks { path, json } => ranks::run(&path, json),
         Command::Bench { what } => bench::run(what),
     }
 }

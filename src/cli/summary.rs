@@ -148,6 +148,23 @@ fn render(s: &Summary, diffs: &HashMap<PathBuf, DiffCounts>) -> String {
         s.opened,
         s.files_seen
     );
+    for l in &s.launches {
+        let ranks: Vec<String> = l.ranks.iter().map(u32::to_string).collect();
+        let _ = writeln!(
+            o,
+            "\nlaunch: {} ranks ({}) from {} in {}",
+            l.ranks.len(),
+            ranks.join(", "),
+            l.name,
+            l.root.display()
+        );
+        if l.differs.is_empty() {
+            o.push_str("  every rank compiled the same graphs\n");
+        }
+        for d in &l.differs {
+            let _ = writeln!(o, "  differs: {d}");
+        }
+    }
     for run in &s.runs {
         let _ = write!(o, "\n{}", run.name);
         if let Some(t) = &run.time {

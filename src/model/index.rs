@@ -39,6 +39,8 @@ pub struct DebugIndex {
     pub root: PathBuf,
     pub opened: OpenedKind,
     pub runs: Vec<Run>,
+    /// Runs of the same distributed launch, grouped by rank (`model::launch`).
+    pub launches: Vec<super::launch::Launch>,
     /// Graph files that belong to no run (a single opened file, loose `.txt`/`.py` dumps).
     pub loose_graphs: Vec<PassFile>,
     /// Capture JSON files that belong to no model.
@@ -210,6 +212,7 @@ impl DebugIndex {
             root,
             opened,
             runs: Vec::new(),
+            launches: Vec::new(),
             loose_graphs: Vec::new(),
             loose_captures: Vec::new(),
             data_dumps: Vec::new(),

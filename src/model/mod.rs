@@ -6,6 +6,7 @@ pub mod compile;
 pub mod fx;
 pub mod fx_fmt;
 pub mod index;
+pub mod launch;
 pub mod log;
 pub mod npy;
 pub mod output_code;

@@ -397,6 +397,7 @@ impl Builder {
             index.runs.push(finish_run(path, run_b));
         }
         link_siblings(&mut index.runs);
+        index.launches = crate::model::launch::group(&index.runs);
         index.loose_graphs = self.loose_graphs;
         index.loose_graphs.sort_by(|a, b| a.path.cmp(&b.path));
         index.loose_captures = self.loose_captures;

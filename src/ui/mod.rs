@@ -13,6 +13,7 @@ mod inspector;
 mod loading;
 mod logs_panel;
 pub mod palette;
+mod ranks_view;
 mod run_panel;
 mod status_bar;
 mod tensor_panel;
@@ -53,6 +54,7 @@ pub struct ViewState {
     /// `app::compiles`).
     pub compiles: app::compiles::CompilesState,
     pub compiles_view: compiles_view::CompilesViewState,
+    pub ranks: ranks_view::RanksViewState,
 }
 
 /// The views that can fill the centre of the window.
@@ -63,6 +65,7 @@ pub enum CentralTab {
     Timeline,
     Autotune,
     Compiles,
+    Ranks,
     Run,
 }
 
@@ -145,6 +148,9 @@ pub fn show(app: &mut App, view: &mut ViewState, ui: &mut egui::Ui) {
                 &mut view.central,
                 ui,
             ),
+            CentralTab::Ranks => {
+                ranks_view::show(app, &mut view.ranks, &mut view.graph, &mut view.central, ui)
+            }
             CentralTab::Run => run_panel::show(app, &mut view.run, ui),
         }
     });
@@ -166,6 +172,7 @@ fn central_tabs(tab: &mut CentralTab, ui: &mut egui::Ui) {
         ui.selectable_value(tab, CentralTab::Timeline, "Timeline");
         ui.selectable_value(tab, CentralTab::Autotune, "Autotune");
         ui.selectable_value(tab, CentralTab::Compiles, "Compiles");
+        ui.selectable_value(tab, CentralTab::Ranks, "Ranks");
         ui.selectable_value(tab, CentralTab::Run, "Run");
     });
     ui.separator();

@@ -5,7 +5,7 @@ use super::ViewState;
 use crate::analysis::summary::GraphFacts;
 use crate::app::App;
 use crate::app::live::FileStatus;
-use crate::model::index::{CaptureFile, CaptureKind, DebugIndex, PassFile};
+use crate::model::index::{CaptureFile, CaptureKind, DebugIndex, PassFile, Run};
 use std::path::{Path, PathBuf};
 
 enum Click {
@@ -87,88 +87,132 @@ fn runs(
     timeline: Option<&Path>,
     click: &mut Option<Click>,
 ) {
-    for run in &index.runs {
-        let mut title = run.name.clone();
-        if let Some(r) = run.rank {
-            title = format!("rank {r} · {title}");
+    let ctx = RunCtx {
+        compiles,
+        facts,
+        current,
+        timeline,
+    };
+    for (i, run) in index.runs.iter().enumerate() {
+        // The ranks of a launch are one entry, rank by rank, shown where its first folder is.
+        match index.launches.iter().find(|l| l.rank_of_run(i).is_some()) {
+            Some(l) if l.ranks.iter().map(|r| r.run).min() == Some(i) => {
+                egui::CollapsingHeader::new(format!(
+                    "{} · launch of {} ranks",
+                    l.name,
+                    l.ranks.len()
+                ))
+                .id_salt(("launch", &l.root, &l.name))
+                .default_open(true)
+                .show(ui, |ui| {
+                    for (k, lr) in l.ranks.iter().enumerate() {
+                        let run = &index.runs[lr.run];
+                        let here = current.is_some_and(|c| c.starts_with(&run.path));
+                        run_entry(ui, run, k == 0 || here, &ctx, click);
+                    }
+                });
+            }
+            Some(_) => {}
+            None => run_entry(ui, run, true, &ctx, click),
         }
-        egui::CollapsingHeader::new(title)
-            .id_salt(&run.path)
-            .default_open(true)
-            .show(ui, |ui| {
-                if let Some(t) = &run.time {
-                    ui.weak(format!(
-                        "{t}  pid {}",
-                        run.pid.map_or("?".into(), |p| p.to_string())
-                    ));
-                }
-                for model in &run.models {
-                    super::compiles_view::model_note(ui, compiles, &run.name, &model.name);
-                    let mut head = format!("{}  [{:?}]", model.name, model.backend);
-                    if let Some(g) = &model.graph_name {
-                        head.push_str(&format!(" · {g}"));
-                    }
-                    if model.is_orphan() {
-                        head.push_str(" · orphan (Dynamo graph only)");
-                    }
-                    egui::CollapsingHeader::new(head)
-                        .id_salt(&model.path)
-                        .default_open(true)
-                        .show(ui, |ui| {
-                            if let Some(d) = &model.dynamo_graph
-                                && entry(
-                                    ui,
-                                    "dynamo_out_graph",
-                                    facts.get(d),
-                                    current == Some(d.as_path()),
-                                )
-                            {
-                                *click = Some(Click::Graph(d.clone()));
-                            }
-                            for phase in &model.phases {
-                                egui::CollapsingHeader::new(format!(
-                                    "{}  ({} graphs)",
-                                    phase.name,
-                                    phase.passes.len()
-                                ))
-                                .id_salt(&phase.path)
-                                .default_open(true)
-                                .show(ui, |ui| {
-                                    for p in &phase.passes {
-                                        if pass_entry(ui, p, facts.get(&p.path), current) {
-                                            *click = Some(Click::Graph(p.path.clone()));
-                                        }
-                                    }
-                                });
-                            }
-                            for c in &model.captures {
-                                if capture_entry(ui, c, timeline) {
-                                    *click = Some(Click::Capture(c.path.clone()));
-                                }
-                            }
-                        });
-                }
-                for log in &run.logs {
-                    let name = log
-                        .path
-                        .file_name()
-                        .map(|n| n.to_string_lossy().into_owned())
-                        .unwrap_or_default();
-                    let parent = log
-                        .path
-                        .parent()
-                        .and_then(|p| p.file_name())
-                        .map(|n| n.to_string_lossy().into_owned())
-                        .unwrap_or_default();
-                    if ui
-                        .selectable_label(false, format!("📄 {parent}/{name}"))
-                        .clicked()
-                    {
-                        *click = Some(Click::Log(log.path.clone()));
-                    }
-                }
-            });
     }
+}
+
+/// What every run entry of the tree reads.
+struct RunCtx<'a> {
+    compiles: &'a crate::app::compiles::CompilesState,
+    facts: &'a Facts<'a>,
+    current: Option<&'a Path>,
+    timeline: Option<&'a Path>,
+}
+
+fn run_entry(ui: &mut egui::Ui, run: &Run, open: bool, ctx: &RunCtx, click: &mut Option<Click>) {
+    let RunCtx {
+        compiles,
+        facts,
+        current,
+        timeline,
+    } = *ctx;
+    let mut title = run.name.clone();
+    if let Some(r) = run.rank {
+        title = format!("rank {r} · {title}");
+    }
+    egui::CollapsingHeader::new(title)
+        .id_salt(&run.path)
+        .default_open(open)
+        .show(ui, |ui| {
+            if let Some(t) = &run.time {
+                ui.weak(format!(
+                    "{t}  pid {}",
+                    run.pid.map_or("?".into(), |p| p.to_string())
+                ));
+            }
+            for model in &run.models {
+                super::compiles_view::model_note(ui, compiles, &run.name, &model.name);
+                let mut head = format!("{}  [{:?}]", model.name, model.backend);
+                if let Some(g) = &model.graph_name {
+                    head.push_str(&format!(" · {g}"));
+                }
+                if model.is_orphan() {
+                    head.push_str(" · orphan (Dynamo graph only)");
+                }
+                egui::CollapsingHeader::new(head)
+                    .id_salt(&model.path)
+                    .default_open(true)
+                    .show(ui, |ui| {
+                        if let Some(d) = &model.dynamo_graph
+                            && entry(
+                                ui,
+                                "dynamo_out_graph",
+                                facts.get(d),
+                                current == Some(d.as_path()),
+                            )
+                        {
+                            *click = Some(Click::Graph(d.clone()));
+                        }
+                        for phase in &model.phases {
+                            egui::CollapsingHeader::new(format!(
+                                "{}  ({} graphs)",
+                                phase.name,
+                                phase.passes.len()
+                            ))
+                            .id_salt(&phase.path)
+                            .default_open(true)
+                            .show(ui, |ui| {
+                                for p in &phase.passes {
+                                    if pass_entry(ui, p, facts.get(&p.path), current) {
+                                        *click = Some(Click::Graph(p.path.clone()));
+                                    }
+                                }
+                            });
+                        }
+                        for c in &model.captures {
+                            if capture_entry(ui, c, timeline) {
+                                *click = Some(Click::Capture(c.path.clone()));
+                            }
+                        }
+                    });
+            }
+            for log in &run.logs {
+                let name = log
+                    .path
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                let parent = log
+                    .path
+                    .parent()
+                    .and_then(|p| p.file_name())
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                if ui
+                    .selectable_label(false, format!("📄 {parent}/{name}"))
+                    .clicked()
+                {
+                    *click = Some(Click::Log(log.path.clone()));
+                }
+            }
+        });
 }
 
 fn loose(

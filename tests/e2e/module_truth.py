@@ -386,13 +386,20 @@ def write(path, text):
 
 
 class Writer:
-    def __init__(self, model_dir):
+    """`on_dump(relative path, gm)` is called after every graph file is written, and the compiled
+    forward runs `forward_runner(final gm)` instead of `gm.forward` when given (launch_ranks.py
+    fingerprints each graph and dumps tensors with them)."""
+
+    def __init__(self, model_dir, on_dump=None, forward_runner=None):
         self.model_dir = model_dir
+        self.on_dump = on_dump or (lambda rel, gm: None)
+        self.forward_runner = forward_runner
         os.makedirs(model_dir, exist_ok=True)
 
     def dynamo(self, gm):
         write(os.path.join(self.model_dir, "dynamo_out_graph.txt"), neutral(gm.print_readable(print_output=False)))
         write(os.path.join(self.model_dir, "dynamo_out_graph.modules.json"), json.dumps(truth(gm, False), indent=0) + "\n")
+        self.on_dump("dynamo_out_graph.txt", gm)
 
     def phase(self, gm, phase):
         d = os.path.join(self.model_dir, phase)
@@ -404,6 +411,7 @@ class Writer:
             gm.recompile()
             write(os.path.join(d, stem + ".txt"), neutral(gm.print_readable(print_output=False)))
             write(os.path.join(d, stem + ".modules.json"), json.dumps(truth(gm, backward), indent=0) + "\n")
+            self.on_dump(f"{phase}/{stem}.txt", gm)
 
         dump(0, None)
         for k, (name, fn) in enumerate(PASSES, start=1):
@@ -411,11 +419,13 @@ class Writer:
             gm.graph.lint()
             dump(k, name)
         gm.recompile()
+        if phase == "forward" and self.forward_runner:
+            return make_boxed_func(self.forward_runner(gm))
         return make_boxed_func(gm.forward)
 
 
-def backend_for(model_dir):
-    w = Writer(model_dir)
+def backend_for(model_dir, on_dump=None, forward_runner=None):
+    w = Writer(model_dir, on_dump, forward_runner)
 
     def backend(gm, example_inputs):
         w.dynamo(gm)

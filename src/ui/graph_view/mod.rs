@@ -13,6 +13,7 @@ mod groups;
 mod minimap;
 mod navigation;
 mod pass_strip;
+mod rank_picker;
 mod scene;
 mod search;
 pub mod shapes;
@@ -57,6 +58,9 @@ pub struct GraphViewState {
     /// Group nodes by module: `None` decides by size (graphs over
     /// [`fold_view::FOLD_ABOVE`] nodes open folded).
     pub fold_mode: Option<bool>,
+    /// Open module boxes (by path) carried over to the same pass of another rank, applied once
+    /// its module tree is known.
+    carried_open: Option<Vec<String>>,
 }
 
 impl Default for GraphViewState {
@@ -76,6 +80,7 @@ impl Default for GraphViewState {
             data: Default::default(),
             canvas: None,
             fold_mode: None,
+            carried_open: None,
         }
     }
 }
@@ -183,6 +188,7 @@ pub fn show(app: &mut App, st: &mut GraphViewState, ui: &mut egui::Ui) {
         return;
     }
     let fold_request = app.phase.as_mut().and_then(|p| p.fold_request.take());
+    let keep_view = app.phase.as_ref().is_some_and(|p| p.keep_view);
     navigation::toolbar(app, st, ui);
     pass_strip::show(app, ui);
     let Some(ph) = &app.phase else { return };
@@ -198,9 +204,13 @@ pub fn show(app: &mut App, st: &mut GraphViewState, ui: &mut egui::Ui) {
         .as_ref()
         .is_none_or(|s| !Arc::ptr_eq(&s.layout, &layout))
     {
+        // Another rank's pass keeps the viewport and the open boxes.
+        st.carried_open = keep_view
+            .then(|| st.scene.as_ref().and_then(open_modules))
+            .flatten();
         st.scene = Some(Scene::new(layout.clone()));
         st.scene_a = None;
-        st.fit_frames = 2;
+        st.fit_frames = if keep_view { 0 } else { 2 };
     }
     st.search.refresh(&file);
     let started = Instant::now();
@@ -231,8 +241,19 @@ pub fn show(app: &mut App, st: &mut GraphViewState, ui: &mut egui::Ui) {
     };
     scene.apply(&file, &view, &hits);
     st.diff_counts = scene.counted.diff;
-    if sync_fold(scene, st.fold_mode, fold_tree) {
+    let tree_known = fold_tree.is_some();
+    let refolded = sync_fold(scene, st.fold_mode, fold_tree);
+    if let Some(open) = st.carried_open.take_if(|_| scene.fold.is_some()) {
+        reopen(scene, &open);
+    } else if refolded && !keep_view {
         st.fit_frames = 1;
+    }
+    // Kept until the module tree has arrived (the fold it brings must not refit either).
+    if keep_view
+        && tree_known
+        && let Some(ph) = app.phase.as_mut()
+    {
+        ph.keep_view = false;
     }
     // The inspector's breadcrumb folds a module.
     if let Some(path) = fold_request
@@ -328,6 +349,33 @@ pub fn show(app: &mut App, st: &mut GraphViewState, ui: &mut egui::Ui) {
         st.minimap.show(ui, scene, rect, &file);
     }
     st.last_frame_ms = started.elapsed().as_secs_f32() * 1000.0;
+}
+
+/// Paths of the open module boxes of a folded scene.
+fn open_modules(scene: &Scene) -> Option<Vec<String>> {
+    let f = scene.fold.as_ref()?;
+    Some(
+        f.expanded()
+            .iter()
+            .zip(&f.tree.modules)
+            .filter(|(open, _)| **open)
+            .map(|(_, m)| m.path.clone())
+            .collect(),
+    )
+}
+
+/// Opens the boxes named in `open` (and folds the rest), as far as this tree has them.
+fn reopen(scene: &mut Scene, open: &[String]) {
+    let Some(f) = &scene.fold else { return };
+    let open: std::collections::HashSet<&str> = open.iter().map(String::as_str).collect();
+    let e: Vec<bool> = f
+        .tree
+        .modules
+        .iter()
+        .enumerate()
+        .map(|(i, m)| i == crate::analysis::fold::ROOT as usize || open.contains(m.path.as_str()))
+        .collect();
+    scene.set_expanded(e);
 }
 
 /// Groups the scene by module, or not, as the mode (or the graph's size) says; true when the

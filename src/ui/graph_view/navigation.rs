@@ -99,6 +99,7 @@ pub fn toolbar(app: &mut App, st: &mut GraphViewState, ui: &mut egui::Ui) {
         // ("Change" / "s: 0").
         ui.style_mut().wrap_mode = Some(egui::TextWrapMode::Extend);
         pass_picker(app, ui);
+        super::rank_picker::show(app, ui);
         ui.separator();
         super::search::bar(app, st, ui);
         ui.separator();

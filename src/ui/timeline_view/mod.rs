@@ -8,6 +8,7 @@ mod geometry;
 mod interact;
 mod options;
 mod paint;
+mod rank_picker;
 
 use crate::analysis::timeline_stats::{self, RangeStats, Timeline};
 use crate::app::App;
@@ -106,6 +107,7 @@ pub fn show(app: &mut App, state: &mut TimelineViewState, ui: &mut egui::Ui) {
     }
     follow_node_selection(app, state, &tl);
     header(ui, &tl, &file, load_time);
+    rank_picker::show(app, ui);
     if let Some(link) = &app.timeline.nodes {
         let pass = link
             .pass

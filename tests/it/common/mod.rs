@@ -69,3 +69,24 @@ pub fn stdout_json(out: &std::process::Output) -> serde_json::Value {
     );
     serde_json::from_slice(&out.stdout).expect("valid JSON on stdout")
 }
+
+/// Runs `tests/e2e/<script> OUT` with the PyTorch interpreter of the end-to-end tests
+/// (`FXRAY_TEST_PYTHON`), and checks it succeeded.
+pub fn run_e2e_script(script: &str, out: &std::path::Path) {
+    let python = std::env::var("FXRAY_TEST_PYTHON")
+        .expect("FXRAY_TEST_PYTHON must name a Python with torch installed (tests/run.sh sets it)");
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/e2e")
+        .join(script);
+    let run = std::process::Command::new(python)
+        .arg(&path)
+        .arg(out)
+        .output()
+        .unwrap_or_else(|e| panic!("run {script}: {e}"));
+    assert!(
+        run.status.success(),
+        "{script}:\n{}\n{}",
+        String::from_utf8_lossy(&run.stdout),
+        String::from_utf8_lossy(&run.stderr)
+    );
+}

@@ -1,0 +1,242 @@
+//! The ranks of a launch in the app: which rank the pass on screen belongs to, switching rank
+//! (the same model, phase and pass in the other rank's folder, keeping the selection; the graph
+//! view keeps its viewport and folding), the rank matrix of each launch, a matrix cell opened
+//! side by side with rank 0, and the same capture of another rank for the timeline.
+
+use super::App;
+use crate::analysis::ranks::{self, RankMatrix};
+use crate::model::index::{DebugIndex, Model, Run};
+use crate::model::launch::Launch;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+#[derive(Default)]
+pub struct RanksState {
+    /// The matrix of every launch, with what it was built from.
+    cache: Option<(CacheKey, Arc<Vec<RankMatrix>>)>,
+    /// A graph to compare the pass on screen with once it is loaded (a matrix cell was opened).
+    pending_compare: Option<(PathBuf, PathBuf)>,
+}
+
+/// What the matrices were built from: the open folder and how much of it was parsed.
+type CacheKey = (u64, usize, bool, usize);
+
+/// The pass on screen among the ranks of its launch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RankPlace {
+    /// Index into `DebugIndex::launches`.
+    pub launch: usize,
+    pub rank: u32,
+    pub ranks: Vec<u32>,
+}
+
+impl App {
+    /// The launch and rank of the graph on screen, when its run is one rank of a launch.
+    pub fn rank_place(&self) -> Option<RankPlace> {
+        let index = &self.workspace.as_ref()?.index;
+        let path = self.phase.as_ref()?.current_path()?;
+        let run = run_of(index, path)?;
+        let (li, launch) = index
+            .launches
+            .iter()
+            .enumerate()
+            .find(|(_, l)| l.rank_of_run(run).is_some())?;
+        Some(RankPlace {
+            launch: li,
+            rank: launch.rank_of_run(run)?,
+            ranks: launch.rank_numbers(),
+        })
+    }
+
+    /// Shows the same model, phase and pass of `rank`'s folder, keeping the selected node (by
+    /// name); the graph view keeps its viewport and folding. False, with a notice, when that
+    /// rank has no such graph.
+    pub fn select_rank(&mut self, rank: u32) -> bool {
+        let Some(place) = self.rank_place() else {
+            return false;
+        };
+        if place.rank == rank {
+            return true;
+        }
+        let (Some(ws), Some(ph)) = (&self.workspace, &self.phase) else {
+            return false;
+        };
+        let index = &ws.index;
+        let Some(here) = ph.current_path().map(Path::to_path_buf) else {
+            return false;
+        };
+        let launch = &index.launches[place.launch];
+        let target = launch
+            .run_of(rank)
+            .and_then(|r| counterpart(index, &here, &index.runs[r]));
+        let Some(target) = target else {
+            self.notice = Some(format!(
+                "rank {rank} has no {}",
+                here.file_name()
+                    .map_or(String::new(), |n| n.to_string_lossy().into_owned())
+            ));
+            return false;
+        };
+        let selected = ph.selected.clone();
+        self.select_graph(&target);
+        if let Some(ph) = self.phase.as_mut() {
+            ph.selected = selected;
+            ph.keep_view = true;
+        }
+        true
+    }
+
+    /// The rank matrix of every launch of the open folder, from the facts parsed so far
+    /// (rebuilt when more facts arrive or the index changes).
+    pub fn rank_matrices(&mut self) -> Arc<Vec<RankMatrix>> {
+        let Some(ws) = &self.workspace else {
+            return Arc::default();
+        };
+        let key = (
+            self.generation,
+            ws.facts.len(),
+            ws.facts_done,
+            ws.index.files_seen,
+        );
+        if let Some((k, m)) = &self.ranks.cache
+            && *k == key
+        {
+            return m.clone();
+        }
+        let m: Arc<Vec<RankMatrix>> = Arc::new(
+            ws.index
+                .launches
+                .iter()
+                .map(|l| ranks::matrix(&ws.index, l, &ws.facts))
+                .collect(),
+        );
+        self.ranks.cache = Some((key, m.clone()));
+        m
+    }
+
+    /// Opens row `row`'s graph of `rank` (launch `launch`) side by side with rank 0's (with the
+    /// first other rank that differs, or the next one, when `rank` is 0).
+    pub fn open_rank_cell(&mut self, launch: usize, row: usize, rank: u32) {
+        let matrices = self.rank_matrices();
+        let Some(m) = matrices.get(launch) else {
+            return;
+        };
+        let Some(r) = m.passes.get(row) else { return };
+        let path_of = |k: u32| m.column(k).and_then(|c| r.paths.get(c).cloned().flatten());
+        let Some(b) = path_of(rank) else { return };
+        let other = m.ranks.iter().copied().filter(|&k| k != rank);
+        let a_rank = if rank == m.ranks[0] {
+            let mut others: Vec<u32> = other.collect();
+            others.sort_by_key(|k| !r.differs_at(*k));
+            others.into_iter().find(|&k| path_of(k).is_some())
+        } else {
+            Some(m.ranks[0]).filter(|&k| path_of(k).is_some())
+        };
+        self.select_graph(&b);
+        if let Some(a) = a_rank.and_then(path_of) {
+            self.ranks.pending_compare = Some((b, a));
+            self.poll_ranks();
+        }
+    }
+
+    /// Starts the comparison a matrix cell asked for, once its B graph is loaded.
+    pub(super) fn poll_ranks(&mut self) {
+        let Some((b, a)) = self.ranks.pending_compare.clone() else {
+            return;
+        };
+        let Some(ph) = &self.phase else {
+            self.ranks.pending_compare = None;
+            return;
+        };
+        if ph.current_path() != Some(b.as_path()) {
+            self.ranks.pending_compare = None;
+        } else if ph.current_file().is_some() {
+            self.ranks.pending_compare = None;
+            self.compare_with(Some(a));
+        }
+    }
+
+    /// The captures of the same model, kind and `graph_K` as the open timeline's, one per rank
+    /// of its launch: `(rank, path)`, the open one included.
+    pub fn timeline_ranks(&self) -> Vec<(u32, PathBuf)> {
+        let (Some(ws), Some(open)) = (&self.workspace, &self.timeline.open) else {
+            return Vec::new();
+        };
+        let index = &ws.index;
+        let Some(run) = run_of(index, &open.path) else {
+            return Vec::new();
+        };
+        let Some((launch, _)) = ranks::launch_of(index, run) else {
+            return Vec::new();
+        };
+        let Some((model, capture)) = index.runs[run].models.iter().find_map(|m| {
+            m.captures
+                .iter()
+                .find(|c| c.path == open.path)
+                .map(|c| (m.name.clone(), (c.kind, c.graph.clone())))
+        }) else {
+            return Vec::new();
+        };
+        launch_captures(index, launch, &model, &capture)
+    }
+}
+
+fn launch_captures(
+    index: &DebugIndex,
+    launch: &Launch,
+    model: &str,
+    (kind, graph): &(crate::model::index::CaptureKind, String),
+) -> Vec<(u32, PathBuf)> {
+    launch
+        .ranks
+        .iter()
+        .filter_map(|lr| {
+            let m = index
+                .runs
+                .get(lr.run)?
+                .models
+                .iter()
+                .find(|m| m.name == model)?;
+            let c = m
+                .captures
+                .iter()
+                .find(|c| c.kind == *kind && c.graph == *graph)?;
+            Some((lr.rank, c.path.clone()))
+        })
+        .collect()
+}
+
+/// The run (index into `DebugIndex::runs`) whose folder holds `path`.
+fn run_of(index: &DebugIndex, path: &Path) -> Option<usize> {
+    index.runs.iter().position(|r| path.starts_with(&r.path))
+}
+
+/// The graph of `other` that stands where `path` stands in its own run: the same model's
+/// Dynamo graph, or the pass of the same phase with the same number and name (else number).
+fn counterpart(index: &DebugIndex, path: &Path, other: &Run) -> Option<PathBuf> {
+    let run = &index.runs[run_of(index, path)?];
+    let model = run.models.iter().find(|m| in_model(m, path))?;
+    let twin = other.models.iter().find(|m| m.name == model.name)?;
+    if model.dynamo_graph.as_deref() == Some(path) {
+        return twin.dynamo_graph.clone();
+    }
+    let (phase, pass) = model.phases.iter().find_map(|ph| {
+        ph.passes
+            .iter()
+            .find(|p| p.path == path)
+            .map(|p| (ph.name.as_str(), p))
+    })?;
+    let passes = &twin.phases.iter().find(|p| p.name == phase)?.passes;
+    passes
+        .iter()
+        .find(|p| p.index == pass.index && p.name == pass.name)
+        .or_else(|| passes.iter().find(|p| p.index == pass.index))
+        .map(|p| p.path.clone())
+}
+
+fn in_model(m: &Model, path: &Path) -> bool {
+    m.dynamo_graph.as_deref() == Some(path)
+        || m.phases
+            .iter()
+            .any(|ph| ph.passes.iter().any(|p| p.path == path))
+}
