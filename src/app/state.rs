@@ -230,6 +230,7 @@ impl App {
         }
         self.poll_watch();
         self.poll_run();
+        self.want_msprobe_links();
     }
 
     /// Waits (headless, for tests and the CLI) until no background job is running.
