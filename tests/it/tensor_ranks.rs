@@ -116,3 +116,92 @@ fn the_app_traces_across_ranks_and_the_rank_table_marks_the_odd_rank() {
     h.get_by_label("rank 2 · farthest");
     assert!(h.query_by_label("rank 0 · farthest").is_none());
 }
+
+/// The real 4-rank launch (tests/e2e/launch_ranks.py, torch on gloo): a NaN put into rank 3's
+/// input at step 1 reaches the other ranks through the all-reduce. torch's `truth.json` says
+/// where it shows first, and on each rank.
+fn launch() -> PathBuf {
+    fixture("npugraph_ex/launch_4rank")
+}
+
+fn truth() -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(launch().join("truth.json")).unwrap()).unwrap()
+}
+
+/// Rank 0's last forward pass.
+fn launch_last_forward() -> PathBuf {
+    let t = truth();
+    let run = launch()
+        .join("torch_compile_debug")
+        .join(t["runs"]["0"].as_str().unwrap())
+        .join("npugraph_ex/model__0/forward");
+    let mut v: Vec<PathBuf> = std::fs::read_dir(run)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "txt"))
+        .collect();
+    v.sort();
+    v.pop().unwrap()
+}
+
+#[test]
+fn cli_finds_torchs_first_nan_in_the_4_rank_launch() {
+    let t = truth();
+    let first = &t["nan"]["first"];
+    let g = launch_last_forward();
+    let out = fxray(&[
+        "tensors",
+        launch().join("data_dump").to_str().unwrap(),
+        "--first",
+        "nan",
+        "--graph",
+        g.to_str().unwrap(),
+    ]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(text.lines().next(), first["node"].as_str(), "{text}");
+    let want = format!(
+        "where: rank {}, graph_1, step {}",
+        first["rank"], first["step"]
+    );
+    assert!(text.contains(&want), "{text}");
+    // Every other rank's own first NaN node, as torch saw it.
+    for (rank, node) in t["nan"]["first_per_rank"].as_object().unwrap() {
+        if rank.parse::<u64>().ok() == first["rank"].as_u64() {
+            continue;
+        }
+        let s = format!("rank {rank} at {}", node.as_str().unwrap());
+        assert!(text.contains(&s), "{s}: {text}");
+    }
+}
+
+#[test]
+fn the_app_finds_torchs_first_nan_and_marks_its_rank() {
+    let t = truth();
+    let first = &t["nan"]["first"];
+    let mut h = harness_sized(opened(&launch()), egui::vec2(1500., 1100.));
+    settle(&mut h);
+    h.state_mut().app.select_graph(&launch_last_forward());
+    settle(&mut h);
+    assert_eq!(h.state().app.tensors.catalog.ranks.len(), 4);
+    h.get_by_label("First NaN, all ranks").click();
+    h.run_steps(3);
+    assert_eq!(selected(&h).as_deref(), first["node"].as_str());
+    let found = h
+        .state()
+        .app
+        .tensors
+        .trace
+        .as_ref()
+        .and_then(|t| t.found.clone());
+    let want = (
+        first["step"].as_u64().unwrap() as u32,
+        first["rank"].as_u64().unwrap() as u32,
+    );
+    assert_eq!(found.map(|f| (f.0, f.1)), Some(want));
+    h.get_by_label(&format!("rank {} · farthest", want.1));
+}
