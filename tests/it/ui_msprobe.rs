@@ -7,9 +7,10 @@ use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use fxray::ui::Fxray;
 
-/// The showcase with its last pass on screen and the msprobe links computed.
+/// The showcase with its last pass on screen and the msprobe links computed; tall enough for
+/// the inspector to show the msprobe table without scrolling.
 fn showcase() -> Harness<'static, Fxray> {
-    let mut h = harness_sized(opened(&fixture("showcase")), egui::vec2(1500., 1100.));
+    let mut h = harness_sized(opened(&fixture("showcase")), egui::vec2(1500., 2400.));
     settle(&mut h);
     let last = run_dir("showcase").join(
         "npugraph_ex/model__0/forward/018_aot_forward_graph_after_resolve_default_stream_markers.txt",
