@@ -78,7 +78,7 @@ fn median(v: &mut [f64]) -> Option<f64> {
     }
     v.sort_by(f64::total_cmp);
     let k = v.len() / 2;
-    Some(if v.len() % 2 == 0 {
+    Some(if v.len().is_multiple_of(2) {
         (v[k - 1] + v[k]) / 2.0
     } else {
         v[k]

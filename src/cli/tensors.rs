@@ -294,7 +294,9 @@ fn first_bad(cat: &DumpCatalog, bad: Bad, o: &Options) -> Result<()> {
                 let _ = writeln!(out, "{l}");
             }
             let _ = writeln!(out, "where: rank {}, {gname}, step {}", rt.rank, rt.step);
-            let _ = writeln!(out, "across ranks: {}", rt.describe());
+            if rt.ranks > 1 {
+                let _ = writeln!(out, "across ranks: {}", rt.describe());
+            }
             emit(&out, None)
         }
         None => {

@@ -48,24 +48,32 @@ fn four_ranks(bad: u32) -> tempfile::TempDir {
     tmp
 }
 
-#[test]
-fn cli_first_nan_names_the_step_and_rank_across_ranks() {
-    let tmp = four_ranks(2);
-    let g = last_pass();
-    let out = fxray(&[
+/// `fxray tensors DUMP --first nan --graph GRAPH [more…]`'s standard output, after checking it
+/// succeeded.
+fn first_nan(dump: &Path, graph: &Path, more: &[&str]) -> String {
+    let mut args = vec![
         "tensors",
-        tmp.path().to_str().unwrap(),
+        dump.to_str().unwrap(),
         "--first",
         "nan",
         "--graph",
-        g.to_str().unwrap(),
-    ]);
-    let text = String::from_utf8(out.stdout).unwrap();
+        graph.to_str().unwrap(),
+    ];
+    args.extend_from_slice(more);
+    let out = fxray(&args);
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn cli_first_nan_names_the_step_and_rank_across_ranks() {
+    let tmp = four_ranks(2);
+    let g = last_pass();
+    let text = first_nan(tmp.path(), &g, &[]);
     let lines: Vec<&str> = text.lines().collect();
     // Step 0 comes before step 1 (where every rank's add_6 holds the showcase's own NaN), so
     // rank 2's step 0 wins over rank 0's step 1.
@@ -74,17 +82,7 @@ fn cli_first_nan_names_the_step_and_rank_across_ranks() {
     assert!(text.contains("where: rank 2, graph_1, step 0"), "{text}");
     assert!(text.contains("the only one of 4 ranks"), "{text}");
     // Without rank 2 the first NaN is step 1's add_6, on all three ranks left.
-    let out = fxray(&[
-        "tensors",
-        tmp.path().to_str().unwrap(),
-        "--first",
-        "nan",
-        "--graph",
-        g.to_str().unwrap(),
-        "--rank",
-        "3",
-    ]);
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = first_nan(tmp.path(), &g, &["--rank", "3"]);
     assert!(text.starts_with("add_6\n"), "{text}");
     assert!(text.contains("where: rank 3, graph_1, step 1"), "{text}");
 }
@@ -149,20 +147,7 @@ fn cli_finds_torchs_first_nan_in_the_4_rank_launch() {
     let t = truth();
     let first = &t["nan"]["first"];
     let g = launch_last_forward();
-    let out = fxray(&[
-        "tensors",
-        launch().join("data_dump").to_str().unwrap(),
-        "--first",
-        "nan",
-        "--graph",
-        g.to_str().unwrap(),
-    ]);
-    let text = String::from_utf8(out.stdout).unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let text = first_nan(&launch().join("data_dump"), &g, &[]);
     assert_eq!(text.lines().next(), first["node"].as_str(), "{text}");
     let want = format!(
         "where: rank {}, graph_1, step {}",
