@@ -6,6 +6,7 @@ use super::tensors::TensorsMsg;
 use super::{App, Loading};
 use crate::analysis::msprobe_link::{self, Link, StepLinks};
 use crate::model::tensor::MsprobeStep;
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -23,26 +24,73 @@ pub struct LinkKey {
     tree: usize,
 }
 
+impl LinkKey {
+    fn is(
+        &self,
+        generation: u64,
+        phase: &std::path::Path,
+        pass: usize,
+        steps: usize,
+        tree: usize,
+    ) -> bool {
+        self.generation == generation
+            && self.phase == phase
+            && self.pass == pass
+            && self.steps == steps
+            && self.tree == tree
+    }
+}
+
+/// The links of every msprobe step, with an index by node (a frame looks one node up).
+pub struct LinkSet {
+    /// One per step of `TensorsState::msprobe`, in its order.
+    pub steps: Vec<StepLinks>,
+    /// Node name → (step, link) pairs naming it.
+    by_node: HashMap<String, Vec<(usize, usize)>>,
+}
+
+impl LinkSet {
+    pub fn new(steps: Vec<StepLinks>) -> LinkSet {
+        let mut by_node: HashMap<String, Vec<(usize, usize)>> = HashMap::new();
+        for (k, s) in steps.iter().enumerate() {
+            for (i, l) in s.links.iter().enumerate() {
+                let mut names: Vec<&String> = l
+                    .node
+                    .iter()
+                    .chain(l.outputs.iter().map(|(_, n)| n))
+                    .collect();
+                names.sort();
+                names.dedup();
+                for n in names {
+                    by_node.entry(n.clone()).or_default().push((k, i));
+                }
+            }
+        }
+        LinkSet { steps, by_node }
+    }
+}
+
 pub struct MsprobeLinks {
     pub key: LinkKey,
-    /// One per step of `TensorsState::msprobe`, in its order.
-    pub result: Loading<Arc<Vec<StepLinks>>>,
+    pub result: Loading<Arc<LinkSet>>,
 }
 
 impl MsprobeLinks {
     /// The links naming `node`, with the step each belongs to (index into the msprobe steps).
-    pub fn of_node<'a>(&'a self, node: &'a str) -> Vec<(usize, &'a Link)> {
-        self.result.ready().map_or_else(Vec::new, |all| {
-            all.iter()
-                .enumerate()
-                .flat_map(|(k, s)| s.of_node(node).map(move |l| (k, l)))
+    pub fn of_node(&self, node: &str) -> Vec<(usize, &Link)> {
+        let Some(set) = self.result.ready() else {
+            return Vec::new();
+        };
+        set.by_node.get(node).map_or_else(Vec::new, |v| {
+            v.iter()
+                .filter_map(|&(k, i)| Some((k, set.steps.get(k)?.links.get(i)?)))
                 .collect()
         })
     }
 
     /// The links of step `k` of the msprobe steps.
     pub fn step(&self, k: usize) -> Option<&StepLinks> {
-        self.result.ready()?.get(k)
+        self.result.ready()?.steps.get(k)
     }
 }
 
@@ -59,16 +107,21 @@ impl App {
         else {
             return;
         };
-        let key = LinkKey {
-            generation: t.generation(),
-            phase: ph.key.clone(),
-            pass: ph.current,
-            steps: t.msprobe.len(),
-            tree: Arc::as_ptr(&tree) as usize,
-        };
-        if t.links.as_ref().is_some_and(|l| l.key == key) {
+        let tree_at = Arc::as_ptr(&tree) as usize;
+        let (generation, steps_n) = (t.generation(), t.msprobe.len());
+        if t.links
+            .as_ref()
+            .is_some_and(|l| l.key.is(generation, &ph.key, ph.current, steps_n, tree_at))
+        {
             return;
         }
+        let key = LinkKey {
+            generation,
+            phase: ph.key.clone(),
+            pass: ph.current,
+            steps: steps_n,
+            tree: tree_at,
+        };
         let backward = ph.key.file_name().is_some_and(|n| n == "backward");
         let steps: Vec<Arc<MsprobeStep>> = t.msprobe.clone();
         self.tensors.links = Some(MsprobeLinks {
@@ -90,7 +143,7 @@ impl App {
                 .collect();
             send(Msg::Tensors(TensorsMsg::Links {
                 key,
-                links: Arc::new(links),
+                links: Arc::new(LinkSet::new(links)),
             }));
         });
     }

@@ -82,7 +82,7 @@ pub struct TensorCompareView {
 pub enum TensorsMsg {
     Links {
         key: super::msprobe_links::LinkKey,
-        links: Arc<Vec<crate::analysis::msprobe_link::StepLinks>>,
+        links: Arc<super::msprobe_links::LinkSet>,
     },
     StepDiffs {
         generation: u64,

@@ -87,6 +87,20 @@ fn keys_keep_call_order_and_parse() {
             n: 0
         })
     );
+    // The file's shape is checked as before the ordered read: one line each.
+    let err = |t: &str| msprobe::parse(t.as_bytes(), 0, "pid1").unwrap_err();
+    assert!(err(r#"[{"data": {}}]"#).contains("top level is not an object"));
+    assert!(err(r#"{"data": [1, 2]}"#).contains("no `data` object"));
+    assert!(err(r#"{"task": "statistics"}"#).contains("no `data` object"));
+    assert!(err(r#"{"data": {"Module.a.A.forward.0": "#).contains("not valid msprobe JSON"));
+    let odd = msprobe::parse(
+        br#"{"data": {"x": 3, "Module.a.A.forward.0": {}}}"#,
+        0,
+        "pid1",
+    )
+    .unwrap();
+    assert_eq!(odd.entries.len(), 2);
+    assert_eq!(odd.skipped, ["x: not an object"]);
     for bad in [
         "Module.forward.0",
         "Aten.add.x.forward",

@@ -1,7 +1,7 @@
 //! msprobe statistics on the graph: clicking a node shows the msprobe records linked to it
 //! (every step, `null` in red), and clicking an msprobe table row selects its node.
 
-use crate::common::ui::{click_at, harness_sized, opened, selected, settle};
+use crate::common::ui::{click_at, harness_sized, opened, selected, settle, shoot};
 use crate::common::{fixture, run_dir};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
@@ -63,6 +63,7 @@ fn clicking_a_node_shows_its_msprobe_records() {
     assert_eq!(rows, 2, "one row per step");
     // Step 1 holds NaN downstream of add_6: msprobe wrote null for down_proj's output.
     assert!(h.get_all_by_label("null").count() >= 2);
+    shoot(&mut h, "msprobe_node");
 }
 
 #[test]

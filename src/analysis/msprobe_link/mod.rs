@@ -75,13 +75,6 @@ impl StepLinks {
         }
     }
 
-    /// The links that name `node` (as the entry's node or one of its outputs).
-    pub fn of_node<'a>(&'a self, node: &'a str) -> impl Iterator<Item = &'a Link> + 'a {
-        self.links.iter().filter(move |l| {
-            l.node.as_deref() == Some(node) || l.outputs.iter().any(|(_, n)| n == node)
-        })
-    }
-
     /// `32/32 entries linked, 32 to a node with the same op or output (100%)`.
     pub fn describe(&self) -> String {
         format!(
