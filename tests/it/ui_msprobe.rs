@@ -81,3 +81,31 @@ fn clicking_an_msprobe_row_selects_its_node() {
     assert_eq!(selected(&h).as_deref(), Some(node.as_str()));
     h.get_by_label(&format!("msprobe of {node}"));
 }
+
+/// The links follow the pass on screen, and a result computed for a pass left behind is
+/// dropped: pass 000 still has the matmul and bias add apart (`add_1` is q_proj's output),
+/// the last pass has them fused (`_unsafe_view_default` after `addmm_default`).
+#[test]
+fn links_follow_the_pass_on_screen() {
+    let dir = run_dir("showcase").join("npugraph_ex/model__0/forward");
+    let first = dir.join("000_aot_forward_graph.txt");
+    let last = dir.join("018_aot_forward_graph_after_resolve_default_stream_markers.txt");
+    let mut app = opened(&fixture("showcase"));
+    assert!(app.wait_idle(crate::common::ui::WAIT));
+    let q = "Module.layers.0.self_attn.q_proj.BiasedLinear.forward.0";
+    let q_node = |app: &fxray::app::App| {
+        let l = app.tensors.links.as_ref()?.step(0)?;
+        l.links.iter().find(|l| l.key == q)?.node.clone()
+    };
+    app.select_graph(&last);
+    assert!(app.wait_idle(crate::common::ui::WAIT));
+    assert_eq!(q_node(&app).as_deref(), Some("_unsafe_view_default"));
+    // Ask for the last pass's links again (a new key), then move before they arrive.
+    app.select_graph(&first);
+    app.poll();
+    app.select_graph(&last);
+    app.poll();
+    app.select_graph(&first);
+    assert!(app.wait_idle(crate::common::ui::WAIT));
+    assert_eq!(q_node(&app).as_deref(), Some("add_1"));
+}
