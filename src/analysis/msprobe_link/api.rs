@@ -4,7 +4,6 @@
 use super::module_call::chunk;
 use super::{Ctx, Link, within};
 use crate::analysis::modules::Confidence;
-use crate::model::fx::OpKind;
 use crate::model::tensor::{MsprobeCall, MsprobeStep};
 use std::collections::HashMap;
 
@@ -150,9 +149,7 @@ pub(super) fn link(
 ) {
     let want = ops(prefix, op);
     let nodes = &ctx.graph.nodes;
-    let cands: Vec<usize> = (0..nodes.len())
-        .filter(|&i| nodes[i].op == OpKind::CallFunction && want.matches(&nodes[i].target))
-        .collect();
+    let cands = ctx.matching(&format!("{prefix}.{op}"), |t| want.matches(t));
     if cands.is_empty() {
         l.reason = format!("no {} node in this graph", want.shown);
         return;

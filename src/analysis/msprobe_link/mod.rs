@@ -24,9 +24,12 @@ mod api;
 mod module_call;
 
 use crate::analysis::modules::Confidence;
-use crate::model::fx::{FxGraph, FxNode, TensorType};
+use crate::model::fx::{FxGraph, FxNode, OpKind, TensorType};
 use crate::model::tensor::{MsprobeCall, MsprobeStep, MsprobeTensor};
 use serde::Serialize;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
 
 /// One entry of a step, linked (or not) to a node.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -90,7 +93,7 @@ impl StepLinks {
 /// Links every entry of `step` to a node of `graph`. `modules[i]` is the dotted module of
 /// `graph.nodes[i]` (`""`: the root, or unknown); `backward` says which entries the graph runs.
 pub fn link(graph: &FxGraph, modules: &[&str], step: &MsprobeStep, backward: bool) -> StepLinks {
-    let ctx = Ctx { graph, modules };
+    let ctx = Ctx::new(graph, modules);
     let mut out = StepLinks {
         step: step.step,
         who: step.who.clone(),
@@ -156,17 +159,81 @@ fn root_path(p: &str) -> &str {
     if p == "__root__" { "" } else { p }
 }
 
+/// The graph and its modules, with the indexes and caches every entry's link reads: a step of
+/// an aten-level dump has an entry per call, so nothing is a walk of the whole graph per entry.
 struct Ctx<'a> {
     graph: &'a FxGraph,
     modules: &'a [&'a str],
+    /// `call_function` nodes by module path, in graph order.
+    by_module: HashMap<&'a str, Vec<usize>>,
+    /// `call_function` nodes by target (without `torch.ops.`), in graph order.
+    by_target: HashMap<&'a str, Vec<usize>>,
+    /// A module's nodes, widened (`module_call`), by path; `None`: no node is in it.
+    widened: RefCell<HashMap<String, Option<Rc<Vec<usize>>>>>,
+    /// The nodes an API call's ops match, by `prefix.op`.
+    matching: RefCell<HashMap<String, Rc<Vec<usize>>>>,
 }
 
-impl Ctx<'_> {
+impl<'a> Ctx<'a> {
+    fn new(graph: &'a FxGraph, modules: &'a [&'a str]) -> Ctx<'a> {
+        let mut by_module: HashMap<&str, Vec<usize>> = HashMap::new();
+        let mut by_target: HashMap<&str, Vec<usize>> = HashMap::new();
+        for (i, n) in graph.nodes.iter().enumerate() {
+            if n.op != OpKind::CallFunction {
+                continue;
+            }
+            by_module
+                .entry(modules.get(i).copied().unwrap_or(""))
+                .or_default()
+                .push(i);
+            let t = n.target.strip_prefix("torch.ops.").unwrap_or(&n.target);
+            by_target.entry(t).or_default().push(i);
+        }
+        Ctx {
+            graph,
+            modules,
+            by_module,
+            by_target,
+            widened: RefCell::default(),
+            matching: RefCell::default(),
+        }
+    }
+
     fn module(&self, i: usize) -> &str {
         self.modules.get(i).copied().unwrap_or("")
     }
+
     fn node(&self, i: usize) -> &FxNode {
         &self.graph.nodes[i]
+    }
+
+    /// `call_function` nodes in `path` or below it, in graph order.
+    fn nodes_within(&self, path: &str) -> Vec<usize> {
+        let mut v: Vec<usize> = self
+            .by_module
+            .iter()
+            .filter(|(m, _)| within(m, path))
+            .flat_map(|(_, v)| v.iter().copied())
+            .collect();
+        v.sort_unstable();
+        v
+    }
+
+    /// `call_function` nodes whose target `matches` (cached under `key`), in graph order.
+    fn matching(&self, key: &str, matches: impl Fn(&str) -> bool) -> Rc<Vec<usize>> {
+        if let Some(v) = self.matching.borrow().get(key) {
+            return v.clone();
+        }
+        let mut v: Vec<usize> = self
+            .by_target
+            .iter()
+            .filter(|(t, _)| matches(t))
+            .flat_map(|(_, v)| v.iter().copied())
+            .collect();
+        v.sort_unstable();
+        let v = Rc::new(v);
+        self.matching.borrow_mut().insert(key.to_string(), v.clone());
+        v
     }
 }
 

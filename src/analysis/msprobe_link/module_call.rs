@@ -9,6 +9,7 @@ use crate::analysis::modules::Confidence;
 use crate::model::fx::OpKind;
 use crate::model::tensor::{MsprobeCall, MsprobeStep, MsprobeTensor};
 use std::collections::HashMap;
+use std::rc::Rc;
 
 /// How often each module was called in the step (one direction), and which call each entry is.
 pub(super) struct Calls {
@@ -96,7 +97,7 @@ pub(super) fn link(ctx: &Ctx, calls: &Calls, c: &Call, l: &mut Link) {
         // `layers.0.self_attn.rotary_emb`): Dynamo names it by the first.
         let tail = format!(".{path}");
         let mut other: Vec<&str> = Vec::new();
-        for m in ctx.modules.iter().copied() {
+        for m in ctx.by_module.keys().copied() {
             for (at, _) in m.match_indices(&tail) {
                 let p = &m[..at + tail.len()];
                 if p.len() == m.len() || m[p.len()..].starts_with('.') {
@@ -127,8 +128,8 @@ pub(super) fn link(ctx: &Ctx, calls: &Calls, c: &Call, l: &mut Link) {
     let Some(ext) = ext else {
         return by_class(ctx, calls, c, &outs, l);
     };
-    let inside = |i: usize| ext[i];
-    let members: Vec<usize> = (0..nodes.len()).filter(|&i| inside(i)).collect();
+    let inside = |i: usize| ext.binary_search(&i).is_ok();
+    let members: &[usize] = &ext;
     // What the module hands on: values used outside it, or returned by the graph.
     let exits: Vec<usize> = members
         .iter()
@@ -142,7 +143,7 @@ pub(super) fn link(ctx: &Ctx, calls: &Calls, c: &Call, l: &mut Link) {
         .collect();
     // The output's node: an exit of its type, else a value inside of its type (the module's
     // own code went on using it, as `apply_rotary_pos_emb` placed in the rotary module).
-    for (pool, inner) in [(&exits, false), (&members, true)] {
+    for (pool, inner) in [(exits.as_slice(), false), (members, true)] {
         let picked = pick(ctx, pool, &outs, calls_n, c.n);
         let Some((first, shared)) = picked.first().map(|(_, _, s)| (picked[0].1.clone(), *s))
         else {
@@ -221,12 +222,21 @@ fn pick(
     v
 }
 
-/// The module's nodes, widened (see the module docs); `None` when no node is in it.
-fn widened(ctx: &Ctx, path: &str) -> Option<Vec<bool>> {
+/// The module's nodes, widened (see the module docs), in graph order; `None` when no node is
+/// in it. Cached per path: a module's children and its repeated calls ask again.
+fn widened(ctx: &Ctx, path: &str) -> Option<Rc<Vec<usize>>> {
+    if let Some(v) = ctx.widened.borrow().get(path) {
+        return v.clone();
+    }
+    let v = widen(ctx, path).map(Rc::new);
+    ctx.widened.borrow_mut().insert(path.to_string(), v.clone());
+    v
+}
+
+fn widen(ctx: &Ctx, path: &str) -> Option<Vec<usize>> {
     let nodes = &ctx.graph.nodes;
-    let own = |i: usize| nodes[i].op == OpKind::CallFunction && within(ctx.module(i), path);
-    let mut ext: Vec<bool> = (0..nodes.len()).map(own).collect();
-    let first = ext.iter().position(|&b| b)?;
+    let mut ext = ctx.nodes_within(path);
+    let first = *ext.first()?;
     let above = |i: usize| {
         let m = ctx.module(i);
         m != path && within(path, m)
@@ -235,15 +245,23 @@ fn widened(ctx: &Ctx, path: &str) -> Option<Vec<bool>> {
     // adds one of the module's values to a value made after the module began (a decoder
     // layer's residual is its attention's sum; an MLP's residual was made before the MLP
     // began, so the MLP does not take it).
-    for i in first + 1..nodes.len() {
-        let n = &nodes[i];
-        if ext[i] || !ext[i - 1] || n.op != OpKind::CallFunction || !above(i) {
+    let mut j = 0;
+    while j < ext.len() {
+        let i = ext[j] + 1;
+        j += 1;
+        if i >= nodes.len() || ext.get(j) == Some(&i) {
             continue;
         }
-        let from_it = n.inputs.iter().any(|&d| ext[d]);
-        let residual = n.inputs.iter().any(|&d| !ext[d] && d > first);
+        let n = &nodes[i];
+        if n.op != OpKind::CallFunction || !above(i) {
+            continue;
+        }
+        let has = |d: &usize| ext.binary_search(d).is_ok();
+        let from_it = n.inputs.iter().any(has);
+        let residual = n.inputs.iter().any(|d| !has(d) && *d > first);
         if from_it && residual {
-            ext[i] = true;
+            // Sorted still: everything after position j is past i.
+            ext.insert(j, i);
         }
     }
     Some(ext)
@@ -269,10 +287,10 @@ fn by_class(ctx: &Ctx, calls: &Calls, c: &Call, outs: &[&MsprobeTensor], l: &mut
         return;
     };
     let ops = super::api::class_ops(c.class);
-    let cands: Vec<usize> = (0..ctx.graph.nodes.len())
-        .filter(|&i| {
-            ext[i] && ops.matches(&ctx.node(i).target) && same_type(ctx.node(i).tensor(), t)
-        })
+    let cands: Vec<usize> = ext
+        .iter()
+        .copied()
+        .filter(|&i| ops.matches(&ctx.node(i).target) && same_type(ctx.node(i).tensor(), t))
         .collect();
     let k = calls.class_rank.get(&c.entry).copied().unwrap_or(0) as usize;
     let Some(&i) = cands.get(k) else {
