@@ -149,3 +149,57 @@ pub fn run(root: &Path, o: &Options) -> Result<()> {
     };
     emit(&text, None)
 }
+
+/// `fxray bench msprobe GRAPH`: links a synthetic dump as msprobe's mix level would write it
+/// for GRAPH (a module entry where each module's first node runs, then an `Aten` entry per
+/// aten call, in file order) and prints the entries, the share linked to the same op, and the
+/// link time (modules inferred beforehand).
+pub fn bench(graph: &Path, rounds: usize) -> Result<()> {
+    use std::collections::{HashMap, HashSet};
+    let c = Candidate::read(graph)?;
+    let Some(g) = c.file.graphs.first() else {
+        return Err(Error::user(format!("{}: no graph", graph.display())));
+    };
+    let rec = r#"{"output": [{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [1], "Max": 1.0, "Min": 0.0, "Mean": 0.5, "Norm": 1.0}]}"#;
+    let mut body = Vec::new();
+    let mut seen_module = HashSet::new();
+    let mut count: HashMap<&str, u32> = HashMap::new();
+    for (i, n) in g.nodes.iter().enumerate() {
+        let m = c.modules[i].as_str();
+        if !m.is_empty() && seen_module.insert(m) {
+            body.push(format!(r#""Module.{m}.M.forward.0": {rec}"#));
+        }
+        if let Some(op) = n.target.strip_prefix("torch.ops.aten.") {
+            let k = count.entry(op).or_default();
+            body.push(format!(r#""Aten.{op}.{k}.forward": {rec}"#));
+            *k += 1;
+        }
+    }
+    let text = format!(
+        r#"{{"task": "statistics", "data": {{{}}}}}"#,
+        body.join(",")
+    );
+    let step = msprobe::parse(text.as_bytes(), 0, "rank0").map_err(Error::user)?;
+    let mut times = Vec::with_capacity(rounds);
+    let mut last = None;
+    for _ in 0..rounds {
+        let t = std::time::Instant::now();
+        last = c.link(&step);
+        times.push(t.elapsed());
+    }
+    let l = last.ok_or_else(|| Error::user("the graph has no nodes"))?;
+    println!(
+        "nodes={} entries={} linked={} same_op={} ({:.1}%)",
+        g.nodes.len(),
+        step.entries.len(),
+        l.linked(),
+        l.same_op(),
+        100.0 * l.same_op_share()
+    );
+    println!(
+        "link_best_s={:.4} link_median_s={:.4}",
+        super::bench::min(&times).as_secs_f64(),
+        super::bench::median(&mut times).as_secs_f64()
+    );
+    Ok(())
+}

@@ -219,6 +219,31 @@ fn showcase_step0_entries_link_to_nodes_with_the_same_output_and_values() {
 }
 
 #[test]
+fn cli_says_in_one_line_what_is_missing() {
+    let empty = tempfile::tempdir().unwrap();
+    let out = fxray(&["msprobe", empty.path().to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no msprobe dump"));
+    // A dump without a debug tree beside it: nothing to link to unless --graph names one.
+    let probe = fixture("showcase/msprobe_dump");
+    let out = fxray(&["msprobe", probe.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("give one with --graph"));
+    let g = last_pass();
+    let out = fxray(&[
+        "msprobe",
+        probe.to_str().unwrap(),
+        "--graph",
+        g.to_str().unwrap(),
+        "--step",
+        "1",
+    ]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.starts_with("msprobe step 1 pid3064"), "{text}");
+    assert!(text.contains("32/32 entries linked"), "{text}");
+}
+
+#[test]
 fn api_entries_link_by_op_and_call_order() {
     let c = Candidate::read(&last_pass()).unwrap();
     let g = &c.file.graphs[0];

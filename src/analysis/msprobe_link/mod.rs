@@ -232,7 +232,9 @@ impl<'a> Ctx<'a> {
             .collect();
         v.sort_unstable();
         let v = Rc::new(v);
-        self.matching.borrow_mut().insert(key.to_string(), v.clone());
+        self.matching
+            .borrow_mut()
+            .insert(key.to_string(), v.clone());
         v
     }
 }
