@@ -174,6 +174,68 @@ pub fn first_bad<'a>(
     None
 }
 
+/// The first place a bad value shows up across ranks: the step, the rank, and its trace.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RankTrace {
+    pub step: u32,
+    pub rank: u32,
+    pub trace: Trace,
+    /// The other ranks holding it in that step, with their first such node (graph order).
+    pub also: Vec<(u32, String)>,
+    /// Ranks looked at in that step.
+    pub ranks: usize,
+}
+
+impl RankTrace {
+    /// `rank 3, step 1 (the only one of 4 ranks)` / `… (ranks 1 and 2 too: add_6, add_6)`.
+    pub fn describe(&self) -> String {
+        let also = if self.also.is_empty() {
+            format!("the only one of {} ranks", self.ranks)
+        } else {
+            let v: Vec<String> = self
+                .also
+                .iter()
+                .map(|(r, n)| format!("rank {r} at {n}"))
+                .collect();
+            format!(
+                "{} of {} ranks; also {}",
+                self.also.len() + 1,
+                self.ranks,
+                v.join(", ")
+            )
+        };
+        format!("rank {}, step {} ({also})", self.rank, self.step)
+    }
+}
+
+/// The first (step, rank, node) holding `bad` in one step of several ranks: the rank whose first
+/// such node comes earliest in `graph` order (the lowest rank on a tie). `ranks` holds each rank
+/// and its dump of that step; callers walk the steps in order and stop at the first `Some`.
+pub fn first_bad_in_step<'a>(
+    step: u32,
+    ranks: &[(u32, &StepDump)],
+    graph: Option<&FxGraph>,
+    bad: Bad,
+    stats: &dyn Fn(&Path) -> Option<&'a TensorStats>,
+) -> Option<RankTrace> {
+    let mut found: Vec<(usize, u32, Trace)> = ranks
+        .iter()
+        .filter_map(|&(r, s)| first_bad(s, graph, bad, stats).map(|t| (t.checked, r, t)))
+        .collect();
+    found.sort_by_key(|(checked, r, _)| (*checked, *r));
+    let mut it = found.into_iter();
+    let (_, rank, trace) = it.next()?;
+    let mut also: Vec<(u32, String)> = it.map(|(_, r, t)| (r, t.node)).collect();
+    also.sort();
+    Some(RankTrace {
+        step,
+        rank,
+        trace,
+        also,
+        ranks: ranks.len(),
+    })
+}
+
 /// What feeds positional argument `index` (element `sub` of a list) of `node`.
 fn source_of(
     graph: Option<&FxGraph>,

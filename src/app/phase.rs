@@ -134,9 +134,7 @@ impl PhaseState {
     /// Dotted module of union node `qualified`, when the tree is known.
     pub fn module_of(&self, qualified: &str) -> Option<&str> {
         let (layout, tree) = self.fold.as_ref()?;
-        let id = layout.union.id(qualified)?;
-        let m = *tree.module_of.get(id as usize)?;
-        Some(tree.modules[m as usize].path.as_str())
+        union_module(layout, tree, qualified)
     }
 
     pub fn current_file(&self) -> Option<&Arc<FxFile>> {
@@ -195,6 +193,17 @@ impl PhaseState {
         let file = self.current_file()?;
         find_node(file, self.selected.as_deref()?)
     }
+}
+
+/// Dotted module of union node `qualified` in `tree` (built on `layout`).
+pub fn union_module<'a>(
+    layout: &PhaseLayout,
+    tree: &'a FoldTree,
+    qualified: &str,
+) -> Option<&'a str> {
+    let id = layout.union.id(qualified)?;
+    let m = *tree.module_of.get(id as usize)?;
+    Some(tree.modules.get(m as usize)?.path.as_str())
 }
 
 /// An explicit A side for the diff of the pass on screen (another pass, rank, run, or the

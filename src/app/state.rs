@@ -232,6 +232,7 @@ impl App {
         self.poll_watch();
         self.poll_run();
         self.poll_ranks();
+        self.want_msprobe_links();
     }
 
     /// Waits (headless, for tests and the CLI) until no background job is running.

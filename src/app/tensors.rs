@@ -35,7 +35,7 @@ pub struct TensorsState {
     /// Files still to summarise.
     pub pending: usize,
     /// The last NaN/Inf trace: what was asked and what was found.
-    pub trace: Option<(Bad, u32, Result<Trace, String>)>,
+    pub trace: Option<TraceView>,
     /// The last tensor comparison: (a, b) and its result once done.
     pub compare: Option<TensorCompareView>,
     /// The 2-D slice on show in a heatmap / value table.
@@ -43,6 +43,18 @@ pub struct TensorsState {
     /// Per node, the largest |Δ| of its first output between a step and the one before, by
     /// (rank, graph, step); `None` while it is computed.
     pub step_diffs: HashMap<StepKey, Option<Arc<HashMap<String, f64>>>>,
+    /// msprobe entries linked to the nodes of the pass on screen.
+    pub links: Option<super::msprobe_links::MsprobeLinks>,
+}
+
+/// A NaN/Inf trace and what it was asked for.
+pub struct TraceView {
+    pub bad: Bad,
+    /// The step searched; `None`: every step of every rank (the cross-rank tracer).
+    pub step: Option<u32>,
+    pub result: Result<Trace, String>,
+    /// Across ranks: where it was found (step, rank) and what the other ranks hold.
+    pub found: Option<(u32, u32, String)>,
 }
 
 /// (rank, `graph_K`, step).
@@ -68,6 +80,10 @@ pub struct TensorCompareView {
 
 /// Results of this view's background jobs.
 pub enum TensorsMsg {
+    Links {
+        key: super::msprobe_links::LinkKey,
+        links: Arc<super::msprobe_links::LinkSet>,
+    },
     StepDiffs {
         generation: u64,
         key: StepKey,
@@ -101,6 +117,10 @@ pub enum TensorsMsg {
 impl TensorsState {
     pub fn is_empty(&self) -> bool {
         self.catalog.is_empty() && self.msprobe.is_empty()
+    }
+
+    pub fn generation(&self) -> u64 {
+        self.generation
     }
 
     pub fn summary(&self, path: &Path) -> Option<&Result<Arc<TensorSummary>, String>> {
@@ -170,6 +190,11 @@ impl App {
                 diffs,
             } if generation == t.generation => {
                 t.step_diffs.insert(key, Some(Arc::new(diffs)));
+            }
+            TensorsMsg::Links { key, links } => {
+                if let Some(l) = t.links.as_mut().filter(|l| l.key == key) {
+                    l.result = Loading::Ready(links);
+                }
             }
             TensorsMsg::Compared { a, b, result } => {
                 if let Some(c) = t.compare.as_mut().filter(|c| c.a == a && c.b == b) {
@@ -270,7 +295,72 @@ impl App {
             },
         };
         let node = result.as_ref().ok().map(|t| t.node.clone());
-        self.tensors.trace = Some((bad, step, result));
+        self.tensors.trace = Some(TraceView {
+            bad,
+            step: Some(step),
+            result,
+            found: None,
+        });
+        if let Some(n) = node {
+            self.reveal_node(n);
+        }
+    }
+
+    /// The cross-rank tracer: the first (step, rank, node) whose outputs hold `bad`, over every
+    /// rank that dumped the graph matching the pass on screen; selects the node. The summaries
+    /// are in memory already: this walks a few maps, like `trace_first`.
+    pub fn trace_across(&mut self, bad: Bad) {
+        let Some(ph) = &self.phase else { return };
+        let Some(graph) = ph.current_file().and_then(|f| f.graphs.first()) else {
+            return;
+        };
+        let t = &self.tensors;
+        let look = |p: &Path| {
+            t.summaries
+                .get(p)
+                .and_then(|r| r.as_ref().ok())
+                .map(|s| &s.stats)
+        };
+        let found = t.best_match(graph).and_then(|(_, g, _)| {
+            let per_rank: Vec<(u32, &GraphDump)> = t
+                .catalog
+                .ranks
+                .iter()
+                .filter_map(|r| Some((r.rank, r.graphs.iter().find(|x| x.name == g.name)?)))
+                .collect();
+            let mut steps: Vec<u32> = per_rank
+                .iter()
+                .flat_map(|(_, d)| d.steps.iter().map(|s| s.step))
+                .collect();
+            steps.sort();
+            steps.dedup();
+            steps.into_iter().find_map(|step| {
+                let here: Vec<(u32, &crate::model::tensor::StepDump)> = per_rank
+                    .iter()
+                    .filter_map(|(r, d)| Some((*r, d.steps.iter().find(|s| s.step == step)?)))
+                    .collect();
+                nan_trace::first_bad_in_step(step, &here, Some(graph), bad, &look)
+            })
+        });
+        let view = match found {
+            Some(rt) => TraceView {
+                bad,
+                step: Some(rt.step),
+                found: Some((rt.step, rt.rank, rt.describe())),
+                result: Ok(rt.trace),
+            },
+            None => TraceView {
+                bad,
+                step: None,
+                result: Err(format!(
+                    "no dumped output holds {} on any rank",
+                    bad.label()
+                )),
+                found: None,
+            },
+        };
+        let node = view.result.as_ref().ok().map(|t| t.node.clone());
+        self.tensors.trace = Some(view);
         if let Some(n) = node {
             self.reveal_node(n);
         }

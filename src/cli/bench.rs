@@ -108,6 +108,13 @@ pub enum BenchCommand {
         #[arg(long)]
         tlparse: Option<PathBuf>,
     },
+    /// msprobe linking: a synthetic mix-level dump of GRAPH (a module entry per module, an
+    /// aten entry per call) linked to its nodes; prints the share linked and the time.
+    Msprobe {
+        graph: PathBuf,
+        #[arg(long, default_value_t = 5)]
+        rounds: usize,
+    },
     /// Module inference (the module of every node) over every pass of every phase under PATH;
     /// files parsed beforehand. The last line is `modules_best_s=<s> modules_median_s=<s>`.
     Modules {
@@ -174,6 +181,7 @@ pub fn run(what: BenchCommand) -> Result<()> {
         } => super::compiles::bench(&file, rounds.max(1), mb, tlparse.as_deref()),
         BenchCommand::Archive { mb } => super::bench_archive::run(mb.max(1)),
         BenchCommand::Modules { path, rounds } => super::modules::bench(&path, rounds.max(1)),
+        BenchCommand::Msprobe { graph, rounds } => super::msprobe::bench(&graph, rounds.max(1)),
         BenchCommand::Watch { files, rate, poll } => super::bench_watch::run(files, rate, poll),
     }
 }

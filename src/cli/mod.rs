@@ -11,6 +11,7 @@ pub mod diff;
 pub mod export;
 pub mod modules;
 pub mod ranks;
+pub mod msprobe;
 pub mod run;
 pub mod summary;
 pub mod tensors;
@@ -160,6 +161,20 @@ pub enum Command {
         #[arg(long)]
         graph: Option<PathBuf>,
     },
+    /// msprobe dump.json entries linked to FX nodes of the graph that ran (each phase's last
+    /// pass, or --graph), each with a confidence and a reason; the share linked to a node doing
+    /// the same op (API calls) or with the same output (module calls).
+    Msprobe {
+        path: PathBuf,
+        /// The FX graph file to link to.
+        #[arg(long)]
+        graph: Option<PathBuf>,
+        #[arg(long)]
+        step: Option<u32>,
+        /// Machine-readable JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
     /// AscendC autotune: every fused kernel's tiling candidates, their timings and the winner
     /// (from autofused_* folders, cache entries with optimize_tiling, and inductor_asc logs).
     Autotune {
@@ -278,6 +293,19 @@ pub fn run(command: Command) -> Result<()> {
                 json,
                 first: first.as_deref(),
                 graph: graph.as_deref(),
+            },
+        ),
+        Command::Msprobe {
+            path,
+            graph,
+            step,
+            json,
+        } => msprobe::run(
+            &path,
+            &msprobe::Options {
+                graph: graph.as_deref(),
+                step,
+                json,
             },
         ),
         Command::Autotune { path, json } => autotune::run(&path, json),

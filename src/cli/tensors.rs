@@ -2,7 +2,7 @@
 //! `dump.json`), and `--first nan|inf` for the NaN tracer.
 
 use super::emit;
-use crate::analysis::nan_trace::{self, Bad, Trace};
+use crate::analysis::nan_trace::{self, Bad};
 use crate::error::{Error, Result};
 use crate::model::fx::FxGraph;
 use crate::model::tensor::{DumpCatalog, MsprobeStep, TensorSummary, fmt_value};
@@ -218,63 +218,85 @@ fn msprobe_text(out: &mut String, s: &MsprobeStep, node: Option<&str>) {
     }
 }
 
+/// The first (step, rank, node) whose outputs hold `bad`: steps in order, every rank at each
+/// step (the rank whose first such node comes earliest in graph order wins).
 fn first_bad(cat: &DumpCatalog, bad: Bad, o: &Options) -> Result<()> {
     let graph_file = match o.graph {
         Some(p) => Some(load::graph(p)?),
         None => None,
     };
     let graph: Option<&FxGraph> = graph_file.as_ref().and_then(|f| f.graphs.first());
-    let mut found: Option<(Trace, u32, u32, String)> = None;
-    'search: for r in cat
+    let ranks: Vec<&crate::model::tensor::RankDump> = cat
         .ranks
         .iter()
         .filter(|r| o.rank.is_none_or(|n| r.rank == n))
-    {
-        // With a graph, the dump graph whose names match it best; else every dump graph.
-        let mut graphs: Vec<_> = r.graphs.iter().collect();
-        if let Some(g) = graph {
-            graphs.sort_by(|a, b| {
-                let q = |d: &crate::model::tensor::GraphDump| {
-                    d.steps
-                        .first()
-                        .map_or(0.0, |s| nan_trace::match_quality(g, s).score())
-                };
-                q(b).total_cmp(&q(a))
-            });
-            graphs.truncate(1);
-        }
-        for gd in graphs {
-            for s in gd
-                .steps
+        .collect();
+    // The dump graphs to search, by name: with a graph, the one whose names match it best.
+    let mut names: Vec<&str> = ranks
+        .iter()
+        .flat_map(|r| &r.graphs)
+        .map(|g| g.name.as_str())
+        .collect();
+    names.sort();
+    names.dedup();
+    if let Some(g) = graph {
+        let q = |name: &str| {
+            ranks
                 .iter()
-                .filter(|s| o.step.is_none_or(|n| s.step == n))
-            {
-                let paths: Vec<PathBuf> = s
-                    .nodes
-                    .values()
-                    .flat_map(|n| &n.files)
-                    .map(|f| f.path.clone())
-                    .collect();
-                let sums: HashMap<PathBuf, TensorSummary> =
-                    crate::app::tensors::summarize_all(&paths)
-                        .into_iter()
-                        .filter_map(|(p, r)| r.ok().map(|s| (p, s)))
-                        .collect();
-                let lookup = |p: &Path| sums.get(p).map(|s| &s.stats);
-                if let Some(t) = nan_trace::first_bad(s, graph, bad, &lookup) {
-                    found = Some((t, r.rank, s.step, gd.name.clone()));
-                    break 'search;
-                }
+                .filter_map(|r| r.graphs.iter().find(|d| d.name == name))
+                .filter_map(|d| d.steps.first())
+                .map(|s| nan_trace::match_quality(g, s).score())
+                .fold(0.0, f64::max)
+        };
+        names.sort_by(|a, b| q(b).total_cmp(&q(a)));
+        names.truncate(1);
+    }
+    let mut found: Option<(nan_trace::RankTrace, &str)> = None;
+    'search: for name in names {
+        let per_rank: Vec<(u32, &crate::model::tensor::GraphDump)> = ranks
+            .iter()
+            .filter_map(|r| Some((r.rank, r.graphs.iter().find(|d| d.name == name)?)))
+            .collect();
+        let mut steps: Vec<u32> = per_rank
+            .iter()
+            .flat_map(|(_, g)| g.steps.iter().map(|s| s.step))
+            .filter(|s| o.step.is_none_or(|n| *s == n))
+            .collect();
+        steps.sort();
+        steps.dedup();
+        for step in steps {
+            let here: Vec<(u32, &crate::model::tensor::StepDump)> = per_rank
+                .iter()
+                .filter_map(|(r, g)| Some((*r, g.steps.iter().find(|s| s.step == step)?)))
+                .collect();
+            let paths: Vec<PathBuf> = here
+                .iter()
+                .flat_map(|(_, s)| s.nodes.values())
+                .flat_map(|n| &n.files)
+                .map(|f| f.path.clone())
+                .collect();
+            let sums: HashMap<PathBuf, TensorSummary> = crate::app::tensors::summarize_all(&paths)
+                .into_iter()
+                .filter_map(|(p, r)| r.ok().map(|s| (p, s)))
+                .collect();
+            let lookup = |p: &Path| sums.get(p).map(|s| &s.stats);
+            if let Some(t) = nan_trace::first_bad_in_step(step, &here, graph, bad, &lookup) {
+                found = Some((t, name));
+                break 'search;
             }
         }
     }
     match found {
-        Some((t, rank, step, gname)) => {
+        Some((rt, gname)) => {
+            let t = &rt.trace;
             let mut out = format!("{}\n", t.node);
             for l in t.explain() {
                 let _ = writeln!(out, "{l}");
             }
-            let _ = writeln!(out, "where: rank {rank}, {gname}, step {step}");
+            let _ = writeln!(out, "where: rank {}, {gname}, step {}", rt.rank, rt.step);
+            if rt.ranks > 1 {
+                let _ = writeln!(out, "across ranks: {}", rt.describe());
+            }
             emit(&out, None)
         }
         None => {

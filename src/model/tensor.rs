@@ -262,10 +262,44 @@ impl MsprobeTensor {
     }
 }
 
+/// What an msprobe key names (docs/formats.md §4.1): a module's call or an API's call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum MsprobeCall {
+    /// `Module.<path>.<Class>.<forward|backward>.<n>`; the root module's path is `__root__`.
+    Module {
+        path: String,
+        class: String,
+        backward: bool,
+        /// The n-th call of this module (0 = first) in the step.
+        n: u32,
+    },
+    /// `<prefix>.<op>[.<overload>].<n>.<forward|backward>`: `Aten.add.Tensor.3.forward`,
+    /// `Functional.linear.0.forward`, `Tensor.__add__.1.forward`, `NPU.npu_rms_norm.0.forward`.
+    Api {
+        prefix: String,
+        /// `add.Tensor`, `linear`, `__add__`.
+        op: String,
+        backward: bool,
+        /// The n-th call of this API (0 = first) in the step.
+        n: u32,
+    },
+}
+
+impl MsprobeCall {
+    pub fn backward(&self) -> bool {
+        match self {
+            MsprobeCall::Module { backward, .. } | MsprobeCall::Api { backward, .. } => *backward,
+        }
+    }
+}
+
 /// `Module.layers.0.mlp.MLP.forward.0` and its tensors.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MsprobeEntry {
     pub key: String,
+    /// The key parsed; `None` when it follows neither grammar.
+    pub call: Option<MsprobeCall>,
     pub tensors: Vec<MsprobeTensor>,
 }
 
@@ -277,6 +311,7 @@ pub struct MsprobeStep {
     pub who: String,
     pub task: Option<String>,
     pub level: Option<String>,
+    /// In file order, which is call order (a module before the calls inside it).
     pub entries: Vec<MsprobeEntry>,
     /// Records that were not understood (not a tensor, odd fields), in one line each.
     pub skipped: Vec<String>,

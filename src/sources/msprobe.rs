@@ -2,7 +2,7 @@
 //! `input_args` and `output` are lists, `input_kwargs` a dict; containers nest by numeric path.
 //! `null` statistics (non-finite values, or dtypes msprobe does not summarise) stay `None`.
 
-use crate::model::tensor::{MsprobeEntry, MsprobeStep, MsprobeTensor};
+use crate::model::tensor::{MsprobeCall, MsprobeEntry, MsprobeStep, MsprobeTensor};
 use serde_json::Value;
 use std::path::Path;
 
@@ -17,38 +17,145 @@ pub fn read(path: &Path, step: u32, who: &str) -> Result<MsprobeStep, String> {
 }
 
 pub fn parse(bytes: &[u8], step: u32, who: &str) -> Result<MsprobeStep, String> {
-    let v: Value =
+    let not_object = || "not an msprobe dump.json: the top level is not an object".to_string();
+    // A struct also deserialises from an array (fields by position): refuse one up front.
+    match bytes.iter().find(|b| !b.is_ascii_whitespace()) {
+        Some(b'{') => {}
+        Some(_) if serde_json::from_slice::<serde::de::IgnoredAny>(bytes).is_ok() => {
+            return Err(not_object());
+        }
+        _ => {}
+    }
+    let top: Top =
         serde_json::from_slice(bytes).map_err(|e| format!("not valid msprobe JSON: {e}"))?;
-    let Value::Object(top) = v else {
-        return Err("not an msprobe dump.json: the top level is not an object".into());
+    let Some(Data::Entries(data)) = top.data else {
+        return Err("not an msprobe dump.json: no `data` object".into());
     };
+    let text = |v: Option<Value>| v.and_then(|v| v.as_str().map(str::to_string));
     let mut out = MsprobeStep {
         path: Default::default(),
         step,
         who: who.to_string(),
-        task: top.get("task").and_then(Value::as_str).map(str::to_string),
-        level: top.get("level").and_then(Value::as_str).map(str::to_string),
+        task: text(top.task),
+        level: text(top.level),
         entries: Vec::new(),
         skipped: Vec::new(),
     };
-    let Some(Value::Object(data)) = top.get("data") else {
-        return Err("not an msprobe dump.json: no `data` object".into());
-    };
     for (key, rec) in data {
         let mut tensors = Vec::new();
-        if let Value::Object(parts) = rec {
+        if let Value::Object(parts) = &rec {
+            // serde_json sorts these: `input_args`, `input_kwargs`, `output`.
             for (part, val) in parts {
-                walk(val, part, &mut tensors, &mut out.skipped, key);
+                walk(val, part, &mut tensors, &mut out.skipped, &key);
             }
         } else {
             out.skipped.push(format!("{key}: not an object"));
         }
         out.entries.push(MsprobeEntry {
-            key: key.clone(),
+            call: parse_key(&key),
+            key,
             tensors,
         });
     }
     Ok(out)
+}
+
+/// The top level of `dump.json`; other fields are ignored.
+#[derive(serde::Deserialize)]
+struct Top {
+    task: Option<Value>,
+    level: Option<Value>,
+    data: Option<Data>,
+}
+
+/// `data` with its keys in file order: the order of the calls, which linking to FX nodes reads
+/// (serde_json's own map sorts keys).
+enum Data {
+    Entries(Vec<(String, Value)>),
+    NotObject,
+}
+
+impl<'de> serde::Deserialize<'de> for Data {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(DataVisitor)
+    }
+}
+
+struct DataVisitor;
+
+impl<'de> serde::de::Visitor<'de> for DataVisitor {
+    type Value = Data;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("an object")
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut m: A) -> Result<Data, A::Error> {
+        let mut v = Vec::new();
+        while let Some(kv) = m.next_entry::<String, Value>()? {
+            v.push(kv);
+        }
+        Ok(Data::Entries(v))
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut s: A) -> Result<Data, A::Error> {
+        while s.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+        Ok(Data::NotObject)
+    }
+    fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<Data, E> {
+        Ok(Data::NotObject)
+    }
+    fn visit_i64<E: serde::de::Error>(self, _: i64) -> Result<Data, E> {
+        Ok(Data::NotObject)
+    }
+    fn visit_u64<E: serde::de::Error>(self, _: u64) -> Result<Data, E> {
+        Ok(Data::NotObject)
+    }
+    fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<Data, E> {
+        Ok(Data::NotObject)
+    }
+    fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<Data, E> {
+        Ok(Data::NotObject)
+    }
+    fn visit_unit<E: serde::de::Error>(self) -> Result<Data, E> {
+        Ok(Data::NotObject)
+    }
+}
+
+/// `Module.layers.0.mlp.MLP.forward.0` → a module call; `Aten.add.Tensor.3.forward` → an API
+/// call (docs/formats.md §4.1). `None` for anything else.
+pub fn parse_key(key: &str) -> Option<MsprobeCall> {
+    let parts: Vec<&str> = key.split('.').collect();
+    let dir = |p: &str| match p {
+        "forward" => Some(false),
+        "backward" => Some(true),
+        _ => None,
+    };
+    if parts.first() == Some(&"Module") {
+        // Module . <path> . <Class> . forward . <n>
+        let [_, path @ .., class, d, n] = parts.as_slice() else {
+            return None;
+        };
+        if path.is_empty() {
+            return None;
+        }
+        return Some(MsprobeCall::Module {
+            path: path.join("."),
+            class: class.to_string(),
+            backward: dir(d)?,
+            n: n.parse().ok()?,
+        });
+    }
+    // <prefix> . <op> [. <overload>] . <n> . forward
+    let [prefix, op @ .., n, d] = parts.as_slice() else {
+        return None;
+    };
+    if op.is_empty() || prefix.is_empty() {
+        return None;
+    }
+    Some(MsprobeCall::Api {
+        prefix: prefix.to_string(),
+        op: op.join("."),
+        backward: dir(d)?,
+        n: n.parse().ok()?,
+    })
 }
 
 fn walk(v: &Value, slot: &str, out: &mut Vec<MsprobeTensor>, skipped: &mut Vec<String>, key: &str) {
@@ -94,14 +201,10 @@ fn walk(v: &Value, slot: &str, out: &mut Vec<MsprobeTensor>, skipped: &mut Vec<S
 /// `Module.layers.0.mlp.MLP.forward.0` → `layers.0.mlp`; `Aten.add.Tensor.3.forward` → None.
 /// The module path is what the FX graph's source comments and node names can be matched on.
 pub fn module_path(key: &str) -> Option<String> {
-    let rest = key.strip_prefix("Module.")?;
-    let parts: Vec<&str> = rest.split('.').collect();
-    let fwd = parts
-        .iter()
-        .rposition(|p| *p == "forward" || *p == "backward")?;
-    // … <path> . <Class> . forward . <n>
-    let path = &parts[..fwd.checked_sub(1)?];
-    Some(path.join("."))
+    match parse_key(key)? {
+        MsprobeCall::Module { path, .. } => Some(path),
+        MsprobeCall::Api { .. } => None,
+    }
 }
 
 /// Every `step<N>/<rank<R>|pid<P>>/dump.json` under `root` (up to four levels down), read.

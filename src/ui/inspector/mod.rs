@@ -85,7 +85,7 @@ pub fn show(
             tensor_action = tensor_panel::show(&app.tensors, ph, tensors, ui);
         });
     if let Some(a) = tensor_action {
-        tensor_panel::apply(app, a);
+        tensor_panel::apply(app, tensors, a);
     }
     match action {
         Some(Action::GoToPass(path, select)) => {

@@ -7,20 +7,20 @@ use crate::analysis::nan_trace::Bad;
 use crate::app::App;
 use crate::app::phase::PhaseState;
 use crate::app::tensors::TensorsState;
-use crate::model::tensor::{
-    DumpFile, GraphDump, MsprobeStep, TensorSummary, fmt_value, short_dtype,
-};
+use crate::model::tensor::{DumpFile, GraphDump, TensorSummary, fmt_value, short_dtype};
 use egui::{Color32, RichText};
 use std::path::PathBuf;
 
 mod compare;
 mod msprobe;
+mod ranks;
 mod slice;
 mod stats;
 mod tracer;
 
 use compare::*;
 use msprobe::*;
+use ranks::*;
 use slice::*;
 use stats::*;
 use tracer::*;
@@ -51,6 +51,8 @@ const HEAT_CELLS: usize = 96;
 pub enum Action {
     /// What to look for, in which rank and step.
     Trace(Bad, u32, u32),
+    /// The first (step, rank, node) holding it, over every rank.
+    TraceAcross(Bad),
     Compare(PathBuf, PathBuf, String),
     LoadSlice(PathBuf, Vec<u64>),
     Reveal(String),
@@ -110,7 +112,7 @@ pub fn show(
         ui.label(RichText::new(format!("{} · {}", g.name, q.describe())).color(quality))
             .on_hover_text("How many dumped node names (and targets) this pass has");
         let step = pick_step_rank(ui, state, g, &ranks, rank);
-        if let Some(a) = tracer(ui, tensors, rank, step) {
+        if let Some(a) = tracer(ui, tensors, rank, step, ranks.len()) {
             action = Some(a);
         }
         if let Some(sel) = phase.selected.as_deref() {
@@ -118,6 +120,7 @@ pub fn show(
             if let Some(a) = node_dump(ui, tensors, state, g, rank, step, node, &ranks) {
                 action = Some(a);
             }
+            rank_table(ui, tensors, &g.name, step, node, &ranks);
         }
         ui.add_space(4.0);
         if let Some(a) = bad_nodes(ui, tensors, g, step, graph) {
@@ -127,7 +130,12 @@ pub fn show(
         ui.weak("No dumped graph matches this pass's node names.");
     }
     if !tensors.msprobe.is_empty() {
-        msprobe_table(ui, &tensors.msprobe, state.step);
+        if let Some(sel) = phase.selected.as_deref() {
+            node_msprobe(ui, tensors, sel.rsplit('/').next().unwrap_or(sel));
+        }
+        if let Some(a) = msprobe_table(ui, tensors, state.step) {
+            action = Some(a);
+        }
     }
     action
 }
@@ -172,9 +180,18 @@ fn pick_step_rank(
     step
 }
 
-pub fn apply(app: &mut App, action: Action) {
+pub fn apply(app: &mut App, state: &mut TensorPanelState, action: Action) {
     match action {
         Action::Trace(bad, rank, step) => app.trace_first(bad, Some(rank), step),
+        Action::TraceAcross(bad) => {
+            app.trace_across(bad);
+            // Show the step and rank it was found in.
+            if let Some((step, rank, _)) = app.tensors.trace.as_ref().and_then(|t| t.found.clone())
+            {
+                state.step = Some(step);
+                state.rank = Some(rank);
+            }
+        }
         Action::Compare(a, b, label) => app.compare_tensors(a, b, label),
         Action::LoadSlice(p, lead) => app.load_slice(p, lead),
         Action::Reveal(n) => app.reveal_node(n),

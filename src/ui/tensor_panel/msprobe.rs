@@ -1,25 +1,27 @@
-//! msprobe statistics of the selected node, per step.
+//! msprobe statistics: the table of a step's entries, and the selected node's linked records.
 
 use super::*;
 
 /// msprobe's statistics as a table of their own: the selected step's entries, those with
-/// `null` max/min (NaN/Inf inside) in red.
+/// `null` max/min (NaN/Inf inside) in red; a linked entry's key selects its node.
 pub(super) fn msprobe_table(
     ui: &mut egui::Ui,
-    steps: &[std::sync::Arc<MsprobeStep>],
+    tensors: &TensorsState,
     step: Option<u32>,
-) {
-    let chosen: Vec<&MsprobeStep> = steps
-        .iter()
-        .map(|s| s.as_ref())
-        .filter(|s| step.is_none_or(|n| s.step == n))
+) -> Option<Action> {
+    let steps = &tensors.msprobe;
+    let chosen: Vec<usize> = (0..steps.len())
+        .filter(|&k| step.is_none_or(|n| steps[k].step == n))
         .collect();
-    let chosen = if chosen.is_empty() {
-        steps.iter().take(1).map(|s| s.as_ref()).collect()
+    let chosen = if chosen.is_empty() && !steps.is_empty() {
+        vec![0]
     } else {
         chosen
     };
-    for s in chosen {
+    let mut action = None;
+    for k in chosen {
+        let s = steps[k].as_ref();
+        let links = tensors.links.as_ref().and_then(|l| l.step(k));
         let bad = s
             .entries
             .iter()
@@ -43,18 +45,44 @@ pub(super) fn msprobe_table(
                     ui.end_row();
                     let v = |x: Option<f64>| x.map_or("null".to_string(), fmt_value);
                     let mut rows = 0;
-                    for e in &s.entries {
+                    for (i, e) in s.entries.iter().enumerate() {
+                        let link = links.and_then(|l| l.links.get(i));
                         for t in &e.tensors {
                             rows += 1;
                             if rows > MAX_MSPROBE_ROWS {
                                 continue;
                             }
                             let key = RichText::new(&e.key).small();
-                            ui.label(if t.null_stats() {
+                            let key = if t.null_stats() {
                                 key.color(NAN_COLOUR)
                             } else {
                                 key
+                            };
+                            // The node of this slot (an output's own node, else the entry's).
+                            let node = link.and_then(|l| {
+                                l.outputs
+                                    .iter()
+                                    .find(|(slot, _)| *slot == t.slot)
+                                    .map(|(_, n)| n)
+                                    .or(l.node.as_ref())
                             });
+                            match (node, link) {
+                                (Some(n), Some(l)) => {
+                                    let r = ui.link(key).on_hover_text(format!(
+                                        "{n} ({:?}): {}",
+                                        l.confidence, l.reason
+                                    ));
+                                    if r.clicked() {
+                                        action = Some(Action::Reveal(n.clone()));
+                                    }
+                                }
+                                _ => {
+                                    let r = ui.label(key);
+                                    if let Some(l) = link {
+                                        r.on_hover_text(&l.reason);
+                                    }
+                                }
+                            }
                             ui.monospace(&t.slot);
                             ui.monospace(short_torch_dtype(&t.dtype));
                             ui.monospace(v(t.max));
@@ -70,6 +98,68 @@ pub(super) fn msprobe_table(
                 });
         });
     }
+    action
+}
+
+/// The msprobe records linked to the selected node, every step: one row per output slot that
+/// is this node's value, `null` statistics in red.
+pub(super) fn node_msprobe(ui: &mut egui::Ui, tensors: &TensorsState, node: &str) {
+    let Some(links) = &tensors.links else { return };
+    if links.result.is_loading() {
+        ui.horizontal(|ui| {
+            ui.spinner();
+            ui.weak("linking msprobe entries to nodes…");
+        });
+        return;
+    }
+    let found = links.of_node(node);
+    ui.add_space(4.0);
+    if found.is_empty() {
+        ui.weak(format!("msprobe: no entry linked to {node}"));
+        return;
+    }
+    ui.strong(format!("msprobe of {node}"));
+    let v = |x: Option<f64>| {
+        let t = RichText::new(x.map_or("null".to_string(), fmt_value)).monospace();
+        if x.is_none() { t.color(NAN_COLOUR) } else { t }
+    };
+    egui::Grid::new(("node_msprobe", node))
+        .striped(true)
+        .num_columns(7)
+        .show(ui, |ui| {
+            for h in ["step", "entry", "slot", "max", "min", "mean", "link"] {
+                ui.strong(h);
+            }
+            ui.end_row();
+            for (k, l) in found {
+                let Some(s) = tensors.msprobe.get(k) else {
+                    continue;
+                };
+                let Some(e) = s.entries.get(l.entry) else {
+                    continue;
+                };
+                let mine = |slot: &str| {
+                    l.outputs.iter().any(|(x, n)| x == slot && n == node)
+                        || (l.outputs.is_empty() && slot.starts_with("output"))
+                };
+                for t in e.tensors.iter().filter(|t| mine(&t.slot)) {
+                    ui.monospace(format!("step {}", s.step));
+                    let key = RichText::new(&e.key).small();
+                    ui.label(if t.null_stats() {
+                        key.color(NAN_COLOUR)
+                    } else {
+                        key
+                    });
+                    ui.monospace(format!("{} {}", t.slot, short_torch_dtype(&t.dtype)));
+                    ui.label(v(t.max));
+                    ui.label(v(t.min));
+                    ui.label(v(t.mean));
+                    ui.weak(format!("{:?}", l.confidence).to_lowercase())
+                        .on_hover_text(&l.reason);
+                    ui.end_row();
+                }
+            }
+        });
 }
 
 /// `torch.bfloat16` → `bf16`; numpy descriptors go through `short_dtype`.

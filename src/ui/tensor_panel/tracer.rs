@@ -8,6 +8,7 @@ pub(super) fn tracer(
     tensors: &TensorsState,
     rank: u32,
     step: u32,
+    ranks: usize,
 ) -> Option<Action> {
     let mut action = None;
     ui.horizontal(|ui| {
@@ -28,10 +29,31 @@ pub(super) fn tracer(
             action = Some(Action::Trace(Bad::Inf, rank, step));
         }
     });
-    if let Some((_, s, result)) = &tensors.trace
-        && *s == step
+    if ranks > 1 {
+        ui.horizontal(|ui| {
+            if ui
+                .button("First NaN, all ranks")
+                .on_hover_text("The first step, rank and node (graph order) whose outputs hold NaN")
+                .clicked()
+            {
+                action = Some(Action::TraceAcross(Bad::Nan));
+            }
+            if ui.button("First Inf, all ranks").clicked() {
+                action = Some(Action::TraceAcross(Bad::Inf));
+            }
+        });
+    }
+    if let Some(tv) = &tensors.trace
+        && tv.step.is_none_or(|s| s == step)
     {
-        match result {
+        if let Some((_, _, what)) = &tv.found {
+            ui.label(
+                RichText::new(format!("first {}: {what}", tv.bad.label()))
+                    .small()
+                    .strong(),
+            );
+        }
+        match &tv.result {
             Ok(t) => {
                 for l in t.explain() {
                     ui.label(RichText::new(l).small());

@@ -1,0 +1,288 @@
+//! msprobe entries linked to the FX nodes of a graph (docs/formats.md §4.1).
+//!
+//! msprobe names what it measured by the eager call it hooked, not by FX node: a module's call
+//! (`Module.layers.0.mlp.gate_proj.Linear.forward.0`) or an API's n-th call in the step
+//! (`Aten.add.Tensor.3.forward`, `Functional.linear.0.forward`). The graph knows each node's
+//! target, its place in execution order (file order is topological) and, through
+//! [`modules`](crate::analysis::modules), its module. So:
+//!
+//! - **A module call** is the node that leaves the module with the call's output: of the nodes
+//!   in the module (or below it) whose value is used outside it, the one whose dtype and shape
+//!   are the output's; a module called m times has m such nodes, in order. `High` when one
+//!   node per call has the output's type, `Medium` when the count is off, `Low` (module only)
+//!   when no node leaving the module has the output's type: the last one is taken.
+//! - **An aten call** (`Aten`, `NPU`) is the n-th node with that target. `Medium` (op + order),
+//!   `High` when the module the dump was in at that call (the last module entry before it: keys
+//!   are in call order) holds the node too.
+//! - **A functional / tensor / torch call** decomposes into aten nodes (`linear` → `addmm` or
+//!   `mm`): its anchor op, counted within the module the dump was in (`Medium`), else counted
+//!   over the graph (`Low`).
+//!
+//! Entries of the other direction (a backward entry against a forward graph) are not linked.
+
+mod api;
+mod module_call;
+
+use crate::analysis::modules::Confidence;
+use crate::model::fx::{FxGraph, FxNode, OpKind, TensorType};
+use crate::model::tensor::{MsprobeCall, MsprobeStep, MsprobeTensor};
+use serde::Serialize;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+/// One entry of a step, linked (or not) to a node.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Link {
+    /// Index into [`MsprobeStep::entries`].
+    pub entry: usize,
+    pub key: String,
+    /// The node holding the entry's first output (its call, for an API).
+    pub node: Option<String>,
+    /// Each output slot's node, when found (`output.1` → `_to_copy_3`).
+    pub outputs: Vec<(String, String)>,
+    /// `None` when not linked.
+    pub confidence: Confidence,
+    /// The node does what the entry says: the same aten op for an API call, the output's
+    /// dtype and shape for a module call.
+    pub same_op: bool,
+    pub reason: String,
+}
+
+/// The links of one msprobe step to one graph.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct StepLinks {
+    pub step: u32,
+    pub who: String,
+    /// Entries of the graph's direction (forward or backward): what could be linked.
+    pub considered: usize,
+    /// One per entry of the step, in its order.
+    pub links: Vec<Link>,
+}
+
+impl StepLinks {
+    pub fn linked(&self) -> usize {
+        self.links.iter().filter(|l| l.node.is_some()).count()
+    }
+
+    pub fn same_op(&self) -> usize {
+        self.links.iter().filter(|l| l.same_op).count()
+    }
+
+    /// Share of the considered entries linked to a node doing the same op, 0..=1.
+    pub fn same_op_share(&self) -> f64 {
+        if self.considered == 0 {
+            0.0
+        } else {
+            self.same_op() as f64 / self.considered as f64
+        }
+    }
+
+    /// `32/32 entries linked, 32 to a node with the same op or output (100%)`.
+    pub fn describe(&self) -> String {
+        format!(
+            "{}/{} entries linked, {} to a node with the same op or output ({:.0}%)",
+            self.linked(),
+            self.considered,
+            self.same_op(),
+            100.0 * self.same_op_share()
+        )
+    }
+}
+
+/// Links every entry of `step` to a node of `graph`. `modules[i]` is the dotted module of
+/// `graph.nodes[i]` (`""`: the root, or unknown); `backward` says which entries the graph runs.
+pub fn link(graph: &FxGraph, modules: &[&str], step: &MsprobeStep, backward: bool) -> StepLinks {
+    let ctx = Ctx::new(graph, modules);
+    let mut out = StepLinks {
+        step: step.step,
+        who: step.who.clone(),
+        ..StepLinks::default()
+    };
+    // The module the dump was in at each call: the last module entry before it (call order).
+    let mut inside: Option<(usize, String)> = None;
+    let module_calls = module_call::Calls::of(step, backward);
+    let api_calls = api::Calls::of(step, backward);
+    for (i, e) in step.entries.iter().enumerate() {
+        let mut l = Link {
+            entry: i,
+            key: e.key.clone(),
+            node: None,
+            outputs: Vec::new(),
+            confidence: Confidence::None,
+            same_op: false,
+            reason: String::new(),
+        };
+        match &e.call {
+            None => l.reason = "not an msprobe key this viewer reads".into(),
+            Some(c) if c.backward() != backward => {
+                l.reason = format!(
+                    "a {} entry; this graph is a {}",
+                    dir(c.backward()),
+                    dir(backward)
+                );
+            }
+            Some(MsprobeCall::Module { path, class, n, .. }) => {
+                out.considered += 1;
+                let path = root_path(path);
+                inside = Some((i, path.to_string()));
+                let call = module_call::Call {
+                    entry: i,
+                    path,
+                    class,
+                    n: *n,
+                    tensors: &e.tensors,
+                };
+                module_call::link(&ctx, &module_calls, &call, &mut l);
+            }
+            Some(MsprobeCall::Api { prefix, op, n, .. }) => {
+                out.considered += 1;
+                let at = inside.as_ref().map(|(k, p)| api::Inside {
+                    path: p.as_str(),
+                    calls: module_calls.count(p),
+                    call: module_calls.call_of(*k),
+                });
+                api::link(&ctx, prefix, op, *n, at, &api_calls, i, &mut l);
+            }
+        }
+        out.links.push(l);
+    }
+    out
+}
+
+fn dir(backward: bool) -> &'static str {
+    if backward { "backward" } else { "forward" }
+}
+
+/// msprobe's `__root__` is the module path `""`.
+fn root_path(p: &str) -> &str {
+    if p == "__root__" { "" } else { p }
+}
+
+/// The graph and its modules, with the indexes and caches every entry's link reads: a step of
+/// an aten-level dump has an entry per call, so nothing is a walk of the whole graph per entry.
+struct Ctx<'a> {
+    graph: &'a FxGraph,
+    modules: &'a [&'a str],
+    /// `call_function` nodes by module path, in graph order.
+    by_module: HashMap<&'a str, Vec<usize>>,
+    /// `call_function` nodes by target (without `torch.ops.`), in graph order.
+    by_target: HashMap<&'a str, Vec<usize>>,
+    /// A module's nodes, widened (`module_call`), by path; `None`: no node is in it.
+    widened: RefCell<HashMap<String, Option<Rc<Vec<usize>>>>>,
+    /// The nodes an API call's ops match, by `prefix.op`.
+    matching: RefCell<HashMap<String, Rc<Vec<usize>>>>,
+}
+
+impl<'a> Ctx<'a> {
+    fn new(graph: &'a FxGraph, modules: &'a [&'a str]) -> Ctx<'a> {
+        let mut by_module: HashMap<&str, Vec<usize>> = HashMap::new();
+        let mut by_target: HashMap<&str, Vec<usize>> = HashMap::new();
+        for (i, n) in graph.nodes.iter().enumerate() {
+            if n.op != OpKind::CallFunction {
+                continue;
+            }
+            by_module
+                .entry(modules.get(i).copied().unwrap_or(""))
+                .or_default()
+                .push(i);
+            let t = n.target.strip_prefix("torch.ops.").unwrap_or(&n.target);
+            by_target.entry(t).or_default().push(i);
+        }
+        Ctx {
+            graph,
+            modules,
+            by_module,
+            by_target,
+            widened: RefCell::default(),
+            matching: RefCell::default(),
+        }
+    }
+
+    fn module(&self, i: usize) -> &str {
+        self.modules.get(i).copied().unwrap_or("")
+    }
+
+    fn node(&self, i: usize) -> &FxNode {
+        &self.graph.nodes[i]
+    }
+
+    /// `call_function` nodes in `path` or below it, in graph order.
+    fn nodes_within(&self, path: &str) -> Vec<usize> {
+        let mut v: Vec<usize> = self
+            .by_module
+            .iter()
+            .filter(|(m, _)| within(m, path))
+            .flat_map(|(_, v)| v.iter().copied())
+            .collect();
+        v.sort_unstable();
+        v
+    }
+
+    /// `call_function` nodes whose target `matches` (cached under `key`), in graph order.
+    fn matching(&self, key: &str, matches: impl Fn(&str) -> bool) -> Rc<Vec<usize>> {
+        if let Some(v) = self.matching.borrow().get(key) {
+            return v.clone();
+        }
+        let mut v: Vec<usize> = self
+            .by_target
+            .iter()
+            .filter(|(t, _)| matches(t))
+            .flat_map(|(_, v)| v.iter().copied())
+            .collect();
+        v.sort_unstable();
+        let v = Rc::new(v);
+        self.matching
+            .borrow_mut()
+            .insert(key.to_string(), v.clone());
+        v
+    }
+}
+
+/// `m` is `path` or lies below it (`""` holds everything).
+fn within(m: &str, path: &str) -> bool {
+    path.is_empty()
+        || m == path
+        || m.strip_prefix(path)
+            .is_some_and(|rest| rest.starts_with('.'))
+}
+
+/// `torch.bfloat16` as the FX annotation writes it (`bf16`).
+fn fx_dtype(torch: &str) -> Option<&'static str> {
+    Some(match torch.strip_prefix("torch.")? {
+        "bfloat16" => "bf16",
+        "float16" | "half" => "f16",
+        "float32" | "float" => "f32",
+        "float64" | "double" => "f64",
+        "int64" | "long" => "i64",
+        "int32" | "int" => "i32",
+        "int16" => "i16",
+        "int8" => "i8",
+        "uint8" => "u8",
+        "bool" => "b8",
+        "complex64" => "c64",
+        _ => return None,
+    })
+}
+
+/// The node's annotated value has the record's dtype and shape (a symbolic dim matches any).
+fn same_type(t: Option<&TensorType>, rec: &MsprobeTensor) -> bool {
+    let Some(t) = t else { return false };
+    if fx_dtype(&rec.dtype) != Some(t.dtype.as_str()) || t.shape.len() != rec.shape.len() {
+        return false;
+    }
+    t.shape
+        .iter()
+        .zip(&rec.shape)
+        .all(|(d, &r)| d.parse::<i64>().map_or(true, |d| d == r))
+}
+
+/// `bf16[2, 8, 16]`.
+fn describe(rec: &MsprobeTensor) -> String {
+    let dims: Vec<String> = rec.shape.iter().map(i64::to_string).collect();
+    format!(
+        "{}[{}]",
+        fx_dtype(&rec.dtype).unwrap_or(&rec.dtype),
+        dims.join(", ")
+    )
+}
