@@ -192,6 +192,8 @@ fn rank_matrix_marks_the_diverging_rank_and_a_cell_opens_side_by_side() {
         "rank 2's extra view"
     );
     h.get_by_label_contains("Compared with: rank 0 · model__0 · forward · 000 graph");
+    // The rank picker marks the rank on screen as differing in this pass.
+    assert_eq!(rank_shown(&h), "rank 2 ≠");
 }
 
 #[test]
