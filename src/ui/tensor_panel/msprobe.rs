@@ -106,10 +106,7 @@ pub(super) fn msprobe_table(
 pub(super) fn node_msprobe(ui: &mut egui::Ui, tensors: &TensorsState, node: &str) {
     let Some(links) = &tensors.links else { return };
     if links.result.is_loading() {
-        ui.horizontal(|ui| {
-            ui.spinner();
-            ui.weak("linking msprobe entries to nodes…");
-        });
+        crate::ui::loading::busy(ui, "linking msprobe entries to nodes…");
         return;
     }
     let found = links.of_node(node);
