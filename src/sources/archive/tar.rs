@@ -13,7 +13,10 @@ pub fn read_file(file: &Path, gz: bool, b: &mut Builder) -> Result<(), String> {
 
 pub fn read(f: impl Read, gz: bool, b: &mut Builder) -> Result<(), String> {
     if gz {
-        entries(flate2::read::MultiGzDecoder::new(f), b)
+        // Inflated in large blocks: tar asks for 512 bytes at a time, and each call into the
+        // decoder has a cost of its own.
+        let gz = flate2::read::MultiGzDecoder::new(f);
+        entries(BufReader::with_capacity(1 << 18, gz), b)
             .map_err(|e| format!("not a readable .tar.gz: {e}"))
     } else {
         entries(f, b).map_err(|e| format!("not a readable .tar: {e}"))
