@@ -68,6 +68,11 @@ pub fn release_others(open_root: &Path) {
 
 /// What `path` is, following links on disk, with its size. An archive file is a folder.
 pub fn stat(path: &Path) -> io::Result<(Kind, u64)> {
+    // The archive itself is a folder without being read: asking whether it exists (the window
+    // does, before it opens) must not wait for its whole stream.
+    if archive::is_archive_file(path) {
+        return Ok((Kind::Dir, 0));
+    }
     match node_at(path) {
         None => {
             let m = std::fs::metadata(path)?;

@@ -22,6 +22,14 @@ pub fn pack_tar_gz(dir: &Path, out: &Path) {
     b.into_inner().unwrap().finish().unwrap();
 }
 
+/// Packs the contents of `dir` as a plain `.tar`.
+pub fn pack_tar(dir: &Path, out: &Path) {
+    let mut b = tar::Builder::new(std::fs::File::create(out).unwrap());
+    b.follow_symlinks(false);
+    b.append_dir_all(".", dir).unwrap();
+    b.finish().unwrap();
+}
+
 /// Packs the contents of `dir` as a `.zip` (deflated, folders as their own entries).
 pub fn pack_zip(dir: &Path, out: &Path) {
     let mut z = zip::ZipWriter::new(std::fs::File::create(out).unwrap());
@@ -99,6 +107,7 @@ fn same_as_folder(case: &str) {
     let before = snapshot(tmp.path(), &cache);
     for (ext, pack) in [
         ("tar.gz", pack_tar_gz as fn(&Path, &Path)),
+        ("tar", pack_tar),
         ("zip", pack_zip),
     ] {
         let archive = tmp.path().join(format!("packed.{ext}"));
