@@ -19,7 +19,7 @@ pub fn show(app: &mut App, view: &mut ViewState, ui: &mut egui::Ui) {
         if app.opening.is_some() {
             crate::ui::loading::busy(ui, "indexing…");
         } else {
-            ui.weak("Nothing open. File ▸ Open folder…, or drop a folder here.");
+            ui.weak("Nothing open. File ▸ Open folder…, or drop a folder or an archive here.");
         }
         return;
     };

@@ -117,7 +117,10 @@ fn nothing_open(app: &App, ui: &mut egui::Ui) {
     } else if app.workspace.is_some() {
         ui.weak("Pick a graph in the tree to inspect its nodes.");
     } else {
-        ui.weak("Nothing open. File ▸ Open folder…, or drop a torch_compile_debug folder here.");
+        ui.weak(
+            "Nothing open. File ▸ Open folder… or Open archive…, or drop a torch_compile_debug \
+             folder or a .tar.gz / .zip of one here.",
+        );
     }
 }
 
