@@ -30,7 +30,7 @@ fn current_pass_name(h: &Harness<'static, Fxray>) -> Option<String> {
 fn nothing_open_shows_a_hint() {
     let mut h = harness(App::new());
     h.run_steps(2);
-    h.get_by_label_contains("drop a torch_compile_debug folder here");
+    h.get_by_label_contains("drop a torch_compile_debug folder or a .tar.gz / .zip of one here");
 }
 
 #[test]
