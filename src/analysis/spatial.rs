@@ -173,7 +173,8 @@ impl<T: Copy> Bins<T> {
             }
             let (c0, r0, c1, r1) = (at(b[0]), at(b[1]), at(b[2]), at(b[3]));
             // A huge item (a bad size) must not fill millions of cells: keep its centre cell.
-            let (c0, r0, c1, r1) = if (c1 - c0) as i64 * (r1 - r0) as i64 > 4096 {
+            let cells = (c1 as i64 - c0 as i64 + 1).saturating_mul(r1 as i64 - r0 as i64 + 1);
+            let (c0, r0, c1, r1) = if cells > 4096 {
                 let (c, r) = (at((b[0] + b[2]) / 2.0), at((b[1] + b[3]) / 2.0));
                 (c, r, c, r)
             } else {
@@ -283,9 +284,14 @@ mod tests {
         let right: Vec<_> = bins.query([21.0, 1.0, 22.0, 2.0]).map(|c| c.1).collect();
         assert_eq!(right, vec!['d']);
         assert_eq!(bins.query([200.0, 200.0, 300.0, 300.0]).count(), 0);
-        // A 1e9-wide item is one cell, not a billion.
+        // A 1e9-wide item is one cell, not a billion; so is one less than a cell tall, and one
+        // whose cells reach past i32.
         let huge = Bins::build(1.0, [([0.0, 0.0, 1.0e9, 1.0], 0u8, 0)]);
         assert_eq!(huge.len(), 1);
+        let flat = Bins::build(1.0, [([0.0, 0.2, 1.0e9, 0.4], 0u8, 0)]);
+        assert_eq!(flat.len(), 1);
+        let vast = Bins::build(1.0, [([-3.0e38, -3.0e38, 3.0e38, 3.0e38], 0u8, 0)]);
+        assert_eq!(vast.len(), 1);
     }
 
     #[test]

@@ -145,14 +145,17 @@ impl App {
             match c.kind {
                 ChangeKind::Removed => {
                     ws.facts.remove(&c.path);
+                    ws.facts_rev += 1;
                     live.changed_at.remove(&c.path);
                     live.landing.retain(|p| p != &c.path);
                 }
                 ChangeKind::Added => {
                     ws.facts.remove(&c.path);
+                    ws.facts_rev += 1;
                 }
                 ChangeKind::Modified => {
                     ws.facts.remove(&c.path);
+                    ws.facts_rev += 1;
                 }
                 ChangeKind::Settled => {
                     if u.index.graph_files().any(|p| p == c.path) {

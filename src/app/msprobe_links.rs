@@ -4,6 +4,7 @@
 use super::jobs::Msg;
 use super::tensors::TensorsMsg;
 use super::{App, Loading};
+use crate::analysis::fold::FoldTree;
 use crate::analysis::msprobe_link::{self, Link, StepLinks};
 use crate::model::tensor::MsprobeStep;
 use std::collections::HashMap;
@@ -11,7 +12,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 /// What a set of links was computed for; a result for another key is dropped.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct LinkKey {
     /// The tensors generation (bumped per workspace).
     generation: u64,
@@ -20,8 +21,15 @@ pub struct LinkKey {
     pass: usize,
     /// msprobe steps known (an attached dump adds some).
     steps: usize,
-    /// The module tree the modules came from (its address: a new tree is a new key).
-    tree: usize,
+    /// The module tree the modules came from: held, so that its address cannot be reused by
+    /// a new tree while this key lives (a new tree is a new key).
+    tree: Arc<FoldTree>,
+}
+
+impl PartialEq for LinkKey {
+    fn eq(&self, o: &Self) -> bool {
+        self.is(o.generation, &o.phase, o.pass, o.steps, &o.tree)
+    }
 }
 
 impl LinkKey {
@@ -31,13 +39,13 @@ impl LinkKey {
         phase: &std::path::Path,
         pass: usize,
         steps: usize,
-        tree: usize,
+        tree: &Arc<FoldTree>,
     ) -> bool {
         self.generation == generation
             && self.phase == phase
             && self.pass == pass
             && self.steps == steps
-            && self.tree == tree
+            && Arc::ptr_eq(&self.tree, tree)
     }
 }
 
@@ -107,11 +115,10 @@ impl App {
         else {
             return;
         };
-        let tree_at = Arc::as_ptr(&tree) as usize;
         let (generation, steps_n) = (t.generation(), t.msprobe.len());
         if t.links
             .as_ref()
-            .is_some_and(|l| l.key.is(generation, &ph.key, ph.current, steps_n, tree_at))
+            .is_some_and(|l| l.key.is(generation, &ph.key, ph.current, steps_n, &tree))
         {
             return;
         }
@@ -120,7 +127,7 @@ impl App {
             phase: ph.key.clone(),
             pass: ph.current,
             steps: steps_n,
-            tree: tree_at,
+            tree: tree.clone(),
         };
         let backward = ph.key.file_name().is_some_and(|n| n == "backward");
         let steps: Vec<Arc<MsprobeStep>> = t.msprobe.clone();
@@ -130,6 +137,11 @@ impl App {
         });
         self.jobs.spawn(move |send| {
             let Some(g) = file.graphs.first() else {
+                // A pass with no graph links nothing; say so rather than spin forever.
+                send(Msg::Tensors(TensorsMsg::Links {
+                    key,
+                    links: Arc::new(LinkSet::new(Vec::new())),
+                }));
                 return;
             };
             let modules: Vec<&str> = g

@@ -19,7 +19,7 @@ pub struct RanksState {
 }
 
 /// What the matrices were built from: the open folder and how much of it was parsed.
-type CacheKey = (u64, usize, bool, usize);
+type CacheKey = (u64, u64, bool, usize);
 
 /// The pass on screen among the ranks of its launch.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -94,7 +94,7 @@ impl App {
         };
         let key = (
             self.generation,
-            ws.facts.len(),
+            ws.facts_rev,
             ws.facts_done,
             ws.index.files_seen,
         );

@@ -18,6 +18,9 @@ pub struct Workspace {
     pub facts: HashMap<PathBuf, GraphFacts>,
     /// All graph files have been parsed once.
     pub facts_done: bool,
+    /// Bumped whenever `facts` gains, loses or replaces an entry: caches built from the facts
+    /// key on it (a re-parsed file leaves the count as it was).
+    pub facts_rev: u64,
 }
 
 #[derive(Default)]
@@ -266,6 +269,7 @@ impl App {
             Msg::Facts { path, facts, .. } => {
                 if let Some(ws) = &mut self.workspace {
                     ws.facts.insert(path, facts);
+                    ws.facts_rev += 1;
                 }
             }
             Msg::FactsDone { .. } => {
@@ -383,6 +387,7 @@ impl App {
                     index,
                     facts: HashMap::new(),
                     facts_done: false,
+                    facts_rev: 0,
                 });
                 self.load_dumps();
                 // Show something at once: the first pass of the first phase.

@@ -140,7 +140,7 @@ pub fn parse_key(key: &str) -> Option<MsprobeCall> {
             path: path.join("."),
             class: class.to_string(),
             backward: dir(d)?,
-            n: n.parse().ok()?,
+            n: call_number(n)?,
         });
     }
     // <prefix> . <op> [. <overload>] . <n> . forward
@@ -154,7 +154,7 @@ pub fn parse_key(key: &str) -> Option<MsprobeCall> {
         prefix: prefix.to_string(),
         op: op.join("."),
         backward: dir(d)?,
-        n: n.parse().ok()?,
+        n: call_number(n)?,
     })
 }
 
@@ -242,4 +242,10 @@ pub fn scan(root: &Path) -> (Vec<MsprobeStep>, Vec<String>) {
     }
     steps.sort_by(|a, b| (a.step, &a.who).cmp(&(b.step, &b.who)));
     (steps, errors)
+}
+
+/// A key's call number; one past `u32::MAX / 2` is no real call count (and would overflow the
+/// "call n + 1 of …" arithmetic downstream), so such a key is not understood.
+fn call_number(n: &str) -> Option<u32> {
+    n.parse::<u32>().ok().filter(|&n| n < u32::MAX / 2)
 }

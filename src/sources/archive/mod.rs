@@ -176,7 +176,11 @@ fn mount(file: &Path, check: bool) -> Result<Arc<Archive>, String> {
         if !check || mounts[i].stamp == stamp {
             return Ok(mounts[i].clone());
         }
-        mounts.remove(i);
+        // The file changed: its old cache files go with the old mount (their folder is named
+        // by the old length and time, so the new read never uses it).
+        if let Some(d) = &mounts.remove(i).spill_dir {
+            let _ = std::fs::remove_dir_all(d);
+        }
     }
     let archive = Arc::new(read(file, stamp, &LIMITS)?);
     mounts.push(archive.clone());

@@ -112,8 +112,9 @@ fn dots(scene: &Scene, map: &Map, area: Rect, ppp: f32) -> ColorImage {
     let mut image = ColorImage::filled([w, h], Color32::TRANSPARENT);
     let mut fill = |r: Rect, colour: Color32| {
         let px = |v: f32, o: f32, n: usize| (((v - o) * ppp).floor().max(0.0) as usize).min(n - 1);
-        let (x0, x1) = (px(r.min.x, area.min.x, w), px(r.max.x, area.min.x, w));
-        let (y0, y1) = (px(r.min.y, area.min.y, h), px(r.max.y, area.min.y, h));
+        let (xa, xb) = (px(r.min.x, area.min.x, w), px(r.max.x, area.min.x, w));
+        let (ya, yb) = (px(r.min.y, area.min.y, h), px(r.max.y, area.min.y, h));
+        let (x0, x1, y0, y1) = (xa.min(xb), xa.max(xb), ya.min(yb), ya.max(yb));
         for y in y0..=y1 {
             image.pixels[y * w + x0..=y * w + x1].fill(colour);
         }
