@@ -158,6 +158,25 @@ impl TensorInfo {
 }
 
 /// `<f4` → `f32`, `|b1` → `bool`, `>i8` → `i64 (big-endian)`.
+/// A torch dtype as msprobe writes it (`torch.bfloat16`) in FX's short form (`bf16`, as
+/// `print_readable` annotates values); `None` for one FX has no short name for here.
+pub fn fx_dtype_of_torch(torch: &str) -> Option<&'static str> {
+    Some(match torch.strip_prefix("torch.")? {
+        "bfloat16" => "bf16",
+        "float16" | "half" => "f16",
+        "float32" | "float" => "f32",
+        "float64" | "double" => "f64",
+        "int64" | "long" => "i64",
+        "int32" | "int" => "i32",
+        "int16" => "i16",
+        "int8" => "i8",
+        "uint8" => "u8",
+        "bool" => "b8",
+        "complex64" => "c64",
+        _ => return None,
+    })
+}
+
 pub fn short_dtype(descr: &str) -> String {
     let (order, rest) = descr.split_at(descr.len().min(1));
     let bits = rest[1.min(rest.len())..]

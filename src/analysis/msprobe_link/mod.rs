@@ -249,20 +249,7 @@ fn within(m: &str, path: &str) -> bool {
 
 /// `torch.bfloat16` as the FX annotation writes it (`bf16`).
 fn fx_dtype(torch: &str) -> Option<&'static str> {
-    Some(match torch.strip_prefix("torch.")? {
-        "bfloat16" => "bf16",
-        "float16" | "half" => "f16",
-        "float32" | "float" => "f32",
-        "float64" | "double" => "f64",
-        "int64" | "long" => "i64",
-        "int32" | "int" => "i32",
-        "int16" => "i16",
-        "int8" => "i8",
-        "uint8" => "u8",
-        "bool" => "b8",
-        "complex64" => "c64",
-        _ => return None,
-    })
+    crate::model::tensor::fx_dtype_of_torch(torch)
 }
 
 /// The node's annotated value has the record's dtype and shape (a symbolic dim matches any).

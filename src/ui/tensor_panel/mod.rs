@@ -7,7 +7,9 @@ use crate::analysis::nan_trace::Bad;
 use crate::app::App;
 use crate::app::phase::PhaseState;
 use crate::app::tensors::TensorsState;
-use crate::model::tensor::{DumpFile, GraphDump, TensorSummary, fmt_value, short_dtype};
+use crate::model::tensor::{
+    DumpFile, GraphDump, TensorSummary, fmt_value, fx_dtype_of_torch, short_dtype,
+};
 use egui::{Color32, RichText};
 use std::path::PathBuf;
 

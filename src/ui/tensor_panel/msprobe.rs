@@ -161,13 +161,9 @@ pub(super) fn node_msprobe(ui: &mut egui::Ui, tensors: &TensorsState, node: &str
 
 /// `torch.bfloat16` → `bf16`; numpy descriptors go through `short_dtype`.
 pub(super) fn short_torch_dtype(d: &str) -> String {
-    match d.strip_prefix("torch.") {
-        Some("bfloat16") => "bf16".into(),
-        Some("float16") => "f16".into(),
-        Some("float32") => "f32".into(),
-        Some("float64") => "f64".into(),
-        Some(x) if x.starts_with("int") => format!("i{}", &x[3..]),
-        Some(x) => x.to_string(),
-        None => short_dtype(d),
+    match (fx_dtype_of_torch(d), d.strip_prefix("torch.")) {
+        (Some(fx), _) => fx.to_string(),
+        (None, Some(x)) => x.to_string(),
+        (None, None) => short_dtype(d),
     }
 }
