@@ -48,7 +48,7 @@ fn node_at(path: &Path) -> Option<io::Result<(std::sync::Arc<archive::Archive>, 
 
 /// True when `path` is an archive fxray opens in place, or lies inside one.
 pub fn is_archived(path: &Path) -> bool {
-    archive::locate(path).is_some()
+    archive::lies_in_archive(path)
 }
 
 /// Reads (or, if its file changed, re-reads) the archive `root` is or lies in, and returns what

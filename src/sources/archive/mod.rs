@@ -137,6 +137,16 @@ pub fn locate(path: &Path) -> Option<Result<(Arc<Archive>, PathBuf), String>> {
     Some(mount(&file, false).map(|a| (a, rel)))
 }
 
+/// True when `path` is an archive file or lies inside one, found from the names and the
+/// files on disk alone: it neither mounts nor waits for an archive being read (the window
+/// asks this on its own thread).
+pub fn lies_in_archive(path: &Path) -> bool {
+    path.iter().any(|c| c.to_str().and_then(format_of).is_some())
+        && std::path::absolute(path)
+            .ok()
+            .is_some_and(|abs| archive_ancestor(&abs).is_some())
+}
+
 /// Re-reads the archive `path` lies in when its file changed since it was mounted (an archive
 /// opened again after being re-packed). `None` for a plain disk path.
 pub fn refresh(path: &Path) -> Option<Result<Arc<Archive>, String>> {
