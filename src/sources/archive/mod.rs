@@ -141,7 +141,8 @@ pub fn locate(path: &Path) -> Option<Result<(Arc<Archive>, PathBuf), String>> {
 /// files on disk alone: it neither mounts nor waits for an archive being read (the window
 /// asks this on its own thread).
 pub fn lies_in_archive(path: &Path) -> bool {
-    path.iter().any(|c| c.to_str().and_then(format_of).is_some())
+    path.iter()
+        .any(|c| c.to_str().and_then(format_of).is_some())
         && std::path::absolute(path)
             .ok()
             .is_some_and(|abs| archive_ancestor(&abs).is_some())
