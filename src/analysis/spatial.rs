@@ -166,7 +166,7 @@ impl<T: Copy> Bins<T> {
         };
         let mut best: std::collections::HashMap<(i32, i32), (u8, T)> =
             std::collections::HashMap::new();
-        let at = |v: f32| (v / cell).floor().clamp(i32::MIN as f32, i32::MAX as f32) as i32;
+        let at = |v: f32| cell_index(v, cell);
         for (b, value, rank) in items {
             if !b.iter().all(|v| v.is_finite()) {
                 continue;
@@ -209,11 +209,7 @@ impl<T: Copy> Bins<T> {
 
     /// The occupied cells meeting `area`, as (cell bounds, value), row by row.
     pub fn query(&self, area: Bounds) -> impl Iterator<Item = (Bounds, T)> + '_ {
-        let at = |v: f32| {
-            (v / self.cell)
-                .floor()
-                .clamp(i32::MIN as f32, i32::MAX as f32) as i32
-        };
+        let at = |v: f32| cell_index(v, self.cell);
         let (c0, r0, c1, r1) = (at(area[0]), at(area[1]), at(area[2]), at(area[3]));
         let start = self.cells.partition_point(|&(r, _, _)| r < r0);
         let end = self.cells.partition_point(|&(r, _, _)| r <= r1);
@@ -226,6 +222,12 @@ impl<T: Copy> Bins<T> {
                 ([x, y, x + cell, y + cell], v)
             })
     }
+}
+
+/// The cell of width `cell` holding coordinate `v`, clamped to i32 (a wild coordinate lands in
+/// the outermost cell rather than wrapping).
+fn cell_index(v: f32, cell: f32) -> i32 {
+    (v / cell).floor().clamp(i32::MIN as f32, i32::MAX as f32) as i32
 }
 
 fn area(b: Bounds) -> f32 {

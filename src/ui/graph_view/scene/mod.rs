@@ -337,23 +337,20 @@ impl Scene {
 
     /// What lies in canvas rect `area` (`[x0, y0, x1, y1]`).
     pub fn visible(&mut self, area: [f32; 4]) -> Vec<Item> {
-        let mut found = std::mem::take(&mut self.found);
-        self.grid.query(area, &mut self.scratch, &mut found);
-        let out = found.iter().map(|&i| self.grid_items[i as usize]).collect();
-        self.found = found;
-        out
+        let found = &mut self.found;
+        query(&self.grid, &self.grid_items, area, &mut self.scratch, found)
     }
 
     /// The boxes and bundles meeting canvas `area`, without the nodes and edges.
     pub fn visible_boxes(&mut self, area: [f32; 4]) -> Vec<Item> {
-        let mut found = std::mem::take(&mut self.found);
-        self.coarse.query(area, &mut self.scratch, &mut found);
-        let out = found
-            .iter()
-            .map(|&i| self.coarse_items[i as usize])
-            .collect();
-        self.found = found;
-        out
+        let found = &mut self.found;
+        query(
+            &self.coarse,
+            &self.coarse_items,
+            area,
+            &mut self.scratch,
+            found,
+        )
     }
 
     /// The nodes on screen binned into cells of 2–4 screen points at `zoom`, each cell in the
@@ -627,4 +624,17 @@ pub fn dot_fill(d: &NodeData) -> (Color32, u8) {
         };
         (d.look.fill, rank)
     }
+}
+
+/// The items of `grid` meeting `area` (`items[id]` is what grid item `id` stands for), with the
+/// query's buffers reused frame to frame.
+fn query(
+    grid: &Grid,
+    items: &[Item],
+    area: [f32; 4],
+    scratch: &mut Scratch,
+    found: &mut Vec<u32>,
+) -> Vec<Item> {
+    grid.query(area, scratch, found);
+    found.iter().map(|&i| items[i as usize]).collect()
 }
