@@ -47,15 +47,31 @@ pub fn show(ui: &mut egui::Ui, scene: &mut Scene, rect: Rect, vp: Viewport) -> C
     // A margin so edges and outlines that start just off screen are still drawn.
     let m = 40.0 / vp.zoom.max(1e-4);
     let area = [a.x - m, a.y - m, b.x + m, b.y + m];
-    if vp.zoom < DOT_ZOOM {
-        // A whole model at fit: nodes are a pixel or two and edges invisible, so draw the
-        // boxes and the nodes' cells (a few thousand at most, however large the graph), no edges.
-        let mut boxes = scene.visible_boxes(area);
-        boxes.sort_by_key(|i| scene.paint_order(*i));
-        let mut shapes: Vec<Shape> = Vec::new();
-        for &item in &boxes {
-            fold_paint::item(scene, item, &ctx, &mut shapes);
+    // A whole model at fit: nodes are a pixel or two and edges invisible, so only the boxes
+    // are asked of the index, and the nodes come as binned cells (a few thousand at most,
+    // however large the graph).
+    let dots = vp.zoom < DOT_ZOOM;
+    let mut boxes = Vec::new();
+    let mut edges = Vec::new();
+    let mut nodes = Vec::new();
+    if dots {
+        boxes = scene.visible_boxes(area);
+    } else {
+        for item in scene.visible(area) {
+            match item {
+                Item::Box(_) | Item::Bundle(_) => boxes.push(item),
+                Item::Edge(_) => edges.push(item),
+                Item::Node(_) => nodes.push(item),
+            }
         }
+    }
+    // Outer boxes first, so nested ones sit on top of their parents.
+    boxes.sort_by_key(|i| scene.paint_order(*i));
+    let mut shapes: Vec<Shape> = Vec::new();
+    for &item in &boxes {
+        fold_paint::item(scene, item, &ctx, &mut shapes);
+    }
+    if dots {
         let mut mesh = egui::Mesh::default();
         for (c, fill) in scene.dot_bins(vp.zoom).query(area) {
             let r = Rect::from_min_max(
@@ -65,25 +81,6 @@ pub fn show(ui: &mut egui::Ui, scene: &mut Scene, rect: Rect, vp: Viewport) -> C
             mesh.add_colored_rect(r, fill);
         }
         shapes.push(Shape::mesh(mesh));
-        painter.extend(shapes);
-        return finish(ui, scene, rect, vp, response, boxes);
-    }
-    let visible = scene.visible(area);
-    let mut boxes = Vec::new();
-    let mut edges = Vec::new();
-    let mut nodes = Vec::new();
-    for item in visible {
-        match item {
-            Item::Box(_) | Item::Bundle(_) => boxes.push(item),
-            Item::Edge(_) => edges.push(item),
-            Item::Node(_) => nodes.push(item),
-        }
-    }
-    // Outer boxes first, so nested ones sit on top of their parents.
-    boxes.sort_by_key(|i| scene.paint_order(*i));
-    let mut shapes: Vec<Shape> = Vec::new();
-    for &item in &boxes {
-        fold_paint::item(scene, item, &ctx, &mut shapes);
     }
     for item in edges {
         let Item::Edge(e) = item else { continue };
