@@ -29,11 +29,11 @@ pub fn show(
         );
         return;
     }
-    if let Some(place) = app.rank_place() {
-        state.launch = state.launch.min(matrices.len() - 1);
-        if matrices.len() > 1 && ui.button("Show the launch on screen").clicked() {
-            state.launch = place.launch;
-        }
+    if let Some(place) = app.rank_place()
+        && matrices.len() > 1
+        && ui.button("Show the launch on screen").clicked()
+    {
+        state.launch = place.launch;
     }
     let li = state.launch.min(matrices.len() - 1);
     ui.horizontal(|ui| {
