@@ -1,8 +1,8 @@
 //! fxray: see inside a `torch.compile` run.
 //!
 //! Data flows one way: `sources` (find and read files) → `model` (plain types) → `analysis`
-//! (pure functions) → `app` (state, background jobs) → `ui` (egui panels). The CLI in `cli`
-//! drives the same core headless. Two services feed `app` through channels: the watcher
+//! (pure functions) → `pipeline` (headless compositions) → `app` (state, background jobs) →
+//! `ui` (egui panels). The CLI in `cli` drives the same core headless. Two services feed `app` through channels: the watcher
 //! (`sources::watch`) and the runner (`runner`), which launches compiles.
 //!
 //! # Layers
@@ -21,8 +21,9 @@
 //! model:    error
 //! sources:  model, error, paths
 //! analysis: model, error
+//! pipeline: sources, model, analysis, error, paths
 //! runner:   model, error, paths
-//! app:      sources, model, analysis, runner, error, paths
+//! app:      pipeline, sources, model, analysis, runner, error, paths
 //! ui:       app, model, analysis, error
 //! cli:      *
 //! ```
@@ -33,6 +34,7 @@ pub mod cli;
 pub mod error;
 pub mod model;
 pub mod paths;
+pub mod pipeline;
 pub mod runner;
 pub mod sources;
 pub mod ui;

@@ -1,0 +1,7 @@
+//! Headless compositions of `sources` and `analysis`: what both the CLI and the window need
+//! done, start to finish, with no UI state (a compile story read and joined, the autotune
+//! report, tensor summaries, the module context of a phase, an accuracy compare).
+//!
+//! A pipeline takes paths or model values and returns model/analysis values; it may read files
+//! (through `sources`) and use rayon, but it keeps no state between calls and never touches
+//! `app`: the app runs a pipeline inside a job, the CLI calls it directly.
