@@ -162,9 +162,8 @@ fn code_line_click_opens_the_viewer_at_that_line() {
     let s = h.state();
     assert!(s.view.show_code, "the code window opened");
     assert_eq!(s.view.code.highlighted_line(), Some(28));
-    assert_eq!(
-        s.app.phase.as_ref().and_then(|p| p.code_line),
-        None,
+    assert!(
+        !s.app.nav.has(|r| matches!(r, fxray::app::Nav::CodeLine(_))),
         "the viewer took the jump"
     );
     // The window shows the file, with line numbers; line 28 is on screen.
@@ -175,9 +174,7 @@ fn code_line_click_opens_the_viewer_at_that_line() {
 #[test]
 fn code_viewer_find_moves_between_matches() {
     let mut app = showcase_app();
-    if let Some(ph) = &mut app.phase {
-        ph.code_line = Some(1);
-    }
+    app.nav.push(fxray::app::Nav::CodeLine(1));
     let mut h = harness(app);
     h.state_mut().view.show_code = true;
     h.run_steps(2);

@@ -9,10 +9,12 @@
 //! through [`crate::sources::vfs`].
 
 mod build;
+mod error;
 mod tar;
 mod zip;
 
 use build::{Builder, LIMITS, Limits};
+pub use error::ArchiveError;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, LazyLock, Mutex};
@@ -110,7 +112,7 @@ static MOUNTS: LazyLock<Mutex<Vec<Arc<Archive>>>> = LazyLock::new(|| Mutex::new(
 /// The archive a path lies in (or is), with the path inside it; `None` for a path that has no
 /// archive among itself and its ancestors (then it is a plain disk path). Mounts the archive
 /// on first use; the error is one line naming the archive and what is wrong with it.
-pub fn locate(path: &Path) -> Option<Result<(Arc<Archive>, PathBuf), String>> {
+pub fn locate(path: &Path) -> Option<Result<(Arc<Archive>, PathBuf), ArchiveError>> {
     // The common case, a plain tree, costs a look at the names and no system call.
     if !path
         .iter()
@@ -150,7 +152,7 @@ pub fn lies_in_archive(path: &Path) -> bool {
 
 /// Re-reads the archive `path` lies in when its file changed since it was mounted (an archive
 /// opened again after being re-packed). `None` for a plain disk path.
-pub fn refresh(path: &Path) -> Option<Result<Arc<Archive>, String>> {
+pub fn refresh(path: &Path) -> Option<Result<Arc<Archive>, ArchiveError>> {
     path.iter()
         .any(|c| c.to_str().and_then(format_of).is_some())
         .then_some(())?;
@@ -179,10 +181,10 @@ fn archive_ancestor(abs: &Path) -> Option<PathBuf> {
 
 /// Mounts the archive file `file` (absolute), or returns the mount already there when the file
 /// has not changed (always, unless `check` asks to compare its length and time).
-fn mount(file: &Path, check: bool) -> Result<Arc<Archive>, String> {
+fn mount(file: &Path, check: bool) -> Result<Arc<Archive>, ArchiveError> {
     // One mount at a time: two readers of a new archive must not both read it.
     let mut mounts = MOUNTS.lock().unwrap_or_else(|e| e.into_inner());
-    let stamp = stamp_of(file).map_err(|e| format!("{}: {e}", file.display()))?;
+    let stamp = stamp_of(file).map_err(|e| ArchiveError::Io(format!("{}: {e}", file.display())))?;
     if let Some(i) = mounts.iter().position(|a| a.root == file) {
         if !check || mounts[i].stamp == stamp {
             return Ok(mounts[i].clone());
@@ -220,12 +222,12 @@ fn stamp_of(file: &Path) -> std::io::Result<Stamp> {
 
 /// Reads an archive file into a tree. Only an archive that yields nothing at all is an error
 /// (the cause, without the path).
-fn read(file: &Path, stamp: Stamp, limits: &Limits) -> Result<Archive, String> {
+fn read(file: &Path, stamp: Stamp, limits: &Limits) -> Result<Archive, ArchiveError> {
     let name = file
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let format = format_of(&name).ok_or("not an archive")?;
+    let format = format_of(&name).ok_or(ArchiveError::NotAnArchive)?;
     let spill = spill_dir(file, stamp);
     build::sweep_stale(&spill);
     let mut b = Builder::new(name, spill, limits);
@@ -239,15 +241,15 @@ fn read(file: &Path, stamp: Stamp, limits: &Limits) -> Result<Archive, String> {
 
 fn finish(
     mut b: Builder,
-    outcome: Result<(), String>,
+    outcome: Result<(), ArchiveError>,
     root: PathBuf,
     stamp: Stamp,
-) -> Result<Archive, String> {
+) -> Result<Archive, ArchiveError> {
     if let Err(e) = outcome {
         if b.is_empty() {
             return Err(e);
         }
-        b.stop(e);
+        b.stop(e.to_string());
     }
     Ok(b.finish(root, stamp))
 }
@@ -262,7 +264,7 @@ const IN_MEMORY: Limits = Limits {
 };
 
 /// Reads an archive image held in memory (fuzzing): nothing is mounted and nothing is written.
-pub fn from_bytes(format: Format, bytes: &[u8]) -> Result<Archive, String> {
+pub fn from_bytes(format: Format, bytes: &[u8]) -> Result<Archive, ArchiveError> {
     let mut b = Builder::new("archive".into(), PathBuf::from("/nonexistent"), &IN_MEMORY);
     let outcome = match format {
         Format::TarGz => tar::read(bytes, true, &mut b),
