@@ -69,14 +69,13 @@ impl super::jobs::Apply for CompilesMsg {
     }
 }
 
-/// Writes each story's trace-only graphs to the cache (see `trace_graphs`) and indexes them.
+/// Serves each story's trace-only graphs from memory (see `trace_graphs`) and indexes them.
 fn materialize_all(stories: &[Story]) -> (Vec<(usize, ModelLink)>, Vec<crate::model::index::Run>) {
     let mut links = Vec::new();
     let mut runs = Vec::new();
     for (i, s) in stories.iter().enumerate() {
         let joined: Vec<usize> = s.links.iter().map(|l| l.compile).collect();
-        // The cache is a bonus: a failed write leaves those graphs in the trace view only.
-        if let Ok(Some((run, ls))) = super::trace_graphs::materialize(&s.path, &s.trace, &joined)
+        if let Some((run, ls)) = super::trace_graphs::materialize(&s.path, &s.trace, &joined)
             && let Ok(idx) = load::index(&run)
         {
             links.extend(ls.into_iter().map(|l| (i, l)));

@@ -168,6 +168,15 @@ fn graphs_found_only_in_the_trace_open_as_passes_of_their_compile() {
         !shown.starts_with(dir.path()),
         "never written into the viewed folder"
     );
+    assert!(
+        !shown.exists(),
+        "served from memory, not written anywhere: {}",
+        shown.display()
+    );
+    assert!(
+        phase.current_file().is_some_and(|f| f.node_count() > 0),
+        "the graph was read from memory"
+    );
     // The compile's AOT graph is a pass of its forward phase, in the tree.
     let ws = h.state().app.workspace.as_ref().unwrap();
     let model = ws

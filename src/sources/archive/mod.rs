@@ -109,14 +109,41 @@ pub fn is_archive_file(path: &Path) -> bool {
 /// The archives this process has read, newest last.
 static MOUNTS: LazyLock<Mutex<Vec<Arc<Archive>>>> = LazyLock::new(|| Mutex::new(Vec::new()));
 
+/// Where trees held only in memory are served ([`mount_memory`]): a path no file is ever
+/// written under.
+static MEMORY_ROOT: LazyLock<PathBuf> =
+    LazyLock::new(|| crate::paths::cache_dir().join("in-memory"));
+
+/// Serves `files` (paths relative to the tree, and their bytes) as a read-only tree at
+/// `<cache>/in-memory/<name>`, which it returns: graphs found only in a trace log open as the
+/// passes of their compile without a byte written anywhere. Mounting the same name again
+/// replaces the tree. Memory trees stay until the process ends (they hold graph texts).
+pub fn mount_memory(name: &str, files: Vec<(PathBuf, Vec<u8>)>) -> PathBuf {
+    let root = MEMORY_ROOT.join(name);
+    let mut b = Builder::new(name.to_string(), PathBuf::from("/nonexistent"), &IN_MEMORY);
+    for (path, bytes) in files {
+        b.file(&path, bytes.len() as u64, true, &mut bytes.as_slice());
+    }
+    let tree = Arc::new(b.finish(root.clone(), (0, None)));
+    let mut mounts = MOUNTS.lock().unwrap_or_else(|e| e.into_inner());
+    mounts.retain(|a| a.root != root);
+    mounts.push(tree);
+    root
+}
+
+fn in_memory(path: &Path) -> bool {
+    path.starts_with(&*MEMORY_ROOT)
+}
+
 /// The archive a path lies in (or is), with the path inside it; `None` for a path that has no
 /// archive among itself and its ancestors (then it is a plain disk path). Mounts the archive
 /// on first use; the error is one line naming the archive and what is wrong with it.
 pub fn locate(path: &Path) -> Option<Result<(Arc<Archive>, PathBuf), ArchiveError>> {
     // The common case, a plain tree, costs a look at the names and no system call.
-    if !path
-        .iter()
-        .any(|c| c.to_str().and_then(format_of).is_some())
+    if !in_memory(path)
+        && !path
+            .iter()
+            .any(|c| c.to_str().and_then(format_of).is_some())
     {
         return None;
     }
@@ -206,7 +233,7 @@ pub fn unmount_others(keep: &Path) {
     let keep = std::path::absolute(keep).unwrap_or_else(|_| keep.to_path_buf());
     let mut mounts = MOUNTS.lock().unwrap_or_else(|e| e.into_inner());
     mounts.retain(|a| {
-        let kept = keep.starts_with(&a.root);
+        let kept = keep.starts_with(&a.root) || in_memory(&a.root);
         if !kept && let Some(d) = &a.spill_dir {
             // Open maps of its files stay valid: the files go when the last map does.
             let _ = std::fs::remove_dir_all(d);
