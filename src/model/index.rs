@@ -344,11 +344,13 @@ impl DebugIndex {
             && self.autotune.is_empty()
     }
 
-    /// The graph to show first: the first pass of the first phase, else any graph.
+    /// The graph to show first: the first pass of the first phase, else any graph. A launch
+    /// opens on its lowest rank (its folders sort by start time, so rank 1's may come first).
     pub fn default_graph(&self) -> Option<&std::path::Path> {
-        let first_pass = self
-            .runs
-            .iter()
+        let mut runs: Vec<&Run> = self.runs.iter().collect();
+        runs.sort_by_key(|r| r.rank.unwrap_or(0));
+        let first_pass = runs
+            .into_iter()
             .flat_map(|r| &r.models)
             .flat_map(|m| &m.phases)
             .find_map(|p| p.passes.first());

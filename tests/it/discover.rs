@@ -425,3 +425,14 @@ fn inductor_training_phases_know_their_kind() {
     );
     assert!(model.forward_of(phases[0]).is_none());
 }
+
+/// A launch opens on its lowest rank: launch_4rank's rank 1 folder sorts first (it started
+/// first), yet the first graph shown is rank 0's.
+#[test]
+fn a_launch_opens_on_rank_0() {
+    let idx = load::index(&fixture("npugraph_ex/launch_4rank")).expect("index");
+    assert_ne!(idx.runs[0].rank, Some(0), "the case this test is about");
+    let first = idx.default_graph().expect("a graph");
+    let at = idx.locate(first).expect("located");
+    assert_eq!(idx.runs[at.run].rank, Some(0), "{}", first.display());
+}
