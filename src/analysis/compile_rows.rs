@@ -3,7 +3,7 @@
 //! output files and `model__N` folder; the last attempt of a compile carries its metrics.
 
 use crate::analysis::compiles::{model_of_attempt, why};
-use crate::model::compile::{CompileTrace, MetricGroups, ModelLink, Status};
+use crate::model::compile::{CompileTrace, MetricGroups, ModelLink, Provenance, Status};
 use serde::Serialize;
 use std::path::Path;
 
@@ -18,12 +18,26 @@ pub struct BreakRow {
     pub inferred: bool,
 }
 
-/// How much Inductor's provenance links: nodes before and after its passes, and kernels.
+/// How much Inductor's provenance links, over all graphs of the attempt: nodes before and
+/// after its passes, and kernels.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ProvenanceCounts {
     pub pre_grad_nodes: usize,
     pub post_grad_nodes: usize,
     pub kernels: usize,
+}
+
+/// The counts over every graph of an attempt; `None` when it logged no provenance.
+fn provenance_counts(all: &[Provenance]) -> Option<ProvenanceCounts> {
+    if all.is_empty() {
+        return None;
+    }
+    let sum = |f: fn(&Provenance) -> usize| all.iter().map(f).sum();
+    Some(ProvenanceCounts {
+        pre_grad_nodes: sum(|p| p.pre_to_post.len()),
+        post_grad_nodes: sum(|p| p.post_to_pre.len()),
+        kernels: sum(|p| p.kernel_to_post.len()),
+    })
 }
 
 /// One attempt of one compile.
@@ -119,11 +133,7 @@ pub fn attempt_rows(source: &Path, trace: &CompileTrace, links: &[ModelLink]) ->
                     .map(|(_, n)| n.clone())
                     .collect(),
                 metrics: (last && c.metrics.is_some()).then(|| MetricGroups::of(c)),
-                provenance: c.provenance(a.attempt).map(|p| ProvenanceCounts {
-                    pre_grad_nodes: p.pre_to_post.len(),
-                    post_grad_nodes: p.post_to_pre.len(),
-                    kernels: p.kernel_to_post.len(),
-                }),
+                provenance: provenance_counts(&c.provenances(a.attempt)),
                 rank: trace.rank,
                 trace: source.display().to_string(),
             });

@@ -4,8 +4,8 @@
 //! `fxray bench trace FILE`: parse throughput of a trace log.
 
 use crate::analysis::{compile_rows, compiles};
-use crate::app::compiles::{Story, stories};
 use crate::error::{Error, Result};
+use crate::pipeline::compiles::{Story, stories};
 use crate::sources::trace_log;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};

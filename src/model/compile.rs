@@ -284,14 +284,16 @@ impl Compile {
             .collect()
     }
 
-    /// Inductor's provenance of each attempt that logged it (the last one kept per attempt).
-    pub fn provenance(&self, attempt: u32) -> Option<Provenance> {
+    /// Inductor's provenance of attempt `attempt`: one per graph Inductor compiled, in the
+    /// order it compiled them (a training step's forward, then its backward).
+    pub fn provenances(&self, attempt: u32) -> Vec<Provenance> {
         self.artifacts
             .iter()
-            .rfind(|a| {
+            .filter(|a| {
                 a.attempt == attempt && a.name == "inductor_provenance_tracking_node_mappings"
             })
-            .and_then(|a| Provenance::parse(&a.text))
+            .filter_map(|a| Provenance::parse(&a.text))
+            .collect()
     }
 
     /// How the last attempt ended: failed, split at a graph break, or compiled (a restart

@@ -4,8 +4,8 @@
 
 use crate::common::{fixture, fxray, stdout_json};
 use fxray::analysis::compiles;
-use fxray::app::compiles::{Story, stories};
 use fxray::model::compile::{CompileTrace, Status};
+use fxray::pipeline::compiles::{Story, stories};
 use fxray::sources::trace_log;
 use serde_json::Value;
 use std::path::{Path, PathBuf};

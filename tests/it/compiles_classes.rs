@@ -303,3 +303,43 @@ fn metrics_and_artifacts_of_each_compile_are_in_the_json() {
         "torch_version"
     );
 }
+
+#[test]
+fn inductor_provenance_links_kernels_to_post_grad_and_pre_grad_nodes() {
+    // torch 2.15's training trace logs the provenance of the forward and the backward.
+    let case = version_case("2.15.0", "training");
+    let t = trace_log::load(&trace_of(&case)).unwrap();
+    let c = &t.compiles[0];
+    let all = c.provenances(0);
+    assert_eq!(all.len(), 2, "forward and backward");
+    let p = &all[0];
+    assert!(!p.kernel_to_post.is_empty() && !p.post_to_pre.is_empty());
+    // The post-grad forward's addmm came from the first Linear, and runs as an extern kernel.
+    assert_eq!(p.pre_grad_of("addmm"), ["input_1"]);
+    assert!(p.kernels_of("addmm")[0].starts_with("extern_kernels.addmm"));
+    // Every kernel the provenance names is in the output code the same attempt logged.
+    let code: String = c
+        .graphs
+        .iter()
+        .filter(|g| g.kind == fxray::model::compile::GraphKind::OutputCode)
+        .map(|g| g.text.as_str())
+        .collect();
+    for kernel in p.kernel_to_post.keys() {
+        let name = kernel.rsplit_once(':').map_or(kernel.as_str(), |(n, _)| n);
+        assert!(code.contains(name), "{kernel} not in the output code");
+    }
+    // Both directions agree.
+    for (node, kernels) in &p.post_to_kernel {
+        for k in kernels {
+            assert!(p.kernel_to_post[k].contains(node), "{node} ↔ {k}");
+        }
+        assert_eq!(p.kernels_of(node), kernels.as_slice());
+    }
+    let v = compiles_json(&case);
+    let row = &v["compiles"][0];
+    assert!(row["provenance"]["kernels"].as_u64().unwrap() > 0);
+    assert_eq!(
+        row["provenance"]["kernels"].as_u64().unwrap() as usize,
+        all.iter().map(|p| p.kernel_to_post.len()).sum::<usize>()
+    );
+}

@@ -24,7 +24,7 @@ fn stress_forward(pass: usize) -> Harness<'static, Fxray> {
 }
 
 fn boxes(h: &Harness<'static, Fxray>) -> Vec<(String, u32, bool)> {
-    h.state().view.graph.module_boxes()
+    h.state().view.graph().module_boxes()
 }
 
 /// Union names of the nodes module `path` holds directly.
@@ -44,7 +44,7 @@ fn nodes_of(h: &Harness<'static, Fxray>, path: &str) -> Vec<String> {
 #[test]
 fn stress_graph_opens_folded_by_layer_and_settles() {
     let mut h = stress_forward(0);
-    assert!(h.state().view.graph.is_folded(), "11k nodes open folded");
+    assert!(h.state().view.graph().is_folded(), "11k nodes open folded");
     let b = boxes(&h);
     let layers: Vec<&(String, u32, bool)> = b
         .iter()
@@ -56,7 +56,7 @@ fn stress_graph_opens_folded_by_layer_and_settles() {
     h.get_by_label("layers.0");
     h.get_by_label("layers.82");
     // The fit shows all of it: no node is drawn one by one.
-    assert_eq!(h.state().view.graph.counts().0, 11_309);
+    assert_eq!(h.state().view.graph().counts().0, 11_309);
     // At rest, the window stops asking for frames (egui_kittest's `run` fails otherwise).
     h.run();
     let shot = shoot(&mut h, "fold_stress_20k");
@@ -71,7 +71,7 @@ fn clicking_a_layer_opens_it_in_place() {
     assert!(
         h.state()
             .view
-            .graph
+            .graph()
             .screen_pos_of(&h.ctx, &inside[0])
             .is_none(),
         "hidden while folded"
@@ -84,7 +84,7 @@ fn clicking_a_layer_opens_it_in_place() {
     assert!(!l5.2, "layers.5 is open");
     for name in &inside {
         assert!(
-            h.state().view.graph.screen_pos_of(&h.ctx, name).is_some(),
+            h.state().view.graph().screen_pos_of(&h.ctx, name).is_some(),
             "{name} drawn inside layers.5"
         );
     }
@@ -121,8 +121,8 @@ fn search_opens_the_box_that_hides_the_node() {
         boxes(&h).iter().any(|b| b.0 == "layers.40" && !b.2),
         "layers.40 opened to show {target}"
     );
-    let pos = h.state().view.graph.screen_pos_of(&h.ctx, &target);
-    let canvas = h.state().view.graph.canvas.expect("canvas");
+    let pos = h.state().view.graph().screen_pos_of(&h.ctx, &target);
+    let canvas = h.state().view.graph().canvas.expect("canvas");
     assert!(
         pos.is_some_and(|p| canvas.contains(p)),
         "{target} on screen"
@@ -134,15 +134,15 @@ fn n_jumps_to_the_one_change_of_a_pass() {
     // Forward pass 002 (optimize_noop_ops) removes 416 aliases and changes one node of 10,312.
     let mut h = stress_forward(2);
     assert_eq!(
-        h.state().view.graph.diff_counts.1,
+        h.state().view.graph().diff_counts.1,
         1,
         "one changed node drawn"
     );
     h.key_press(egui::Key::N);
     h.run_steps(4);
     let sel = selected(&h).expect("n selects the change");
-    let canvas = h.state().view.graph.canvas.expect("canvas");
-    let pos = h.state().view.graph.screen_pos_of(&h.ctx, &sel);
+    let canvas = h.state().view.graph().canvas.expect("canvas");
+    let pos = h.state().view.graph().screen_pos_of(&h.ctx, &sel);
     assert!(pos.is_some_and(|p| canvas.contains(p)), "{sel} revealed");
     // Its box says what the pass did there.
     let changed: Vec<_> = boxes(&h).into_iter().filter(|b| !b.2).collect();
@@ -156,7 +156,7 @@ fn an_open_layer_among_folded_ones_shows_what_the_pass_removed() {
     let mut h = stress_forward(2);
     h.get_by_label("layers.5").click();
     h.run_steps(3);
-    let g = &h.state().view.graph;
+    let g = h.state().view.graph();
     let (open, (a, r, c)) = g.module_box("layers.5").expect("layers.5 box");
     assert_eq!((a, r, c), (0, 5, 0), "layers.5: −5");
     let (_, around) = g.module_box("layers.6").expect("layers.6 box");
@@ -172,7 +172,7 @@ fn an_open_layer_among_folded_ones_shows_what_the_pass_removed() {
     h.run_steps(3);
     let shot = shoot(&mut h, "fold_expanded_layer");
     // The removed aliases are drawn as red ghosts inside the open box.
-    let g = &h.state().view.graph;
+    let g = h.state().view.graph();
     let (open, _) = g.module_box("layers.5").expect("layers.5 box");
     let vp = Viewport::load_ctx(&h.ctx);
     let top = vp.to_screen(egui::pos2(open.center().x, open.min.y + 420.0), canvas);
@@ -190,7 +190,7 @@ fn the_backward_opens_folded_by_layer_too() {
     assert!(app.wait_idle(crate::common::ui::WAIT));
     let mut h = harness(app);
     settle(&mut h);
-    assert_eq!(h.state().view.graph.counts().0, 20_048);
+    assert_eq!(h.state().view.graph().counts().0, 20_048);
     let layers = boxes(&h)
         .into_iter()
         .filter(|(p, _, folded)| *folded && p.starts_with("layers."))

@@ -7,11 +7,11 @@
 mod details;
 mod tree_notes;
 
-pub use tree_notes::{model_note, tree_section};
+pub use tree_notes::model_note;
 
 use crate::analysis::compiles;
-use crate::app::App;
 use crate::app::compiles::{CompilesState, Story};
+use crate::app::{App, Nav};
 use crate::model::compile::Status;
 use std::sync::Arc;
 
@@ -49,13 +49,37 @@ pub(crate) enum Action {
     Flame(usize, Option<String>),
 }
 
-pub fn show(
-    app: &mut App,
-    state: &mut CompilesState,
-    view: &mut CompilesViewState,
-    central: &mut super::CentralTab,
-    ui: &mut egui::Ui,
-) {
+/// The Compiles tab.
+#[derive(Default)]
+pub struct CompilesTab {
+    pub view: CompilesViewState,
+}
+
+impl super::tabs::Tab for CompilesTab {
+    fn id(&self) -> &'static str {
+        "compiles"
+    }
+
+    fn title(&self) -> &'static str {
+        "Compiles"
+    }
+
+    fn ui(&mut self, app: &mut App, _: &mut super::ViewState, ui: &mut egui::Ui) {
+        show(app, &mut self.view, ui);
+    }
+
+    fn tree_section(&mut self, app: &mut App, ui: &mut egui::Ui) {
+        let mut pick = None;
+        tree_notes::tree_section(ui, &app.compiles, &mut pick);
+        if let Some(c) = pick {
+            app.compiles.select(c);
+            app.nav.push(Nav::ShowTab("compiles"));
+        }
+    }
+}
+
+fn show(app: &mut App, view: &mut CompilesViewState, ui: &mut egui::Ui) {
+    let state = &app.compiles;
     if state.stories.is_empty() {
         if state.loading {
             crate::ui::loading::busy(ui, "reading the trace log…");
@@ -86,14 +110,14 @@ pub fn show(
         .id_salt("compiles_details")
         .auto_shrink(false)
         .show(ui, |ui| {
-            details::show(ui, app, state, view, &stories, &mut action);
+            details::show(ui, app, view, &stories, &mut action);
         });
     match action {
-        Some(Action::Select(c)) => state.select(c),
-        Some(Action::SelectBreak(c, b)) => state.select_break(c, b),
+        Some(Action::Select(c)) => app.compiles.select(c),
+        Some(Action::SelectBreak(c, b)) => app.compiles.select_break(c, b),
         Some(Action::OpenGraph(p)) => {
             app.select_graph(&p);
-            *central = super::CentralTab::Graph;
+            app.nav.push(Nav::ShowTab("graph"));
         }
         Some(Action::Flame(s, id)) => {
             if let Some(story) = stories.get(s) {

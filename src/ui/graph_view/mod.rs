@@ -18,7 +18,7 @@ mod scene;
 mod search;
 pub mod shapes;
 
-use crate::app::App;
+use crate::app::{App, Nav};
 use egui::{Pos2, Rect};
 use scene::Scene;
 use std::sync::Arc;
@@ -36,6 +36,9 @@ pub struct GraphViewState {
     /// Colour what the compared pass added, changed and removed (default on).
     pub diff_overlay: bool,
     /// Show the compared graph (A) left of the pass on screen (B).
+    /// The graph was replaced by the same pass of another rank: the viewport and the open
+    /// boxes stay until the new module tree has arrived (its fold must not refit either).
+    pub keep_view: bool,
     pub side_by_side: bool,
     /// Nodes drawn as (added, changed, removed ghosts) by the overlay.
     pub diff_counts: (usize, usize, usize),
@@ -70,6 +73,7 @@ impl Default for GraphViewState {
             scene_a: None,
             diff_overlay: true,
             side_by_side: false,
+            keep_view: false,
             diff_counts: (0, 0, 0),
             search: search::Search::default(),
             cone: false,
@@ -187,8 +191,18 @@ pub fn show(app: &mut App, st: &mut GraphViewState, ui: &mut egui::Ui) {
         });
         return;
     }
-    let fold_request = app.phase.as_mut().and_then(|p| p.fold_request.take());
-    let keep_view = app.phase.as_ref().is_some_and(|p| p.keep_view);
+    let fold_request = app.nav.take(|r| match r {
+        Nav::Fold(path) => Some(path.clone()),
+        _ => None,
+    });
+    if app
+        .nav
+        .take(|r| (*r == Nav::KeepView).then_some(()))
+        .is_some()
+    {
+        st.keep_view = true;
+    }
+    let keep_view = st.keep_view;
     navigation::toolbar(app, st, ui);
     pass_strip::show(app, ui);
     let Some(ph) = &app.phase else { return };
@@ -249,11 +263,8 @@ pub fn show(app: &mut App, st: &mut GraphViewState, ui: &mut egui::Ui) {
         st.fit_frames = 1;
     }
     // Kept until the module tree has arrived (the fold it brings must not refit either).
-    if keep_view
-        && tree_known
-        && let Some(ph) = app.phase.as_mut()
-    {
-        ph.keep_view = false;
+    if keep_view && tree_known {
+        st.keep_view = false;
     }
     // The inspector's breadcrumb folds a module.
     if let Some(path) = fold_request
@@ -444,4 +455,33 @@ fn loading(app: &App, ui: &mut egui::Ui) {
             }
         });
     });
+}
+
+/// The graph tab: the compare bar over the pass graph.
+#[derive(Default)]
+pub struct GraphTab {
+    pub graph: GraphViewState,
+    pub compare: super::compare_bar::CompareBarState,
+}
+
+impl super::tabs::Tab for GraphTab {
+    fn id(&self) -> &'static str {
+        "graph"
+    }
+
+    fn title(&self) -> &'static str {
+        "Graph"
+    }
+
+    fn ui(&mut self, app: &mut App, view: &mut super::ViewState, ui: &mut egui::Ui) {
+        if app
+            .nav
+            .take(|r| (*r == Nav::SideBySide).then_some(()))
+            .is_some()
+        {
+            self.graph.side_by_side = true;
+        }
+        super::compare_bar::show(app, &mut self.compare, &mut view.show_text_diff, ui);
+        show(app, &mut self.graph, ui);
+    }
 }
