@@ -368,19 +368,27 @@ impl Compile {
     /// The compiled function: `co_name` from the metrics, else the innermost stack frame.
     pub fn co_name(&self) -> Option<&str> {
         self.metric_str("co_name")
-            .or_else(|| self.user_stack.last().map(|f| f.name.as_str()))
+            .or_else(|| self.user_frame().map(|f| f.name.as_str()))
     }
 
-    /// Where the compiled function is: the innermost frame of `dynamo_start`'s stack, else
-    /// `co_filename:co_firstlineno`.
+    /// Where the compiled function is: `co_filename:co_firstlineno` from the metrics, else the
+    /// innermost frame of `dynamo_start`'s stack that is not Dynamo's own (torch 2.4's stacks
+    /// end in `convert_frame.py`'s `__call__`, the caller of the compiled frame).
     pub fn location(&self) -> Option<Loc> {
-        if let Some(f) = self.user_stack.last() {
-            return Some(f.loc.clone());
-        }
-        Some(Loc {
-            file: self.metric_str("co_filename")?.to_string(),
-            line: self.metric("co_firstlineno")?.as_u64()? as u32,
-        })
+        let from_metrics = || {
+            Some(Loc {
+                file: self.metric_str("co_filename")?.to_string(),
+                line: self.metric("co_firstlineno")?.as_u64()? as u32,
+            })
+        };
+        from_metrics().or_else(|| self.user_frame().map(|f| f.loc.clone()))
+    }
+
+    /// The innermost frame of `dynamo_start`'s stack that is not Dynamo's own.
+    fn user_frame(&self) -> Option<&StackFrame> {
+        self.user_stack
+            .iter()
+            .rfind(|f| !f.loc.file.replace('\\', "/").contains("torch/_dynamo/"))
     }
 
     /// The Dynamo graph this compile produced (the last attempt's).

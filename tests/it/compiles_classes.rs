@@ -93,6 +93,10 @@ fn old_logs_show_graph_breaks_from_their_resume_frames() {
     assert_eq!(c.id(), "0/0");
     assert!(b.inferred);
     assert_eq!(b.location.as_ref().unwrap().line as u64, line);
+    assert_eq!(
+        b.location.as_ref().unwrap().file,
+        facts["script"].as_str().unwrap()
+    );
     assert!(b.reason.contains("builtin: print"), "{}", b.reason);
     assert_eq!(c.final_status(), Status::GraphBreak);
     let v = compiles_json(&case);
