@@ -6,6 +6,8 @@ mod autotune;
 mod cli;
 mod common;
 mod compiles;
+mod compiles_classes;
+mod compiles_versions;
 mod diff;
 mod discover;
 mod e2e_torch;

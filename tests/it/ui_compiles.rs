@@ -19,7 +19,7 @@ fn open_compiles() -> egui_kittest::Harness<'static, fxray::ui::Fxray> {
 #[test]
 fn breaks_are_listed_with_their_lines_and_a_click_shows_both_sides() {
     let mut h = open_compiles();
-    h.get_by_label_contains("6 compile ids · 2 graph breaks · 1 recompiles");
+    h.get_by_label_contains("7 compile ids · 2 graph breaks · 1 recompiles");
     h.get_by_label_contains("✂ compile_story.py:86");
     h.get_by_label_contains("✂ compile_story.py:87");
     h.get_by_label_contains("↻ [3/1] guard failed: 3/0: tensor 'x' size mismatch");
