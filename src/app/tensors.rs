@@ -12,7 +12,7 @@ use crate::model::fx::FxGraph;
 use crate::model::tensor::{
     DumpCatalog, GraphDump, MsprobeStep, RankDump, Slice2d, TensorCompare, TensorSummary,
 };
-use crate::sources::npy::NpyArray;
+use crate::sources::tensor_file;
 use crate::sources::{data_dump, msprobe};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -382,7 +382,7 @@ impl App {
             result: Loading::Loading,
         });
         self.jobs.spawn(move |send| {
-            let result = NpyArray::open(&path).and_then(|a| {
+            let result = tensor_file::open(&path).and_then(|a| {
                 tensor_stats::slice2d(&a, &lead, SLICE_LIMIT)
                     .ok_or_else(|| "a 0-d array has no slice to show".to_string())
             });
@@ -413,8 +413,8 @@ impl App {
             let diffs = pairs
                 .par_iter()
                 .filter_map(|(node, a, b)| {
-                    let x = NpyArray::open(a).ok()?;
-                    let y = NpyArray::open(b).ok()?;
+                    let x = tensor_file::open(a).ok()?;
+                    let y = tensor_file::open(b).ok()?;
                     let c = tensor_stats::compare(&x, &y).ok()?;
                     Some((node.clone(), c.max_abs_diff))
                 })
@@ -444,8 +444,8 @@ impl App {
             result: Loading::Loading,
         });
         self.jobs.spawn(move |send| {
-            let result = NpyArray::open(&a).and_then(|x| {
-                let y = NpyArray::open(&b)?;
+            let result = tensor_file::open(&a).and_then(|x| {
+                let y = tensor_file::open(&b)?;
                 tensor_stats::compare(&x, &y)
             });
             send(Msg::Tensors(TensorsMsg::Compared { a, b, result }));
@@ -489,9 +489,9 @@ fn read_catalog(catalog: DumpCatalog, generation: u64, send: &(dyn Fn(Msg) + Syn
     }
 }
 
-/// Opens and summarises one `.npy` file. The error is the file's problem in one line.
+/// Opens and summarises one `.npy` or `.pt` file. The error is the file's problem in one line.
 pub fn summarize_file(path: &Path) -> Result<TensorSummary, String> {
-    let arr = NpyArray::open(path)?;
+    let arr = tensor_file::open(path)?;
     Ok(tensor_stats::summarize(&arr))
 }
 

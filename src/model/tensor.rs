@@ -178,6 +178,9 @@ pub fn fx_dtype_of_torch(torch: &str) -> Option<&'static str> {
 }
 
 pub fn short_dtype(descr: &str) -> String {
+    if descr == "bfloat16" {
+        return "bf16".into(); // a torch `.pt` tensor: numpy has no descriptor for it
+    }
     let (order, rest) = descr.split_at(descr.len().min(1));
     let bits = rest[1.min(rest.len())..]
         .parse::<u32>()

@@ -22,6 +22,7 @@ mod logs;
 mod modules;
 mod msprobe_link;
 mod phase_layout;
+mod pt;
 mod ranks;
 mod runner;
 mod screenshots;
