@@ -229,7 +229,7 @@ impl App {
             for (p, step, who) in probes {
                 match msprobe::read(&p, step, &who) {
                     Ok(s) => steps.push(s),
-                    Err(e) => errors.push(e),
+                    Err(e) => errors.push(e.to_string()),
                 }
             }
             send(Msg::Tensors(TensorsMsg::Msprobe {

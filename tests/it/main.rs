@@ -21,6 +21,7 @@ mod layout;
 mod logs;
 mod modules;
 mod msprobe_link;
+mod msprobe_real;
 mod phase_layout;
 mod pt;
 mod ranks;
