@@ -43,7 +43,7 @@ pub fn run(root: &Path, o: &Options) -> Result<()> {
     if catalog.is_none() && probe.is_empty() {
         return Err(Error::user(format!(
             "{}: no data dump (worldsize<W>_global_rank<R>/graph_<K>/<step>/*.npy) and no msprobe \
-             dump (step<N>/rank<R>|pid<P>/dump.json) found",
+             dump (step<N>/proc<PID>|rank<R>|pid<P>/dump.json) found",
             root.display()
         )));
     }

@@ -154,10 +154,12 @@ pub fn msprobe_step_dir(name: &str) -> Option<u32> {
     name.strip_prefix("step")?.parse().ok()
 }
 
-/// msprobe `rank3` / `pid4242`.
+/// msprobe `proc4242` (PrecisionDebugger without torch.distributed), `rank3` (with it),
+/// `pid4242` (AclGraphDumper without it): docs/formats.md §4.1.
 pub fn msprobe_who_dir(name: &str) -> bool {
     let digits = name
         .strip_prefix("rank")
+        .or_else(|| name.strip_prefix("proc"))
         .or_else(|| name.strip_prefix("pid"));
     digits.is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
 }
@@ -246,5 +248,10 @@ mod tests {
         assert_eq!(data_dump_dir("worldsize8_global_rank3"), Some((8, 3)));
         assert!(dump_graph_dir("graph_1") && !dump_graph_dir("graph_"));
         assert!(msprobe_who_dir("pid3064") && msprobe_who_dir("rank0") && !msprobe_who_dir("pid"));
+        assert!(
+            msprobe_who_dir("proc13733")
+                && !msprobe_who_dir("proc")
+                && !msprobe_who_dir("process1")
+        );
     }
 }

@@ -1,23 +1,80 @@
-//! msprobe statistics `dump.json` (docs/formats.md §4.1): `step<N>/<rank<R>|pid<P>>/dump.json`.
-//! `input_args` and `output` are lists, `input_kwargs` a dict; containers nest by numeric path.
-//! `null` statistics (non-finite values, or dtypes msprobe does not summarise) stay `None`.
+//! msprobe dumps (docs/formats.md §4.1): `step<N>/<proc<PID>|rank<R>|pid<P>>/dump.json` with
+//! `stack.json` and `construct.json` beside it (`beside`), and in tensor mode the tensors'
+//! files in `dump_tensor_data/`. `input_args` and `output` are lists, `input_kwargs` and
+//! `parameters` dicts; containers nest by numeric path. `null` statistics (non-finite values,
+//! or dtypes msprobe does not summarise) stay `None`.
 
-use crate::model::tensor::{MsprobeCall, MsprobeEntry, MsprobeStep, MsprobeTensor};
+pub mod beside;
+mod pyjson;
+
+use crate::model::msprobe::{MsprobeCall, MsprobeEntry, MsprobeStep, MsprobeTensor};
 use serde_json::Value;
 use std::path::Path;
 
-/// Reads one `dump.json`. Unknown records are listed in `skipped`, never fatal.
-pub fn read(path: &Path, step: u32, who: &str) -> Result<MsprobeStep, String> {
-    let text = super::read::read_bytes_limited(path, super::read::MAX_TEXT_BYTES)
-        .map_err(|e| e.to_string())?;
-    parse(&text, step, who).map(|mut s| {
-        s.path = path.to_path_buf();
-        s
-    })
+/// Why a `dump.json` could not be read, in one line.
+#[derive(Debug, thiserror::Error)]
+pub enum MsprobeError {
+    #[error("{0}")]
+    Read(#[from] crate::error::Error),
+    #[error("not valid msprobe JSON: {0}")]
+    Json(#[from] serde_json::Error),
+    #[error("not an msprobe dump.json: {0}")]
+    NotDump(&'static str),
 }
 
-pub fn parse(bytes: &[u8], step: u32, who: &str) -> Result<MsprobeStep, String> {
-    let not_object = || "not an msprobe dump.json: the top level is not an object".to_string();
+/// Files beside `dump.json` are small; a bigger one is not read.
+const MAX_BESIDE_BYTES: u64 = 256 << 20;
+
+/// Reads one `dump.json` and the `stack.json` and `construct.json` beside it. Unknown records
+/// are listed in `skipped`, never fatal; a missing or unreadable neighbour only loses its facts.
+pub fn read(path: &Path, step: u32, who: &str) -> Result<MsprobeStep, MsprobeError> {
+    let text = super::read::read_bytes_limited(path, super::read::MAX_TEXT_BYTES)?;
+    let mut s = parse(&text, step, who)?;
+    s.path = path.to_path_buf();
+    let dir = path.parent().unwrap_or(Path::new(""));
+    let neighbour = |name: &str| {
+        let p = dir.join(name);
+        super::vfs::is_file(&p).then(|| super::read::read_bytes_limited(&p, MAX_BESIDE_BYTES))
+    };
+    let mut odd = Vec::new();
+    let stacks = match neighbour("stack.json") {
+        Some(Ok(b)) => beside::stacks(&b, &mut odd),
+        Some(Err(e)) => {
+            odd.push(format!("stack.json: {e}"));
+            Default::default()
+        }
+        None => Default::default(),
+    };
+    let parents = match neighbour("construct.json") {
+        Some(Ok(b)) => beside::parents(&b, &mut odd),
+        Some(Err(e)) => {
+            odd.push(format!("construct.json: {e}"));
+            Default::default()
+        }
+        None => Default::default(),
+    };
+    for e in &mut s.entries {
+        e.stack = stacks.of_key.get(&e.key).copied();
+        e.parent = parents.get(&e.key).cloned();
+    }
+    s.stacks = stacks.stacks;
+    s.skipped.extend(odd);
+    if s.entries
+        .iter()
+        .flat_map(|e| &e.tensors)
+        .any(|t| t.data_name.is_some())
+    {
+        // `dump_data_dir` holds the absolute path where it was written; the files are read
+        // where the dump is now.
+        s.tensor_dir = Some(dir.join("dump_tensor_data"));
+    }
+    Ok(s)
+}
+
+/// Parses the text of one `dump.json`.
+pub fn parse(bytes: &[u8], step: u32, who: &str) -> Result<MsprobeStep, MsprobeError> {
+    let not_object = || MsprobeError::NotDump("the top level is not an object");
+    let bytes: &[u8] = &pyjson::quote_non_finite(bytes);
     // A struct also deserialises from an array (fields by position): refuse one up front.
     match bytes.iter().find(|b| !b.is_ascii_whitespace()) {
         Some(b'{') => {}
@@ -26,10 +83,9 @@ pub fn parse(bytes: &[u8], step: u32, who: &str) -> Result<MsprobeStep, String> 
         }
         _ => {}
     }
-    let top: Top =
-        serde_json::from_slice(bytes).map_err(|e| format!("not valid msprobe JSON: {e}"))?;
+    let top: Top = serde_json::from_slice(bytes)?;
     let Some(Data::Entries(data)) = top.data else {
-        return Err("not an msprobe dump.json: no `data` object".into());
+        return Err(MsprobeError::NotDump("no `data` object"));
     };
     let text = |v: Option<Value>| v.and_then(|v| v.as_str().map(str::to_string));
     let mut out = MsprobeStep {
@@ -38,23 +94,40 @@ pub fn parse(bytes: &[u8], step: u32, who: &str) -> Result<MsprobeStep, String> 
         who: who.to_string(),
         task: text(top.task),
         level: text(top.level),
+        framework: text(top.framework),
+        tensor_dir: None,
         entries: Vec::new(),
+        stacks: Vec::new(),
         skipped: Vec::new(),
     };
     for (key, rec) in data {
         let mut tensors = Vec::new();
+        let call = parse_key(&key);
+        // A parameters' gradient entry holds `{"weight": [tensor]}`: its slots say so.
+        let prefix = match call {
+            Some(MsprobeCall::ParamsGrad { .. }) => "parameters_grad.",
+            _ => "",
+        };
         if let Value::Object(parts) = &rec {
-            // serde_json sorts these: `input_args`, `input_kwargs`, `output`.
+            // serde_json sorts these: `input_args`, `input_kwargs`, `output`, `parameters`.
             for (part, val) in parts {
-                walk(val, part, &mut tensors, &mut out.skipped, &key);
+                walk(
+                    val,
+                    &format!("{prefix}{part}"),
+                    &mut tensors,
+                    &mut out.skipped,
+                    &key,
+                );
             }
         } else {
             out.skipped.push(format!("{key}: not an object"));
         }
         out.entries.push(MsprobeEntry {
-            call: parse_key(&key),
+            call,
             key,
             tensors,
+            stack: None,
+            parent: None,
         });
     }
     Ok(out)
@@ -65,6 +138,7 @@ pub fn parse(bytes: &[u8], step: u32, who: &str) -> Result<MsprobeStep, String> 
 struct Top {
     task: Option<Value>,
     level: Option<Value>,
+    framework: Option<Value>,
     data: Option<Data>,
 }
 
@@ -120,7 +194,8 @@ impl<'de> serde::de::Visitor<'de> for DataVisitor {
 }
 
 /// `Module.layers.0.mlp.MLP.forward.0` → a module call; `Aten.add.Tensor.3.forward` → an API
-/// call (docs/formats.md §4.1). `None` for anything else.
+/// call; `Module.norm.RMSNorm.parameters_grad.0` → a module's parameters' gradients
+/// (docs/formats.md §4.1). `None` for anything else.
 pub fn parse_key(key: &str) -> Option<MsprobeCall> {
     let parts: Vec<&str> = key.split('.').collect();
     let dir = |p: &str| match p {
@@ -135,6 +210,13 @@ pub fn parse_key(key: &str) -> Option<MsprobeCall> {
         };
         if path.is_empty() {
             return None;
+        }
+        if *d == "parameters_grad" {
+            return Some(MsprobeCall::ParamsGrad {
+                path: path.join("."),
+                class: class.to_string(),
+                n: call_number(n)?,
+            });
         }
         return Some(MsprobeCall::Module {
             path: path.join("."),
@@ -164,7 +246,12 @@ fn walk(v: &Value, slot: &str, out: &mut Vec<MsprobeTensor>, skipped: &mut Vec<S
             if o.get("type").and_then(Value::as_str) != Some("torch.Tensor") {
                 return; // scalars, None, strings: nothing to show as a tensor
             }
-            let num = |k: &str| o.get(k).and_then(Value::as_f64);
+            // A bool tensor's Max and Min are `true`/`false`.
+            let num = |k: &str| match o.get(k) {
+                Some(Value::Bool(b)) => Some(f64::from(u8::from(*b))),
+                v => v.and_then(Value::as_f64),
+            };
+            let text = |k: &str| o.get(k).and_then(Value::as_str).map(str::to_string);
             out.push(MsprobeTensor {
                 slot: slot.to_string(),
                 dtype: o
@@ -181,6 +268,8 @@ fn walk(v: &Value, slot: &str, out: &mut Vec<MsprobeTensor>, skipped: &mut Vec<S
                 min: num("Min"),
                 mean: num("Mean"),
                 norm: num("Norm"),
+                md5: text("md5"),
+                data_name: text("data_name"),
             });
         }
         Value::Object(o) => {
@@ -201,13 +290,11 @@ fn walk(v: &Value, slot: &str, out: &mut Vec<MsprobeTensor>, skipped: &mut Vec<S
 /// `Module.layers.0.mlp.MLP.forward.0` → `layers.0.mlp`; `Aten.add.Tensor.3.forward` → None.
 /// The module path is what the FX graph's source comments and node names can be matched on.
 pub fn module_path(key: &str) -> Option<String> {
-    match parse_key(key)? {
-        MsprobeCall::Module { path, .. } => Some(path),
-        MsprobeCall::Api { .. } => None,
-    }
+    parse_key(key)?.module().map(str::to_string)
 }
 
-/// Every `step<N>/<rank<R>|pid<P>>/dump.json` under `root` (up to four levels down), read.
+/// Every `step<N>/<proc<PID>|rank<R>|pid<P>>/dump.json` under `root` (up to four levels down),
+/// read.
 /// Unreadable files come back as errors next to the steps that were read.
 pub fn scan(root: &Path) -> (Vec<MsprobeStep>, Vec<String>) {
     let mut steps = Vec::new();
