@@ -7,6 +7,7 @@
 //! `app`: the app runs a pipeline inside a job, the CLI calls it directly.
 
 pub mod autotune;
+pub mod compare;
 pub mod compiles;
 pub mod modules;
 pub mod sample;
