@@ -36,6 +36,7 @@ mod screenshots;
 mod tensor_ranks;
 mod tensors;
 mod timeline;
+mod ui_accuracy;
 mod ui_archive;
 mod ui_autotune;
 mod ui_compiles;
