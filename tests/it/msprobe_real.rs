@@ -172,8 +172,13 @@ fn parameters_and_their_gradients_are_entries_and_slots() {
 
 #[test]
 fn tensor_mode_pt_files_hold_what_msprobe_summarised() {
-    let root = fixture("msprobe_real");
-    let t = truth(&root);
+    check_tensor_files(&fixture("msprobe_real"));
+}
+
+/// Every `.pt` of the tensor-mode dump read by fxray holds torch's values (truth.json) and
+/// msprobe's statistics; `fxray tensors` summarises each one.
+fn check_tensor_files(root: &Path) {
+    let t = truth(root);
     let (steps, _) = msprobe::scan(&root.join("tensor_L0"));
     assert_eq!(steps.len(), 2);
     let mut checked = 0;
@@ -206,6 +211,27 @@ fn tensor_mode_pt_files_hold_what_msprobe_summarised() {
         }
     }
     assert!(checked >= 300, "{checked} float tensors compared");
+    let out = fxray(&[
+        "tensors",
+        root.join("tensor_L0").to_str().unwrap(),
+        "--json",
+    ]);
+    let v = stdout_json(&out);
+    let files = v["msprobe_files"].as_array().unwrap();
+    let want: u64 = steps
+        .iter()
+        .map(|s| {
+            t["dumps"]["tensor_L0"][truth_key(s)]["tensors"]
+                .as_u64()
+                .unwrap()
+        })
+        .sum();
+    assert_eq!(files.len() as u64, want, "one summary per tensor record");
+    assert!(
+        files
+            .iter()
+            .all(|f| f["error"].is_null() && f["summary"].is_object())
+    );
 }
 
 #[test]
@@ -296,6 +322,7 @@ fn e2e_torch_msprobe_real() {
     let out = tempfile::tempdir().expect("temp");
     crate::common::run_e2e_script("msprobe_real.py", out.path());
     check_against_truth(out.path());
+    check_tensor_files(out.path());
     check_link_floors(out.path());
     // The committed fixture is the same model: the same keys in each step folder.
     let keys = |root: &Path| {
