@@ -335,3 +335,35 @@ fn e2e_torch_msprobe_real() {
     };
     assert_eq!(keys(out.path()), keys(&fixture("msprobe_real")));
 }
+
+/// Broken neighbours lose only their facts; a cut `dump.json` is an error or a shorter read,
+/// never a panic.
+#[test]
+fn broken_stack_and_construct_files_are_said_not_fatal() {
+    let (steps, _) = msprobe::scan(&fixture("msprobe_real/statistics_mix"));
+    let src = steps[0].path.parent().unwrap().to_path_buf();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("step0/proc1");
+    crate::common::copy_tree(&src, &dir);
+    let stack = std::fs::read(dir.join("stack.json")).unwrap();
+    std::fs::write(dir.join("stack.json"), &stack[..stack.len() / 2]).unwrap();
+    std::fs::write(dir.join("construct.json"), "[1, 2]").unwrap();
+    let s = msprobe::read(&dir.join("dump.json"), 0, "proc1").unwrap();
+    assert_eq!(s.entries.len(), steps[0].entries.len());
+    assert!(
+        s.entries
+            .iter()
+            .all(|e| e.stack.is_none() && e.parent.is_none())
+    );
+    assert_eq!(s.skipped.len(), 2, "{:?}", s.skipped);
+    assert!(s.skipped[0].starts_with("stack.json: not valid JSON"));
+    assert_eq!(
+        s.skipped[1],
+        "construct.json: the top level is not an object"
+    );
+    let dump = std::fs::read(dir.join("dump.json")).unwrap();
+    for n in (0..dump.len()).step_by(997) {
+        let _ = msprobe::parse(&dump[..n], 0, "proc1");
+        let _ = msprobe::beside::stacks(&stack[..n.min(stack.len())], &mut Vec::new());
+    }
+}
