@@ -12,7 +12,8 @@
 //! the files, the runner and the watcher only through `app`, which re-exports the few service
 //! types the panels name. Unit tests (`#[cfg(test)] mod …`) are exempt: they are not shipped,
 //! and reading a real graph through `sources` is the honest way for an `analysis` test to
-//! build its input. `main.rs` is the binary, outside the library. `tests/it/layering.rs` reads
+//! build its input. `cli` reaches `app` only through the window (`ui`), so every headless
+//! composition it needs lives in `pipeline`. `main.rs` is the binary, outside the library. `tests/it/layering.rs` reads
 //! this block and fails on any `crate::` path in `src/` against it.
 //!
 //! ```text
@@ -25,7 +26,7 @@
 //! runner:   model, error, paths
 //! app:      pipeline, sources, model, analysis, runner, error, paths
 //! ui:       app, model, analysis, error
-//! cli:      *
+//! cli:      pipeline, sources, model, analysis, runner, ui, error, paths
 //! ```
 
 pub mod analysis;

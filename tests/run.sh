@@ -3,7 +3,8 @@
 #   1. installs what the UI tests need (Mesa's software Vulkan for egui_kittest snapshots),
 #   2. checks formatting and lints,
 #   3. runs `cargo test` (unit, integration, CLI and UI tests against the real debug trees in tests/fixtures),
-#   4. runs the end-to-end runner tests with real PyTorch (CPU), installed from PyPI into a
+#   4. runs the end-to-end tests with real PyTorch (CPU), msprobe, transformers and tlparse,
+#      installed from PyPI into a
 #      cached virtual environment ($FXRAY_TORCH_VENV, default ~/.cache/fxray/venv-torch; reused
 #      when present, set up in the background while the tests build).
 # .ci/run calls exactly this script.
@@ -35,8 +36,13 @@ fi
 venv="${FXRAY_TORCH_VENV:-$HOME/.cache/fxray/venv-torch}"
 torch_log="$(mktemp)"
 (
-    if ! "$venv/bin/python" -c "import torch" >/dev/null 2>&1; then
-        python3 -m venv "$venv" && "$venv/bin/pip" install --quiet --disable-pip-version-check torch
+    # torch for graphs and traces, mindstudio-probe for msprobe dumps and `msprobe compare`,
+    # transformers for real architectures (tiny configs, random init), tlparse for the trace log.
+    if ! "$venv/bin/python" -c "import torch, msprobe, transformers" >/dev/null 2>&1 \
+        || [ ! -x "$venv/bin/tlparse" ]; then
+        { [ -x "$venv/bin/python" ] || python3 -m venv "$venv"; } &&
+            "$venv/bin/pip" install --quiet --disable-pip-version-check \
+                torch mindstudio-probe transformers tlparse
     fi
 ) >"$torch_log" 2>&1 &
 torch_setup=$!

@@ -73,14 +73,25 @@ pub struct PngImage {
     pub scale: f32,
 }
 
+/// Why a picture could not be made.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PngError {
+    #[error("SVG not understood: {0}")]
+    Svg(String),
+    #[error("cannot allocate a {0}x{1} picture")]
+    TooLarge(u32, u32),
+    #[error("PNG encoding failed: {0}")]
+    Encode(String),
+}
+
 /// Rasterises `svg` at `scale` (1.0 = one pixel per SVG unit) into PNG bytes, scaled down to
 /// fit [`MAX_PNG_SIDE`] and [`MAX_PNG_PIXELS`].
-pub fn to_png(svg: &str, scale: f32) -> Result<Vec<u8>, String> {
+pub fn to_png(svg: &str, scale: f32) -> Result<Vec<u8>, PngError> {
     render_png(svg, scale).map(|p| p.bytes)
 }
 
 /// [`to_png`] with the size and the scale actually used, so a caller can say it shrank.
-pub fn render_png(svg: &str, scale: f32) -> Result<PngImage, String> {
+pub fn render_png(svg: &str, scale: f32) -> Result<PngImage, PngError> {
     use resvg::{tiny_skia, usvg};
     // The renderer has no bold face: a hairline stroke in the text's colour stands in.
     let mut style = String::from(".nm{stroke-width:0.45px} .title{stroke-width:0.6px}");
@@ -96,13 +107,13 @@ pub fn render_png(svg: &str, scale: f32) -> Result<PngImage, String> {
         font_size: 12.0,
         ..usvg::Options::default()
     };
-    let tree = usvg::Tree::from_str(svg, &opt).map_err(|e| format!("SVG not understood: {e}"))?;
+    let tree = usvg::Tree::from_str(svg, &opt).map_err(|e| PngError::Svg(e.to_string()))?;
     let size = tree.size();
     let scale = fit_scale(size.width(), size.height(), scale);
     let width = ((size.width() * scale).ceil() as u32).max(1);
     let height = ((size.height() * scale).ceil() as u32).max(1);
-    let mut pixmap = tiny_skia::Pixmap::new(width, height)
-        .ok_or_else(|| format!("cannot allocate a {width}x{height} picture"))?;
+    let mut pixmap =
+        tiny_skia::Pixmap::new(width, height).ok_or(PngError::TooLarge(width, height))?;
     resvg::render(
         &tree,
         tiny_skia::Transform::from_scale(scale, scale),
@@ -110,7 +121,7 @@ pub fn render_png(svg: &str, scale: f32) -> Result<PngImage, String> {
     );
     let bytes = pixmap
         .encode_png()
-        .map_err(|e| format!("PNG encoding failed: {e}"))?;
+        .map_err(|e| PngError::Encode(e.to_string()))?;
     Ok(PngImage {
         bytes,
         width,

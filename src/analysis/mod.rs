@@ -1,6 +1,8 @@
 //! Pure computations over `model` types: layout, summaries, exports. No I/O, no egui.
 
+pub mod accuracy;
 pub mod autotune;
+pub mod compile_rows;
 pub mod compiles;
 pub mod diff;
 pub mod export;

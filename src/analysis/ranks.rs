@@ -290,14 +290,6 @@ pub fn majority_differs(prints: &[(u32, u64)]) -> Vec<u32> {
         .collect()
 }
 
-/// The launch that run index `run` belongs to, with its rank there.
-pub fn launch_of(index: &DebugIndex, run: usize) -> Option<(&Launch, u32)> {
-    index
-        .launches
-        .iter()
-        .find_map(|l| l.rank_of_run(run).map(|r| (l, r)))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

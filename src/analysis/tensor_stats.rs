@@ -273,14 +273,16 @@ pub fn summarize(arr: &NpyArray) -> TensorSummary {
     }
 }
 
+/// Two tensors that cannot be compared element by element.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("shapes differ: {0:?} vs {1:?}")]
+pub struct ShapesDiffer(pub Vec<u64>, pub Vec<u64>);
+
 /// Compares two dumps of one tensor element by element (C order): `a` against the reference
 /// `b`. Pairs with a non-finite value on either side are counted, not compared.
-pub fn compare(a: &NpyArray, b: &NpyArray) -> Result<TensorCompare, String> {
+pub fn compare(a: &NpyArray, b: &NpyArray) -> Result<TensorCompare, ShapesDiffer> {
     if a.info.elements() != b.info.elements() {
-        return Err(format!(
-            "shapes differ: {:?} vs {:?}",
-            a.info.shape, b.info.shape
-        ));
+        return Err(ShapesDiffer(a.info.shape.clone(), b.info.shape.clone()));
     }
     let n = a.available.min(b.available);
     let mut c = TensorCompare {

@@ -3,15 +3,10 @@
 //! user (or handed over by a runner's console) joined on top of it.
 
 use super::App;
-use super::jobs::Msg;
-use crate::analysis::autotune as join;
+use super::jobs::Apply;
 use crate::model::autotune::AutotuneReport;
-use crate::model::index::DebugIndex;
 use crate::model::output_code::OutputCodeIndex;
-use crate::sources::autotune as evidence;
-use crate::sources::load;
 use crate::sources::read;
-use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -60,29 +55,6 @@ pub enum AutotuneMsg {
     },
 }
 
-/// Builds the report of an index (and of pasted log text): gathers the evidence, joins it per
-/// kernel, and links each kernel to the post-grad FX nodes it fused. Shared with the CLI.
-pub fn build_report(index: Option<&DebugIndex>, pasted: Option<&str>) -> AutotuneReport {
-    let mut ev = index.map(evidence::gather).unwrap_or_default();
-    if let Some(text) = pasted {
-        ev.logs.push(evidence::parse_asc_log(text, "pasted text"));
-    }
-    let mut report = join::join(&ev);
-    let mut graphs = HashMap::new();
-    for k in &mut report.kernels {
-        let Some(p) = k.post_grad.clone() else {
-            continue;
-        };
-        let graph = graphs
-            .entry(p.clone())
-            .or_insert_with(|| load::graph(&p).ok());
-        if let Some(g) = graph {
-            join::link_fx(k, g);
-        }
-    }
-    report
-}
-
 impl App {
     /// Builds the report for the open workspace unless it is already built (or building).
     /// Cheap to call every frame.
@@ -122,11 +94,11 @@ impl App {
             code: super::Loading::Loading,
         });
         let path = path.to_path_buf();
-        self.jobs.spawn(move |send| {
+        self.jobs.spawn(move |out| {
             let result = read::read_text(&path)
                 .map(|t| Arc::new(OutputCodeIndex::new(&t.text)))
                 .map_err(|e| e.to_string());
-            send(Msg::Autotune(AutotuneMsg::File { path, result }));
+            out.send(AutotuneMsg::File { path, result });
         });
     }
 
@@ -146,25 +118,37 @@ impl App {
         let request = self.autotune.request;
         let index = self.workspace.as_ref().map(|ws| ws.index.clone());
         let pasted = self.autotune.pasted.clone();
-        self.jobs.spawn(move |send| {
-            let report = build_report(index.as_ref(), pasted.as_deref().map(String::as_str));
-            send(Msg::Autotune(AutotuneMsg::Report {
+        self.jobs.spawn(move |out| {
+            let report = crate::pipeline::autotune::build_report(
+                index.as_ref(),
+                pasted.as_deref().map(String::as_str),
+            );
+            out.send(AutotuneMsg::Report {
                 request,
                 report: Arc::new(report),
-            }));
+            });
         });
     }
+}
 
-    pub(super) fn on_autotune(&mut self, msg: AutotuneMsg) {
-        match msg {
-            AutotuneMsg::Report { request, report } => {
-                if request == self.autotune.request {
-                    self.autotune.report = Some(report);
-                    self.autotune.loading = false;
-                }
+impl Apply for AutotuneMsg {
+    fn is_current(&self, app: &App) -> bool {
+        match self {
+            AutotuneMsg::Report { request, .. } => *request == app.autotune.request,
+            AutotuneMsg::File { path, .. } => {
+                app.autotune.file.as_ref().is_some_and(|f| &f.path == path)
             }
-            AutotuneMsg::File { path, result } => {
-                if let Some(f) = self.autotune.file.as_mut().filter(|f| f.path == path) {
+        }
+    }
+
+    fn apply(self, app: &mut App) {
+        match self {
+            AutotuneMsg::Report { report, .. } => {
+                app.autotune.report = Some(report);
+                app.autotune.loading = false;
+            }
+            AutotuneMsg::File { result, .. } => {
+                if let Some(f) = app.autotune.file.as_mut() {
                     f.code = result.into();
                 }
             }

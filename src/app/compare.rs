@@ -3,7 +3,7 @@
 //! background over the loaded passes.
 
 use super::App;
-use super::jobs::Msg;
+use super::jobs::Apply;
 use super::phase::{Compare, PhaseState};
 use crate::analysis::diff::{self, FirstQuery, GraphDiff};
 use crate::model::fx::FxFile;
@@ -60,7 +60,7 @@ impl App {
             b_pass,
             result: super::Loading::Loading,
         });
-        self.jobs.spawn(move |send| {
+        self.jobs.spawn(move |out| {
             let a_file = match known {
                 Some(f) => Ok(f),
                 None => load::graph(&a_path)
@@ -71,7 +71,7 @@ impl App {
                 let d = Arc::new(diff::diff(&a, &b));
                 (a, d)
             });
-            send(Msg::Compared {
+            out.send(CompareMsg::Compared {
                 key,
                 a_path,
                 b_pass,
@@ -122,28 +122,19 @@ impl App {
             outcome: None,
         });
         let key = ph.key.clone();
-        self.jobs.spawn(move |send| {
+        self.jobs.spawn(move |out| {
             let found = search(&files, diffs.as_deref(), &query);
-            send(Msg::FoundFirstPass { key, query, found });
+            out.send(CompareMsg::FoundFirstPass { key, query, found });
         });
     }
 
-    /// A search finished: shows the pass found, if the search is still the one asked for in the
-    /// phase on screen.
-    pub(super) fn on_found_first_pass(
-        &mut self,
-        key: PathBuf,
-        query: FirstQuery,
-        found: Option<(usize, Option<String>)>,
-    ) {
-        let Some(ph) = self.phase.as_mut().filter(|p| p.key == key) else {
+    /// A search finished: shows the pass found (the search is still the one asked for in the
+    /// phase on screen: [`CompareMsg::is_current`]).
+    fn on_found_first_pass(&mut self, query: FirstQuery, found: Option<(usize, Option<String>)>) {
+        let Some(ph) = self.phase.as_mut() else {
             return;
         };
-        let Some(find) = ph
-            .find
-            .as_mut()
-            .filter(|f| f.query == query && f.outcome.is_none())
-        else {
+        let Some(find) = ph.find.as_mut() else {
             return;
         };
         let (subject, what) = query_text(&query);
@@ -160,6 +151,60 @@ impl App {
         self.select_graph(&path);
         if let Some(name) = select {
             self.reveal_node(name);
+        }
+    }
+}
+
+/// Results of comparing the pass on screen, keyed by its phase and what was asked.
+pub enum CompareMsg {
+    /// The chosen A graph loaded and diffed against pass `b_pass`.
+    Compared {
+        key: PathBuf,
+        a_path: PathBuf,
+        b_pass: usize,
+        result: Result<(Arc<FxFile>, Arc<GraphDiff>), String>,
+    },
+    /// "Find first pass": the pass found and the node to select there.
+    FoundFirstPass {
+        key: PathBuf,
+        query: FirstQuery,
+        found: Option<(usize, Option<String>)>,
+    },
+}
+
+impl Apply for CompareMsg {
+    fn is_current(&self, app: &App) -> bool {
+        match self {
+            CompareMsg::Compared {
+                key,
+                a_path,
+                b_pass,
+                ..
+            } => app
+                .phase
+                .as_ref()
+                .filter(|p| &p.key == key)
+                .and_then(|p| p.compare.as_ref())
+                .is_some_and(|c| &c.a_path == a_path && c.b_pass == *b_pass),
+            CompareMsg::FoundFirstPass { key, query, .. } => app
+                .phase
+                .as_ref()
+                .filter(|p| &p.key == key)
+                .and_then(|p| p.find.as_ref())
+                .is_some_and(|f| &f.query == query && f.outcome.is_none()),
+        }
+    }
+
+    fn apply(self, app: &mut App) {
+        match self {
+            CompareMsg::Compared { result, .. } => {
+                if let Some(c) = app.phase.as_mut().and_then(|p| p.compare.as_mut()) {
+                    c.result = result.into();
+                }
+            }
+            CompareMsg::FoundFirstPass { query, found, .. } => {
+                app.on_found_first_pass(query, found)
+            }
         }
     }
 }

@@ -1,7 +1,6 @@
 //! Exporting the pass on screen, drawn with its phase's layout, as SVG or PNG.
 
 use super::App;
-use super::jobs::Msg;
 use std::path::PathBuf;
 
 impl App {
@@ -23,11 +22,11 @@ impl App {
                     .unwrap_or_default()
             })
             .unwrap_or_default();
-        self.jobs.spawn(move |send| {
+        self.jobs.spawn(move |out| {
             let options = crate::analysis::export_svg::SvgOptions { dark, title };
             let svg = crate::analysis::export_svg::to_svg(&file, &layout, &options);
             let bytes = if png {
-                crate::analysis::export_svg::to_png(&svg, 1.0)
+                crate::analysis::export_svg::to_png(&svg, 1.0).map_err(|e| e.to_string())
             } else {
                 Ok(svg.into_bytes())
             };
@@ -37,14 +36,26 @@ impl App {
                         .map_err(|e| crate::error::Error::io(&path, &e).to_string())
                 })
                 .map(|()| path);
-            send(Msg::Exported { result });
+            out.send(ExportMsg { result });
         });
     }
+}
 
-    pub(super) fn on_exported(&mut self, result: Result<PathBuf, String>) {
-        match result {
-            Ok(p) => self.notice = Some(format!("exported {}", p.display())),
-            Err(e) => self.error = Some(format!("export failed: {e}")),
+/// An export finished: what was written, or why not.
+pub struct ExportMsg {
+    result: Result<PathBuf, String>,
+}
+
+impl super::jobs::Apply for ExportMsg {
+    /// A notice is never stale.
+    fn is_current(&self, _: &App) -> bool {
+        true
+    }
+
+    fn apply(self, app: &mut App) {
+        match self.result {
+            Ok(p) => app.notice = Some(format!("exported {}", p.display())),
+            Err(e) => app.error = Some(format!("export failed: {e}")),
         }
     }
 }

@@ -1,108 +1,52 @@
 //! Background work: each job runs on its own thread (or rayon's pool) and reports through one
-//! channel. The UI drains the channel once per frame.
+//! channel, as its feature's message ([`Apply`]). The UI drains the channel once per frame.
 
-use crate::analysis::diff::{GraphDiff, TextDiffLine};
-use crate::analysis::phase_layout::PhaseLayout;
-use crate::analysis::summary::GraphFacts;
-use crate::error::Error;
-use crate::model::fx::FxFile;
-use crate::model::index::DebugIndex;
-use crate::model::log::ParsedLog;
-use crate::model::output_code::OutputCodeIndex;
-use std::path::PathBuf;
+use super::App;
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, Sender, channel};
 
-/// Something a background job finished.
-pub enum Msg {
-    /// The index of an opened path. `generation` tells stale results (an older open) apart.
-    Indexed {
-        generation: u64,
-        result: Result<DebugIndex, Error>,
-        /// The files the index was built from, for the watcher to start from.
-        set: Option<Box<crate::sources::discover::FileSet>>,
-    },
-    /// One graph file parsed for its facts (node counts, problems).
-    Facts {
-        generation: u64,
-        path: PathBuf,
-        facts: GraphFacts,
-    },
-    /// Every graph file of an index has been parsed.
-    FactsDone {
-        generation: u64,
-    },
-    /// One pass of the open phase, parsed.
-    PassLoaded {
-        key: PathBuf,
-        pass: usize,
-        result: Result<Arc<FxFile>, String>,
-    },
-    /// What each pass of the open phase changed from the one before (`diffs[k]` = k−1 → k).
-    PassDiffs {
-        key: PathBuf,
-        diffs: Vec<Arc<GraphDiff>>,
-    },
-    /// The chosen A graph loaded and diffed against pass `b_pass`.
-    Compared {
-        key: PathBuf,
-        a_path: PathBuf,
-        b_pass: usize,
-        result: Result<(Arc<FxFile>, Arc<GraphDiff>), String>,
-    },
-    /// "Find first pass": the pass found and the node to select there.
-    FoundFirstPass {
-        key: PathBuf,
-        query: crate::analysis::diff::FirstQuery,
-        found: Option<(usize, Option<String>)>,
-    },
-    /// The text diff of two graph files.
-    TextDiff {
-        a: PathBuf,
-        b: PathBuf,
-        result: Result<Arc<Vec<TextDiffLine>>, String>,
-    },
-    /// The union layout of the open phase.
-    Layout {
-        key: PathBuf,
-        result: Result<Arc<PhaseLayout>, String>,
-    },
-    /// The module tree of a phase, built on `layout`.
-    Fold {
-        key: PathBuf,
-        layout: Arc<PhaseLayout>,
-        tree: Arc<crate::analysis::fold::FoldTree>,
-    },
-    /// The phase's `output_code.py`, indexed, or why it could not be read.
-    OutputCode {
-        key: PathBuf,
-        result: Result<Arc<OutputCodeIndex>, String>,
-    },
-    /// An export finished: what was written, or why not.
-    Exported {
-        result: Result<PathBuf, String>,
-    },
-    /// A log file, parsed.
-    Log {
-        path: PathBuf,
-        result: Result<Arc<ParsedLog>, String>,
-    },
-    /// The diff of a pass appended while watching with the pass before it.
-    PassDiff {
-        key: PathBuf,
-        pass: usize,
-        diff: Arc<GraphDiff>,
-    },
-    /// The phase's layout extended to `passes` passes.
-    LayoutExtended {
-        key: PathBuf,
-        passes: usize,
-        layout: Arc<PhaseLayout>,
-    },
-    Run(super::run::RunMsg),
-    Timeline(super::timeline::TimelineMsg),
-    Tensors(super::tensors::TensorsMsg),
-    Autotune(super::autotune::AutotuneMsg),
+/// A feature's finished background work, applied on the UI thread. Every result comes back
+/// this one way: a job sends it through [`Outbox::send`], [`App::poll`] dispatches it.
+///
+/// The stale-result rule lives in the dispatch, written once: a result carries the key of what
+/// it was computed for, [`Apply::is_current`] compares that key with what the app shows now,
+/// and a result that is no longer current is dropped unapplied.
+pub trait Apply: Send + 'static {
+    /// Whether the app still shows what this result was computed for.
+    fn is_current(&self, app: &App) -> bool;
+    /// Moves the result into the app's state (small bookkeeping only: no I/O, no parsing).
+    fn apply(self, app: &mut App);
+}
+
+/// One result on its way to the UI thread: its feature's message, type-erased.
+pub struct Msg(Box<dyn FnOnce(&mut App) + Send>);
+
+impl Msg {
+    pub fn new<A: Apply>(result: A) -> Self {
+        Msg(Box::new(move |app: &mut App| {
+            if result.is_current(app) {
+                result.apply(app);
+            }
+        }))
+    }
+
+    /// Applies the result when it is current (see [`Apply`]).
+    pub(super) fn dispatch(self, app: &mut App) {
+        (self.0)(app)
+    }
+}
+
+/// Where a job sends its results; every send wakes the UI.
+pub struct Outbox {
+    tx: Sender<Msg>,
+    waker: Waker,
+}
+
+impl Outbox {
+    pub fn send<A: Apply>(&self, result: A) {
+        let _ = self.tx.send(Msg::new(result));
+        (self.waker)();
+    }
 }
 
 /// Wakes the UI when a message arrives (egui's `request_repaint`); a no-op headless.
@@ -132,27 +76,27 @@ impl Jobs {
         self.waker = waker;
     }
 
-    /// Runs `work` on a new thread; every message it sends wakes the UI.
-    pub fn spawn(&self, work: impl FnOnce(&(dyn Fn(Msg) + Sync)) + Send + 'static) {
+    /// Runs `work` on a new thread; every result it sends wakes the UI.
+    pub fn spawn(&self, work: impl FnOnce(&Outbox) + Send + 'static) {
         use std::sync::atomic::Ordering;
-        let tx = self.tx.clone();
-        let waker = self.waker.clone();
+        let out = self.outbox();
         let running = self.running.clone();
         running.fetch_add(1, Ordering::SeqCst);
         std::thread::spawn(move || {
-            let send = |m: Msg| {
-                let _ = tx.send(m);
-                waker();
-            };
-            work(&send);
+            work(&out);
             running.fetch_sub(1, Ordering::SeqCst);
-            waker();
+            (out.waker)();
         });
     }
 
-    /// The waker, for services that report through channels of their own.
-    pub fn waker(&self) -> Waker {
-        self.waker.clone()
+    /// A sender for a service (the watcher, the runner) that reports from threads of its own:
+    /// its events come back through the same channel as jobs' results, without counting as
+    /// running jobs.
+    pub fn outbox(&self) -> Outbox {
+        Outbox {
+            tx: self.tx.clone(),
+            waker: self.waker.clone(),
+        }
     }
 
     pub fn try_recv(&self) -> Option<Msg> {

@@ -2,8 +2,9 @@
 //! follow mode, and which files are still being written.
 
 use super::App;
-use super::jobs::Msg;
 use super::phase::{self, PassRef};
+use super::phase_jobs::PhaseMsg;
+use super::state::WorkspaceMsg;
 use crate::analysis::phase_layout;
 use crate::analysis::summary::GraphFacts;
 use crate::model::fx::FxFile;
@@ -16,7 +17,6 @@ use crate::sources::watch::{ChangeKind, Update, WatchConfig, WatchEvent, Watcher
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::mpsc::{Receiver, channel};
 use std::time::{Duration, Instant};
 
 /// How long a file that stopped changing but does not parse cleanly is still given the benefit
@@ -50,7 +50,8 @@ pub struct Live {
     /// the grace time to pass) before they join the phase.
     landing: Vec<PathBuf>,
     watcher: Option<Watcher>,
-    rx: Option<Receiver<WatchEvent>>,
+    /// Numbers the watchers started, so an old folder's late reports are dropped.
+    serial: u64,
 }
 
 impl Default for Live {
@@ -69,7 +70,7 @@ impl Default for Live {
             changes: 0,
             landing: Vec::new(),
             watcher: None,
-            rx: None,
+            serial: 0,
         }
     }
 }
@@ -83,6 +84,29 @@ pub enum FileStatus {
     Ready,
     /// Not parsed yet.
     Pending,
+}
+
+/// One report of the watcher numbered `serial` (started, failed, files changed).
+pub struct WatchMsg {
+    serial: u64,
+    event: WatchEvent,
+}
+
+impl super::jobs::Apply for WatchMsg {
+    fn is_current(&self, app: &App) -> bool {
+        app.live.watcher.is_some() && app.live.serial == self.serial
+    }
+
+    fn apply(self, app: &mut App) {
+        match self.event {
+            WatchEvent::Started(b) => app.live.backend = Some(b),
+            WatchEvent::Failed(e) => {
+                app.live.backend = None;
+                app.live.failed = Some(e);
+            }
+            WatchEvent::Update(u) => app.watched(u),
+        }
+    }
 }
 
 impl App {
@@ -103,32 +127,12 @@ impl App {
         if !live.enabled || live.archive {
             return;
         }
-        let (tx, rx) = channel();
-        let waker = self.jobs.waker();
-        live.watcher = Some(Watcher::start(set, live.config.clone(), move |ev| {
-            let _ = tx.send(ev);
-            waker();
+        live.serial += 1;
+        let serial = live.serial;
+        let out = self.jobs.outbox();
+        live.watcher = Some(Watcher::start(set, live.config.clone(), move |event| {
+            out.send(WatchMsg { serial, event })
         }));
-        live.rx = Some(rx);
-    }
-
-    /// Applies what the watcher reported since the last frame.
-    pub(super) fn poll_watch(&mut self) {
-        let events: Vec<WatchEvent> = match &self.live.rx {
-            Some(rx) => rx.try_iter().collect(),
-            None => return,
-        };
-        for ev in events {
-            match ev {
-                WatchEvent::Started(b) => self.live.backend = Some(b),
-                WatchEvent::Failed(e) => {
-                    self.live.backend = None;
-                    self.live.failed = Some(e);
-                }
-                WatchEvent::Update(u) => self.watched(u),
-            }
-        }
-        self.land_passes();
     }
 
     fn watched(&mut self, u: Box<Update>) {
@@ -176,7 +180,7 @@ impl App {
 
     /// Lets the passes whose parse came back clean (or whose grace time is over) join their
     /// phase, and follows the newest.
-    fn land_passes(&mut self) {
+    pub(super) fn land_passes(&mut self) {
         let Some(ws) = &self.workspace else { return };
         let live = &mut self.live;
         let mut landed = Vec::new();
@@ -220,10 +224,10 @@ impl App {
             return;
         }
         let generation = self.generation;
-        self.jobs.spawn(move |send| {
+        self.jobs.spawn(move |out| {
             for p in paths {
                 let facts = GraphFacts::of_result(load::graph(&p).as_ref());
-                send(Msg::Facts {
+                out.send(WorkspaceMsg::Facts {
                     generation,
                     path: p,
                     facts,
@@ -280,10 +284,10 @@ impl App {
             .enumerate()
             .map(|(i, p)| (first + i, p.path.clone()))
             .collect();
-        self.jobs.spawn(move |send| {
+        self.jobs.spawn(move |out| {
             for (pass, path) in jobs {
                 let result = load::graph(&path).map(Arc::new).map_err(|e| e.to_string());
-                send(Msg::PassLoaded {
+                out.send(PhaseMsg::PassLoaded {
                     key: key.clone(),
                     pass,
                     result,
@@ -330,9 +334,9 @@ impl App {
             if let (Some(a), Some(b)) = (ph.files[k - 1].clone(), ph.files[k].clone()) {
                 ph.diff_pending.insert(k);
                 let key = key.clone();
-                self.jobs.spawn(move |send| {
+                self.jobs.spawn(move |out| {
                     let diff = Arc::new(crate::analysis::diff::diff(&a, &b));
-                    send(Msg::PassDiff { key, pass: k, diff });
+                    out.send(PhaseMsg::PassDiff { key, pass: k, diff });
                 });
             }
         }
@@ -352,10 +356,10 @@ impl App {
         let total = ph.passes.len();
         ph.extending = true;
         let cancel = ph.cancel.clone();
-        self.jobs.spawn(move |send| {
+        self.jobs.spawn(move |out| {
             let refs: Vec<&FxFile> = more.iter().map(|f| f.as_ref()).collect();
             if let Ok(l) = phase_layout::extend(&layout, &refs, &cancel) {
-                send(Msg::LayoutExtended {
+                out.send(PhaseMsg::LayoutExtended {
                     key,
                     passes: total,
                     layout: Arc::new(l),

@@ -1,6 +1,6 @@
 //! A log file opened in the logs panel, parsed in the background.
 
-use super::jobs::Msg;
+use super::jobs::Apply;
 use super::{App, Loading};
 use crate::model::log::ParsedLog;
 use crate::sources::{debug_log, read};
@@ -24,17 +24,30 @@ impl App {
             log: Loading::Loading,
         });
         let path = path.to_path_buf();
-        self.jobs.spawn(move |send| {
+        self.jobs.spawn(move |out| {
             let result = read::read_text(&path)
                 .map(|t| Arc::new(debug_log::parse_log(&t.text)))
                 .map_err(|e| e.to_string());
-            send(Msg::Log { path, result });
+            out.send(LogMsg { path, result });
         });
     }
+}
 
-    pub(super) fn on_log(&mut self, path: PathBuf, result: Result<Arc<ParsedLog>, String>) {
-        if let Some(lv) = self.log.as_mut().filter(|l| l.path == path) {
-            lv.log = result
+/// A log file, parsed, for the logs panel showing `path`.
+pub struct LogMsg {
+    path: PathBuf,
+    result: Result<Arc<ParsedLog>, String>,
+}
+
+impl Apply for LogMsg {
+    fn is_current(&self, app: &App) -> bool {
+        app.log.as_ref().is_some_and(|l| l.path == self.path)
+    }
+
+    fn apply(self, app: &mut App) {
+        if let Some(lv) = app.log.as_mut() {
+            lv.log = self
+                .result
                 .map_err(|e| format!("Could not read {}: {e}", lv.path.display()))
                 .into();
         }

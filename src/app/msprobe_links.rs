@@ -1,11 +1,11 @@
 //! msprobe entries linked to the nodes of the pass on screen (docs/formats.md §4.1), computed in
 //! the background once the pass and its modules are known, again when either changes.
 
-use super::jobs::Msg;
 use super::tensors::TensorsMsg;
 use super::{App, Loading};
 use crate::analysis::fold::FoldTree;
 use crate::analysis::msprobe_link::{self, Link, StepLinks};
+use crate::model::index::PhaseKind;
 use crate::model::tensor::MsprobeStep;
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -129,19 +129,19 @@ impl App {
             steps: steps_n,
             tree: tree.clone(),
         };
-        let backward = ph.key.file_name().is_some_and(|n| n == "backward");
+        let backward = PhaseKind::of_path(&ph.key) == Some(PhaseKind::Backward);
         let steps: Vec<Arc<MsprobeStep>> = t.msprobe.clone();
         self.tensors.links = Some(MsprobeLinks {
             key: key.clone(),
             result: Loading::Loading,
         });
-        self.jobs.spawn(move |send| {
+        self.jobs.spawn(move |out| {
             let Some(g) = file.graphs.first() else {
                 // A pass with no graph links nothing; say so rather than spin forever.
-                send(Msg::Tensors(TensorsMsg::Links {
+                out.send(TensorsMsg::Links {
                     key,
                     links: Arc::new(LinkSet::new(Vec::new())),
-                }));
+                });
                 return;
             };
             let modules: Vec<&str> = g
@@ -153,10 +153,10 @@ impl App {
                 .iter()
                 .map(|s| msprobe_link::link(g, &modules, s, backward))
                 .collect();
-            send(Msg::Tensors(TensorsMsg::Links {
+            out.send(TensorsMsg::Links {
                 key,
                 links: Arc::new(LinkSet::new(links)),
-            }));
+            });
         });
     }
 }

@@ -6,6 +6,7 @@ use crate::analysis::fold::FoldTree;
 use crate::analysis::phase_layout::PhaseLayout;
 use crate::model::fx::{FxFile, FxGraph, FxNode};
 use crate::model::index::{DebugIndex, PassFile};
+use crate::pipeline::modules::ModuleContext;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -35,10 +36,6 @@ pub struct PhaseState {
     pub cancel: Arc<AtomicBool>,
     /// Qualified name (`true_graph_0/sin` inside a sub-graph) of the selected node.
     pub selected: Option<String>,
-    /// Set by a command that wants the view to bring the selected node on screen.
-    pub reveal_selected: bool,
-    /// Line of `output_code.py` the code viewer should show, when asked to.
-    pub code_line: Option<usize>,
     /// `diffs[k]`: what pass k changed from pass k−1 (`None` for pass 0 and until computed).
     pub diffs: Vec<Option<Arc<GraphDiff>>>,
     /// A chosen "A" graph to compare the pass on screen against, instead of the previous pass.
@@ -61,19 +58,6 @@ pub struct PhaseState {
     pub module_context: ModuleContext,
     /// The phase's module tree, with the layout it was built on.
     pub fold: Option<(Arc<PhaseLayout>, Arc<FoldTree>)>,
-    /// A module the inspector asked the graph to fold (its breadcrumb was clicked).
-    pub fold_request: Option<String>,
-    /// Opened in place of the same pass of another rank: the graph view keeps its viewport and
-    /// folding instead of fitting the new graph.
-    pub keep_view: bool,
-}
-
-/// The files module inference reads besides the passes: the model's Dynamo graph (parameter
-/// names) and, for a backward, the forward's first pass (saved activations).
-#[derive(Debug, Clone, Default)]
-pub struct ModuleContext {
-    pub dynamo: Option<PathBuf>,
-    pub forward_first: Option<PathBuf>,
 }
 
 impl Drop for PhaseState {
@@ -104,8 +88,6 @@ impl PhaseState {
             layout_error: None,
             cancel: Arc::new(AtomicBool::new(false)),
             selected: None,
-            reveal_selected: false,
-            code_line: None,
             output_code: if output_code_path.is_some() {
                 super::Loading::Loading
             } else {
@@ -118,8 +100,6 @@ impl PhaseState {
             extending: false,
             module_context: ModuleContext::default(),
             fold: None,
-            fold_request: None,
-            keep_view: false,
         }
     }
 
@@ -248,14 +228,7 @@ pub fn phase_for(index: &DebugIndex, path: &Path) -> Option<PhaseState> {
                         phase.output_code.clone(),
                     );
                     st.current = st.pass_of(path).unwrap_or(0);
-                    st.module_context = ModuleContext {
-                        dynamo: model.dynamo_graph.clone(),
-                        forward_first: (phase.name == "backward")
-                            .then(|| model.phases.iter().find(|p| p.name == "forward"))
-                            .flatten()
-                            .and_then(|p| p.passes.first())
-                            .map(|p| p.path.clone()),
-                    };
+                    st.module_context = ModuleContext::of(model, phase);
                     return Some(st);
                 }
             }

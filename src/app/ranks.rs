@@ -35,15 +35,14 @@ impl App {
     pub fn rank_place(&self) -> Option<RankPlace> {
         let index = &self.workspace.as_ref()?.index;
         let path = self.phase.as_ref()?.current_path()?;
-        let run = run_of(index, path)?;
-        let (li, launch) = index
-            .launches
-            .iter()
-            .enumerate()
-            .find(|(_, l)| l.rank_of_run(run).is_some())?;
+        let run = index.locate(path)?.run;
+        let (launch, rank) = index.launch_of(run)?;
         Some(RankPlace {
-            launch: li,
-            rank: launch.rank_of_run(run)?,
+            launch: index
+                .launches
+                .iter()
+                .position(|l| std::ptr::eq(l, launch))?,
+            rank,
             ranks: launch.rank_numbers(),
         })
     }
@@ -81,7 +80,7 @@ impl App {
         self.select_graph(&target);
         if let Some(ph) = self.phase.as_mut() {
             ph.selected = selected;
-            ph.keep_view = true;
+            self.nav.push(super::Nav::KeepView);
         }
         true
     }
@@ -166,7 +165,7 @@ impl App {
         let Some(run) = run_of(index, &open.path) else {
             return Vec::new();
         };
-        let Some((launch, _)) = ranks::launch_of(index, run) else {
+        let Some((launch, _)) = index.launch_of(run) else {
             return Vec::new();
         };
         let Some((model, capture)) = index.runs[run].models.iter().find_map(|m| {
@@ -208,7 +207,7 @@ fn launch_captures(
 
 /// The run (index into `DebugIndex::runs`) whose folder holds `path`.
 fn run_of(index: &DebugIndex, path: &Path) -> Option<usize> {
-    index.runs.iter().position(|r| path.starts_with(&r.path))
+    index.locate(path).map(|at| at.run)
 }
 
 /// The graph of `other` that stands where `path` stands in its own run: the same model's

@@ -10,7 +10,6 @@ use crate::runner::python::{self, Interpreter, Packages};
 pub use crate::runner::spec::{Backend, Mode, RunSpec, parse_env};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
-use std::sync::mpsc::{Receiver, channel};
 use std::time::{Duration, Instant, SystemTime};
 
 /// The console keeps this many lines (a long training log must not eat the memory).
@@ -36,7 +35,8 @@ pub struct ActiveRun {
     pub failed: Option<String>,
     pub folders: Vec<PathBuf>,
     handle: Option<RunHandle>,
-    rx: Receiver<RunEvent>,
+    /// Tells this run's events from an earlier run's.
+    serial: u64,
 }
 
 impl ActiveRun {
@@ -83,6 +83,75 @@ pub enum RunMsg {
     },
 }
 
+impl super::jobs::Apply for RunMsg {
+    /// What the machine has is never stale.
+    fn is_current(&self, _: &App) -> bool {
+        true
+    }
+
+    fn apply(self, app: &mut App) {
+        match self {
+            RunMsg::Found { interpreters, npu } => {
+                app.run.env.interpreters = interpreters;
+                app.run.env.npu = Some(npu);
+                app.run.env.probing = false;
+                app.probe_python();
+            }
+            RunMsg::Probed { python, result } => {
+                app.run.env.packages = Some((python, result));
+            }
+        }
+    }
+}
+
+/// One event of the run numbered `serial` (its process started, printed a line, made a run
+/// folder, ended).
+pub struct RunEventMsg {
+    serial: u64,
+    event: RunEvent,
+}
+
+impl super::jobs::Apply for RunEventMsg {
+    fn is_current(&self, app: &App) -> bool {
+        app.run
+            .current
+            .as_ref()
+            .is_some_and(|r| r.serial == self.serial)
+    }
+
+    fn apply(self, app: &mut App) {
+        let Some(run) = &mut app.run.current else {
+            return;
+        };
+        match self.event {
+            RunEvent::Started { pid } => run.pid = Some(pid),
+            RunEvent::Line { stream, text } => {
+                let text = crate::sources::read::strip_ansi(&text).into_owned();
+                run.console.push_back(ConsoleLine { stream, text });
+                if run.console.len() > CONSOLE_LINES {
+                    run.console.pop_front();
+                    run.dropped += 1;
+                }
+            }
+            RunEvent::RunFolder(p) => {
+                let first = run.folders.is_empty();
+                run.folders.push(p.clone());
+                if first && app.run.open_folders {
+                    app.open(&p);
+                }
+            }
+            RunEvent::Exited { exit, elapsed } => {
+                run.exit = Some((exit, elapsed));
+                app.finish_run();
+            }
+            RunEvent::Failed(e) => {
+                run.failed = Some(e);
+                app.finish_run();
+            }
+        }
+    }
+}
+
 pub struct RunState {
     pub form: RunSpec,
     pub current: Option<ActiveRun>,
@@ -90,6 +159,8 @@ pub struct RunState {
     pub env: Environment,
     /// Open the first run folder the run writes.
     pub open_folders: bool,
+    /// Numbers the runs started, so a finished run's late events are not taken for the next's.
+    serial: u64,
     /// Why the last Run could not start.
     pub error: Option<String>,
 }
@@ -106,6 +177,7 @@ impl Default for RunState {
             env: Environment::default(),
             open_folders: true,
             error: None,
+            serial: 0,
         }
     }
 }
@@ -117,10 +189,10 @@ impl App {
             return;
         }
         self.run.env.probing = true;
-        self.jobs.spawn(|send| {
+        self.jobs.spawn(|out| {
             let interpreters = python::candidates();
             let npu = npu::detect();
-            send(super::jobs::Msg::Run(RunMsg::Found { interpreters, npu }));
+            out.send(RunMsg::Found { interpreters, npu });
         });
     }
 
@@ -129,24 +201,10 @@ impl App {
         let Ok(py) = python::resolve(self.run.form.python.as_deref()) else {
             return;
         };
-        self.jobs.spawn(move |send| {
+        self.jobs.spawn(move |out| {
             let result = python::probe(&py);
-            send(super::jobs::Msg::Run(RunMsg::Probed { python: py, result }));
+            out.send(RunMsg::Probed { python: py, result });
         });
-    }
-
-    pub(super) fn on_run(&mut self, msg: RunMsg) {
-        match msg {
-            RunMsg::Found { interpreters, npu } => {
-                self.run.env.interpreters = interpreters;
-                self.run.env.npu = Some(npu);
-                self.run.env.probing = false;
-                self.probe_python();
-            }
-            RunMsg::Probed { python, result } => {
-                self.run.env.packages = Some((python, result));
-            }
-        }
     }
 
     /// Starts the form's run. A run still going is stopped first.
@@ -167,11 +225,11 @@ impl App {
         let launch = spec.launch(&python, &launcher);
         self.stop_run();
         self.finish_run();
-        let (tx, rx) = channel();
-        let waker = self.jobs.waker();
-        let handle = RunHandle::start(&launch, move |ev| {
-            let _ = tx.send(ev);
-            waker();
+        self.run.serial += 1;
+        let serial = self.run.serial;
+        let out = self.jobs.outbox();
+        let handle = RunHandle::start(&launch, move |event| {
+            out.send(RunEventMsg { serial, event })
         });
         self.run.current = Some(ActiveRun {
             spec,
@@ -183,7 +241,7 @@ impl App {
             failed: None,
             folders: Vec::new(),
             handle: Some(handle),
-            rx,
+            serial,
         });
         Ok(())
     }
@@ -205,49 +263,6 @@ impl App {
 
     pub fn run_busy(&self) -> bool {
         self.run.current.as_ref().is_some_and(ActiveRun::running)
-    }
-
-    /// Applies the run's output since the last frame.
-    pub(super) fn poll_run(&mut self) {
-        let Some(run) = &mut self.run.current else {
-            return;
-        };
-        let events: Vec<RunEvent> = run.rx.try_iter().collect();
-        let mut open = None;
-        let mut ended = false;
-        for ev in events {
-            match ev {
-                RunEvent::Started { pid } => run.pid = Some(pid),
-                RunEvent::Line { stream, text } => {
-                    let text = crate::sources::read::strip_ansi(&text).into_owned();
-                    run.console.push_back(ConsoleLine { stream, text });
-                    if run.console.len() > CONSOLE_LINES {
-                        run.console.pop_front();
-                        run.dropped += 1;
-                    }
-                }
-                RunEvent::RunFolder(p) => {
-                    if run.folders.is_empty() {
-                        open = Some(p.clone());
-                    }
-                    run.folders.push(p);
-                }
-                RunEvent::Exited { exit, elapsed } => {
-                    run.exit = Some((exit, elapsed));
-                    ended = true;
-                }
-                RunEvent::Failed(e) => {
-                    run.failed = Some(e);
-                    ended = true;
-                }
-            }
-        }
-        if let (Some(p), true) = (open, self.run.open_folders) {
-            self.open(&p);
-        }
-        if ended {
-            self.finish_run();
-        }
     }
 
     /// Records the current run in the history once it has ended.

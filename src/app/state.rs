@@ -1,12 +1,11 @@
 //! The app's state and the commands that change it.
 
-use super::jobs::{Jobs, Msg, Waker};
+use super::jobs::{Apply, Jobs, Waker};
 use super::phase::{self, PhaseState};
-use crate::analysis::phase_layout::{self, PhaseLayout};
+use crate::analysis::phase_layout::PhaseLayout;
 use crate::analysis::summary::GraphFacts;
-use crate::model::fx::FxFile;
 use crate::model::index::DebugIndex;
-use crate::sources::{load, output_code, read};
+use crate::sources::load;
 use rayon::prelude::*;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -47,11 +46,24 @@ pub struct App {
     pub live: super::live::Live,
     pub run: super::run::RunState,
     pub ranks: super::ranks::RanksState,
+    pub compiles: super::compiles::CompilesState,
+    /// Requests between views (show a tab, reveal a node, …).
+    pub nav: super::nav::NavQueue,
     pub(super) jobs: Jobs,
     pub(super) generation: u64,
 }
 
 const MAX_RECENT: usize = 10;
+
+/// Checks run once per frame after the results are applied: each turns a change of state into
+/// work (a pass whose grace time ran out lands, a key that changed asks for new links). Results
+/// never come this way: they come through the jobs channel ([`Apply`]).
+const WANTS: &[fn(&mut App)] = &[
+    App::land_passes,
+    App::poll_ranks,
+    App::want_msprobe_links,
+    App::want_compiles,
+];
 
 impl App {
     pub fn new() -> Self {
@@ -74,7 +86,7 @@ impl App {
         self.opening = Some(path.to_path_buf());
         self.error = None;
         let path = path.to_path_buf();
-        self.jobs.spawn(move |send| {
+        self.jobs.spawn(move |out| {
             let (result, set) = match crate::sources::discover::scan(&path) {
                 Ok(set) => {
                     let mut index = set.index();
@@ -87,7 +99,7 @@ impl App {
                 Ok(idx) => idx.graph_files().map(Path::to_path_buf).collect(),
                 Err(_) => Vec::new(),
             };
-            send(Msg::Indexed {
+            out.send(WorkspaceMsg::Indexed {
                 generation,
                 result,
                 set,
@@ -95,13 +107,13 @@ impl App {
             // Prefetch: parse every graph for its facts, so the tree fills in its counts.
             files.par_iter().for_each(|p| {
                 let facts = GraphFacts::of_result(load::graph(p).as_ref());
-                send(Msg::Facts {
+                out.send(WorkspaceMsg::Facts {
                     generation,
                     path: p.clone(),
                     facts,
                 });
             });
-            send(Msg::FactsDone { generation });
+            out.send(WorkspaceMsg::FactsDone { generation });
         });
     }
 
@@ -124,85 +136,7 @@ impl App {
         }
         self.start_phase_jobs(&st);
         self.phase = Some(st);
-    }
-
-    fn start_phase_jobs(&self, st: &PhaseState) {
-        let key = st.key.clone();
-        let paths: Vec<PathBuf> = st.passes.iter().map(|p| p.path.clone()).collect();
-        let current = st.current;
-        let need_layout = st.layout.is_none();
-        let existing = st.layout.clone();
-        let module_context = st.module_context.clone();
-        let cancel = st.cancel.clone();
-        let code_path = st.output_code_path.clone();
-        self.jobs.spawn(move |send| {
-            // The pass on screen first, so the inspector has something while the rest loads.
-            let mut order: Vec<usize> = (0..paths.len()).collect();
-            order.sort_by_key(|&i| i != current);
-            let files: Vec<(usize, Option<Arc<FxFile>>)> = order
-                .par_iter()
-                .map(|&i| {
-                    let result = load::graph(&paths[i])
-                        .map(Arc::new)
-                        .map_err(|e| e.to_string());
-                    let file = result.as_ref().ok().cloned();
-                    send(Msg::PassLoaded {
-                        key: key.clone(),
-                        pass: i,
-                        result,
-                    });
-                    (i, file)
-                })
-                .collect();
-            if let Some(p) = code_path {
-                let result = read::read_text(&p)
-                    .map(|t| Arc::new(output_code::OutputCodeIndex::new(&t.text)))
-                    .map_err(|e| e.to_string());
-                send(Msg::OutputCode {
-                    key: key.clone(),
-                    result,
-                });
-            }
-            let mut files = files;
-            files.sort_by_key(|(i, _)| *i);
-            if files.iter().all(|(_, f)| f.is_some()) && files.len() > 1 {
-                let all: Vec<&FxFile> = files.iter().filter_map(|(_, f)| f.as_deref()).collect();
-                let diffs = crate::analysis::diff::consecutive_diffs(&all)
-                    .into_iter()
-                    .map(Arc::new)
-                    .collect();
-                send(Msg::PassDiffs {
-                    key: key.clone(),
-                    diffs,
-                });
-            }
-            let loaded: Vec<&FxFile> = files.iter().filter_map(|(_, f)| f.as_deref()).collect();
-            let layout = if need_layout {
-                let layout = match phase_layout::build(&loaded, &cancel) {
-                    Ok(l) => Arc::new(l),
-                    Err(_cancelled) => return,
-                };
-                send(Msg::Layout {
-                    key: key.clone(),
-                    result: Ok(layout.clone()),
-                });
-                layout
-            } else {
-                match existing {
-                    Some(l) => l,
-                    None => return,
-                }
-            };
-            // The module tree needs every pass (a node keeps its module from pass to pass).
-            if loaded.len() == files.len() && !cancel.load(std::sync::atomic::Ordering::Relaxed) {
-                let tree = super::fold::module_tree(&layout, &loaded, &module_context);
-                send(Msg::Fold {
-                    key,
-                    layout,
-                    tree: Arc::new(tree),
-                });
-            }
-        });
+        self.nav.phase_changed();
     }
 
     /// Moves to the pass `delta` steps away (`[` / `]`), keeping the selection.
@@ -223,19 +157,18 @@ impl App {
     pub fn reveal_node(&mut self, qualified: String) {
         if let Some(ph) = &mut self.phase {
             ph.selected = Some(qualified);
-            ph.reveal_selected = true;
+            self.nav.push(super::Nav::RevealSelected);
         }
     }
 
     /// Applies finished background work. Call once per frame.
     pub fn poll(&mut self) {
         while let Some(msg) = self.jobs.try_recv() {
-            self.apply(msg);
+            msg.dispatch(self);
         }
-        self.poll_watch();
-        self.poll_run();
-        self.poll_ranks();
-        self.want_msprobe_links();
+        for want in WANTS {
+            want(self);
+        }
     }
 
     /// Waits (headless, for tests and the CLI) until no background job is running.
@@ -253,126 +186,7 @@ impl App {
         }
     }
 
-    fn apply(&mut self, msg: Msg) {
-        match msg {
-            Msg::Indexed { generation, .. }
-            | Msg::Facts { generation, .. }
-            | Msg::FactsDone { generation }
-                if generation != self.generation => {}
-            Msg::Indexed { result, set, .. } => {
-                let ok = result.is_ok();
-                self.indexed(result);
-                if let (true, Some(set)) = (ok, set) {
-                    self.start_watch(*set);
-                }
-            }
-            Msg::Facts { path, facts, .. } => {
-                if let Some(ws) = &mut self.workspace {
-                    ws.facts.insert(path, facts);
-                    ws.facts_rev += 1;
-                }
-            }
-            Msg::FactsDone { .. } => {
-                if let Some(ws) = &mut self.workspace {
-                    ws.facts_done = true;
-                }
-            }
-            Msg::PassLoaded { key, pass, result } => {
-                if let Some(ph) = self.phase.as_mut().filter(|p| p.key == key)
-                    && pass < ph.files.len()
-                {
-                    match result {
-                        Ok(f) => ph.files[pass] = Some(f),
-                        Err(e) => ph.load_errors[pass] = Some(e),
-                    }
-                }
-                self.extend_phase();
-            }
-            Msg::Layout { key, result } => {
-                if let Some(ph) = self.phase.as_mut().filter(|p| p.key == key) {
-                    // The first layout covers the passes the phase had when it opened.
-                    ph.layout_passes = Some(ph.appended_from);
-                    match result {
-                        Ok(l) => {
-                            self.layouts
-                                .insert(key.clone(), (l.clone(), ph.appended_from));
-                            ph.layout = Some(l);
-                        }
-                        Err(e) => ph.layout_error = Some(e),
-                    }
-                }
-                self.extend_phase();
-            }
-            Msg::Fold { key, layout, tree } => {
-                if let Some(ph) = self.phase.as_mut().filter(|p| p.key == key) {
-                    ph.fold = Some((layout, tree));
-                }
-            }
-            Msg::LayoutExtended {
-                key,
-                passes,
-                layout,
-            } => {
-                if let Some(ph) = self.phase.as_mut().filter(|p| p.key == key) {
-                    self.layouts.insert(key, (layout.clone(), passes));
-                    ph.layout = Some(layout);
-                    ph.layout_passes = Some(passes);
-                    ph.extending = false;
-                }
-                self.extend_phase();
-            }
-            Msg::PassDiff { key, pass, diff } => {
-                if let Some(ph) = self.phase.as_mut().filter(|p| p.key == key)
-                    && let Some(slot) = ph.diffs.get_mut(pass)
-                {
-                    *slot = Some(diff);
-                    ph.diff_pending.remove(&pass);
-                }
-            }
-            Msg::OutputCode { key, result } => {
-                if let Some(ph) = self.phase.as_mut().filter(|p| p.key == key) {
-                    ph.output_code = result.into();
-                }
-            }
-            Msg::PassDiffs { key, diffs } => {
-                if let Some(ph) = self.phase.as_mut().filter(|p| p.key == key) {
-                    for (k, d) in diffs.into_iter().enumerate() {
-                        if let Some(slot) = ph.diffs.get_mut(k + 1) {
-                            *slot = Some(d);
-                        }
-                    }
-                }
-            }
-            Msg::Compared {
-                key,
-                a_path,
-                b_pass,
-                result,
-            } => {
-                if let Some(c) = self
-                    .phase
-                    .as_mut()
-                    .filter(|p| p.key == key)
-                    .and_then(|p| p.compare.as_mut())
-                    .filter(|c| c.a_path == a_path && c.b_pass == b_pass)
-                {
-                    c.result = result.into();
-                }
-            }
-            Msg::FoundFirstPass { key, query, found } => {
-                self.on_found_first_pass(key, query, found)
-            }
-            Msg::TextDiff { a, b, result } => self.on_text_diff(a, b, result),
-            Msg::Exported { result } => self.on_exported(result),
-            Msg::Log { path, result } => self.on_log(path, result),
-            Msg::Run(m) => self.on_run(m),
-            Msg::Timeline(m) => self.on_timeline(m),
-            Msg::Tensors(m) => self.on_tensors(m),
-            Msg::Autotune(m) => self.on_autotune(m),
-        }
-    }
-
-    fn indexed(&mut self, result: crate::error::Result<DebugIndex>) {
+    pub(super) fn indexed(&mut self, result: crate::error::Result<DebugIndex>) {
         let opened = self.opening.take();
         match result {
             Ok(index) => {
@@ -403,5 +217,56 @@ impl App {
         self.recent.retain(|p| p != &path);
         self.recent.insert(0, path);
         self.recent.truncate(MAX_RECENT);
+    }
+}
+
+/// Results of opening a path, keyed by the `generation` of the open they answer.
+pub enum WorkspaceMsg {
+    /// The index of an opened path.
+    Indexed {
+        generation: u64,
+        result: crate::error::Result<DebugIndex>,
+        /// The files the index was built from, for the watcher to start from.
+        set: Option<Box<crate::sources::discover::FileSet>>,
+    },
+    /// One graph file parsed for its facts (node counts, problems).
+    Facts {
+        generation: u64,
+        path: PathBuf,
+        facts: GraphFacts,
+    },
+    /// Every graph file of an index has been parsed.
+    FactsDone { generation: u64 },
+}
+
+impl Apply for WorkspaceMsg {
+    fn is_current(&self, app: &App) -> bool {
+        let (WorkspaceMsg::Indexed { generation, .. }
+        | WorkspaceMsg::Facts { generation, .. }
+        | WorkspaceMsg::FactsDone { generation }) = self;
+        *generation == app.generation
+    }
+
+    fn apply(self, app: &mut App) {
+        match self {
+            WorkspaceMsg::Indexed { result, set, .. } => {
+                let ok = result.is_ok();
+                app.indexed(result);
+                if let (true, Some(set)) = (ok, set) {
+                    app.start_watch(*set);
+                }
+            }
+            WorkspaceMsg::Facts { path, facts, .. } => {
+                if let Some(ws) = &mut app.workspace {
+                    ws.facts.insert(path, facts);
+                    ws.facts_rev += 1;
+                }
+            }
+            WorkspaceMsg::FactsDone { .. } => {
+                if let Some(ws) = &mut app.workspace {
+                    ws.facts_done = true;
+                }
+            }
+        }
     }
 }

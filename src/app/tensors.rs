@@ -4,7 +4,7 @@
 //! every `.npy` is summarised once (memory-mapped, never copied): the inspector, the NaN tracer
 //! and the overlay then work from memory. A dump elsewhere can be attached to the open run.
 
-use super::jobs::Msg;
+use super::jobs::Outbox;
 use super::{App, Loading};
 use crate::analysis::nan_trace::{self, Bad, MatchQuality, Trace};
 use crate::analysis::tensor_stats;
@@ -147,64 +147,68 @@ impl TensorsState {
     }
 }
 
-impl App {
-    pub(super) fn on_tensors(&mut self, msg: TensorsMsg) {
-        let t = &mut self.tensors;
-        match msg {
-            TensorsMsg::Catalog {
-                generation,
-                catalog,
-            } if generation == t.generation => {
+impl super::jobs::Apply for TensorsMsg {
+    fn is_current(&self, app: &App) -> bool {
+        let t = &app.tensors;
+        match self {
+            TensorsMsg::Catalog { generation, .. }
+            | TensorsMsg::Summaries { generation, .. }
+            | TensorsMsg::Msprobe { generation, .. }
+            | TensorsMsg::StepDiffs { generation, .. } => *generation == t.generation,
+            TensorsMsg::Slice { path, lead, .. } => t
+                .slice
+                .as_ref()
+                .is_some_and(|v| &v.path == path && &v.lead == lead),
+            TensorsMsg::Links { key, .. } => t.links.as_ref().is_some_and(|l| &l.key == key),
+            TensorsMsg::Compared { a, b, .. } => {
+                t.compare.as_ref().is_some_and(|c| &c.a == a && &c.b == b)
+            }
+        }
+    }
+
+    fn apply(self, app: &mut App) {
+        let t = &mut app.tensors;
+        match self {
+            TensorsMsg::Catalog { catalog, .. } => {
                 let mut merged = (*t.catalog).clone();
                 merged.ranks.extend(catalog.ranks);
                 merged.warnings.extend(catalog.warnings);
                 t.pending += catalog_files(&merged) - catalog_files(&t.catalog);
                 t.catalog = Arc::new(merged);
             }
-            TensorsMsg::Summaries { generation, batch } if generation == t.generation => {
+            TensorsMsg::Summaries { batch, .. } => {
                 t.pending = t.pending.saturating_sub(batch.len());
                 for (p, r) in batch {
                     t.summaries.insert(p, r.map(Arc::new));
                 }
             }
-            TensorsMsg::Msprobe {
-                generation,
-                steps,
-                errors,
-            } if generation == t.generation => {
+            TensorsMsg::Msprobe { steps, errors, .. } => {
                 t.msprobe.extend(steps.into_iter().map(Arc::new));
                 t.errors.extend(errors);
             }
-            TensorsMsg::Slice { path, lead, result } => {
-                if let Some(v) = t
-                    .slice
-                    .as_mut()
-                    .filter(|v| v.path == path && v.lead == lead)
-                {
+            TensorsMsg::Slice { result, .. } => {
+                if let Some(v) = t.slice.as_mut() {
                     v.result = result.map(Arc::new).into();
                 }
             }
-            TensorsMsg::StepDiffs {
-                generation,
-                key,
-                diffs,
-            } if generation == t.generation => {
+            TensorsMsg::StepDiffs { key, diffs, .. } => {
                 t.step_diffs.insert(key, Some(Arc::new(diffs)));
             }
-            TensorsMsg::Links { key, links } => {
-                if let Some(l) = t.links.as_mut().filter(|l| l.key == key) {
+            TensorsMsg::Links { links, .. } => {
+                if let Some(l) = t.links.as_mut() {
                     l.result = Loading::Ready(links);
                 }
             }
-            TensorsMsg::Compared { a, b, result } => {
-                if let Some(c) = t.compare.as_mut().filter(|c| c.a == a && c.b == b) {
+            TensorsMsg::Compared { result, .. } => {
+                if let Some(c) = t.compare.as_mut() {
                     c.result = result.into();
                 }
             }
-            _ => {} // from a folder no longer open
         }
     }
+}
 
+impl App {
     /// Forgets the dumps of the previous folder and reads those the new index found.
     pub(super) fn load_dumps(&mut self) {
         let Some(ws) = &self.workspace else { return };
@@ -223,7 +227,7 @@ impl App {
         if ranks.is_empty() && probes.is_empty() {
             return;
         }
-        self.jobs.spawn(move |send| {
+        self.jobs.spawn(move |out| {
             let mut steps = Vec::new();
             let mut errors = Vec::new();
             for (p, step, who) in probes {
@@ -232,13 +236,13 @@ impl App {
                     Err(e) => errors.push(e.to_string()),
                 }
             }
-            send(Msg::Tensors(TensorsMsg::Msprobe {
+            out.send(TensorsMsg::Msprobe {
                 generation,
                 steps,
                 errors,
-            }));
+            });
             if !ranks.is_empty() {
-                read_catalog(data_dump::scan_ranks(&ranks), generation, send);
+                read_catalog(data_dump::scan_ranks(&ranks), generation, out);
             }
         });
     }
@@ -247,18 +251,18 @@ impl App {
     pub fn attach_dump(&mut self, path: &Path) {
         let generation = self.tensors.generation;
         let path = path.to_path_buf();
-        self.jobs.spawn(move |send| attach(&path, generation, send));
+        self.jobs.spawn(move |out| attach(&path, generation, out));
     }
 
     /// Asks for a dump folder (native dialog, on the job's thread) and attaches it.
     pub fn pick_and_attach_dump(&mut self) {
         let generation = self.tensors.generation;
-        self.jobs.spawn(move |send| {
+        self.jobs.spawn(move |out| {
             let picked = rfd::FileDialog::new()
                 .set_title("Attach a data dump (worldsize*_global_rank*) or msprobe dump")
                 .pick_folder();
             if let Some(p) = picked {
-                attach(&p, generation, send);
+                attach(&p, generation, out);
             }
         });
     }
@@ -381,12 +385,12 @@ impl App {
             lead: lead.clone(),
             result: Loading::Loading,
         });
-        self.jobs.spawn(move |send| {
+        self.jobs.spawn(move |out| {
             let result = tensor_file::open(&path).and_then(|a| {
                 tensor_stats::slice2d(&a, &lead, SLICE_LIMIT)
                     .ok_or_else(|| "a 0-d array has no slice to show".to_string())
             });
-            send(Msg::Tensors(TensorsMsg::Slice { path, lead, result }));
+            out.send(TensorsMsg::Slice { path, lead, result });
         });
     }
 
@@ -408,7 +412,7 @@ impl App {
         let Some(pairs) = pairs else { return };
         self.tensors.step_diffs.insert(key.clone(), None);
         let generation = self.tensors.generation;
-        self.jobs.spawn(move |send| {
+        self.jobs.spawn(move |out| {
             use rayon::prelude::*;
             let diffs = pairs
                 .par_iter()
@@ -419,11 +423,11 @@ impl App {
                     Some((node.clone(), c.max_abs_diff))
                 })
                 .collect();
-            send(Msg::Tensors(TensorsMsg::StepDiffs {
+            out.send(TensorsMsg::StepDiffs {
                 generation,
                 key,
                 diffs,
-            }));
+            });
         });
     }
 
@@ -443,12 +447,12 @@ impl App {
             label,
             result: Loading::Loading,
         });
-        self.jobs.spawn(move |send| {
+        self.jobs.spawn(move |out| {
             let result = tensor_file::open(&a).and_then(|x| {
                 let y = tensor_file::open(&b)?;
-                tensor_stats::compare(&x, &y)
+                tensor_stats::compare(&x, &y).map_err(|e| e.to_string())
             });
-            send(Msg::Tensors(TensorsMsg::Compared { a, b, result }));
+            out.send(TensorsMsg::Compared { a, b, result });
         });
     }
 }
@@ -457,7 +461,7 @@ fn catalog_files(c: &DumpCatalog) -> usize {
     c.files().count()
 }
 
-fn attach(path: &Path, generation: u64, send: &(dyn Fn(Msg) + Sync)) {
+fn attach(path: &Path, generation: u64, out: &Outbox) {
     let (steps, mut errors) = msprobe::scan(path);
     let catalog = data_dump::scan(path);
     if catalog.is_err() && steps.is_empty() {
@@ -466,40 +470,25 @@ fn attach(path: &Path, generation: u64, send: &(dyn Fn(Msg) + Sync)) {
             path.display()
         ));
     }
-    send(Msg::Tensors(TensorsMsg::Msprobe {
+    out.send(TensorsMsg::Msprobe {
         generation,
         steps,
         errors,
-    }));
+    });
     if let Ok(c) = catalog {
-        read_catalog(c, generation, send);
+        read_catalog(c, generation, out);
     }
 }
 
 /// Sends the catalog, then the statistics of its files in batches.
-fn read_catalog(catalog: DumpCatalog, generation: u64, send: &(dyn Fn(Msg) + Sync)) {
+fn read_catalog(catalog: DumpCatalog, generation: u64, out: &Outbox) {
     let paths: Vec<PathBuf> = catalog.files().map(|f| f.path.clone()).collect();
-    send(Msg::Tensors(TensorsMsg::Catalog {
+    out.send(TensorsMsg::Catalog {
         generation,
         catalog,
-    }));
+    });
     for chunk in paths.chunks(BATCH) {
-        let batch = summarize_all(chunk);
-        send(Msg::Tensors(TensorsMsg::Summaries { generation, batch }));
+        let batch = crate::pipeline::tensors::summarize_all(chunk);
+        out.send(TensorsMsg::Summaries { generation, batch });
     }
-}
-
-/// Opens and summarises one `.npy` or `.pt` file. The error is the file's problem in one line.
-pub fn summarize_file(path: &Path) -> Result<TensorSummary, String> {
-    let arr = tensor_file::open(path)?;
-    Ok(tensor_stats::summarize(&arr))
-}
-
-/// Summaries of many files, in parallel; each file's error stays with it.
-pub fn summarize_all(paths: &[PathBuf]) -> Vec<(PathBuf, Result<TensorSummary, String>)> {
-    use rayon::prelude::*;
-    paths
-        .par_iter()
-        .map(|p| (p.clone(), summarize_file(p)))
-        .collect()
 }

@@ -1,6 +1,5 @@
 //! The text diff of two graph files (A, then the pass on screen), for the text diff view.
 
-use super::jobs::Msg;
 use super::{App, Loading};
 use crate::sources::read;
 use std::path::{Path, PathBuf};
@@ -32,7 +31,7 @@ impl App {
             b: b.clone(),
             lines: Loading::Loading,
         });
-        self.jobs.spawn(move |send| {
+        self.jobs.spawn(move |out| {
             let read = |p: &Path| {
                 read::read_text(p)
                     .map(|t| t.text)
@@ -41,18 +40,28 @@ impl App {
             let result = read(&a).and_then(|ta| {
                 read(&b).map(|tb| Arc::new(crate::analysis::diff::text_diff(&ta, &tb)))
             });
-            send(Msg::TextDiff { a, b, result });
+            out.send(TextDiffMsg { a, b, result });
         });
     }
+}
 
-    pub(super) fn on_text_diff(
-        &mut self,
-        a: PathBuf,
-        b: PathBuf,
-        result: Result<Arc<Vec<crate::analysis::diff::TextDiffLine>>, String>,
-    ) {
-        if let Some(t) = self.text_diff.as_mut().filter(|t| t.a == a && t.b == b) {
-            t.lines = result.into();
+/// The text diff of graph files `a` and `b`.
+pub struct TextDiffMsg {
+    a: PathBuf,
+    b: PathBuf,
+    result: Result<Arc<Vec<crate::analysis::diff::TextDiffLine>>, String>,
+}
+
+impl super::jobs::Apply for TextDiffMsg {
+    fn is_current(&self, app: &App) -> bool {
+        app.text_diff
+            .as_ref()
+            .is_some_and(|t| t.a == self.a && t.b == self.b)
+    }
+
+    fn apply(self, app: &mut App) {
+        if let Some(t) = app.text_diff.as_mut() {
+            t.lines = self.result.into();
         }
     }
 }

@@ -1,7 +1,6 @@
 //! The captured aclGraph model instance shown as a timeline (issue 7): which capture file is
 //! open, its parsed timeline (loaded in the background) and the selected task.
 
-use super::jobs::Msg;
 use super::{App, Loading};
 use crate::analysis::task_nodes::{self, TaskNodeMap};
 use crate::analysis::timeline_stats::Timeline;
@@ -19,8 +18,6 @@ pub struct TimelineState {
     pub selected: Option<u32>,
     /// Kernel tasks linked to the FX nodes of the model's final pass, once computed.
     pub nodes: Option<Arc<NodeLink>>,
-    /// Asks the UI to bring the timeline to the front (a trace file was opened directly).
-    pub show_tab: bool,
 }
 
 /// The best-effort task ↔ FX node link of the open capture.
@@ -50,23 +47,26 @@ pub enum TimelineMsg {
     },
 }
 
-impl App {
-    pub(super) fn on_timeline(&mut self, msg: TimelineMsg) {
-        match msg {
-            TimelineMsg::Loaded { path, result } => {
-                if let Some(open) = self.timeline.open.as_mut().filter(|o| o.path == path) {
+impl super::jobs::Apply for TimelineMsg {
+    fn is_current(&self, app: &App) -> bool {
+        let (TimelineMsg::Loaded { path, .. } | TimelineMsg::Linked { path, .. }) = self;
+        app.timeline.open.as_ref().is_some_and(|o| &o.path == path)
+    }
+
+    fn apply(self, app: &mut App) {
+        match self {
+            TimelineMsg::Loaded { result, .. } => {
+                if let Some(open) = app.timeline.open.as_mut() {
                     open.load_time = result.as_ref().ok().map(|(_, t)| *t);
                     open.timeline = result.map(|(tl, _)| tl).into();
                 }
             }
-            TimelineMsg::Linked { path, link } => {
-                if self.timeline.open.as_ref().is_some_and(|o| o.path == path) {
-                    self.timeline.nodes = Some(link);
-                }
-            }
+            TimelineMsg::Linked { link, .. } => app.timeline.nodes = Some(link),
         }
     }
+}
 
+impl App {
     /// Opens a capture `*.json`/`*.aligned.json` (or any Chrome trace) in the timeline; it is
     /// parsed in the background.
     pub fn open_timeline(&mut self, path: &Path) {
@@ -85,26 +85,26 @@ impl App {
             load_time: None,
         });
         let path = path.to_path_buf();
-        self.jobs.spawn(move |send| {
+        self.jobs.spawn(move |out| {
             let t = std::time::Instant::now();
             let result = trace_json::load(&path)
                 .map(|trace| (Arc::new(Timeline::new(trace)), t.elapsed()))
                 .map_err(|e| e.to_string());
             let tl = result.as_ref().ok().map(|(tl, _)| tl.clone());
-            send(Msg::Timeline(TimelineMsg::Loaded {
+            out.send(TimelineMsg::Loaded {
                 path: path.clone(),
                 result,
-            }));
+            });
             // The link to the graph is a bonus: a pass that does not load leaves it out.
             if let (Some(tl), Some(pass)) = (tl, final_pass)
                 && let Ok(file) = load::graph(&pass)
                 && let Some(graph) = file.graphs.first()
             {
                 let map = task_nodes::map_tasks(&tl.trace, graph);
-                send(Msg::Timeline(TimelineMsg::Linked {
+                out.send(TimelineMsg::Linked {
                     path,
                     link: Arc::new(NodeLink { pass, map }),
-                }));
+                });
             }
         });
     }
@@ -120,7 +120,7 @@ impl App {
             self.open(path);
         }
         self.open_timeline(path);
-        self.timeline.show_tab = true;
+        self.nav.push(super::Nav::ShowTab("timeline"));
     }
 
     /// Selects a task of the open timeline (or nothing), and the FX node it is linked to.

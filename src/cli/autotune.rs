@@ -2,9 +2,9 @@
 //! app's Autotune tab shows it. PATH is a folder (debug tree, cache, logs) or one log file.
 
 use super::emit;
-use crate::app::autotune::build_report;
 use crate::error::{Error, Result};
 use crate::model::autotune::AutotuneReport;
+use crate::pipeline::autotune::build_report;
 use crate::sources::load;
 use std::fmt::Write;
 use std::path::Path;

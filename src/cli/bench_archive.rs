@@ -71,7 +71,7 @@ pub fn run(mb: u64) -> Result<()> {
 
 /// Writes ranks of the sample run until the archive reaches `mb` MB; returns the ranks made.
 fn build(file: &Path, mb: u64) -> Result<u32> {
-    let sample = crate::app::sample_path();
+    let sample = crate::pipeline::sample::sample_path();
     let io = |p: &Path, e: std::io::Error| Error::io(p, &e);
     let out = std::fs::File::create(file).map_err(|e| io(file, e))?;
     let counter = Counting {

@@ -3,10 +3,9 @@
 
 use super::bench::{median, min};
 use crate::analysis::timeline_stats::Timeline;
-use crate::app::App;
 use crate::error::{Error, Result};
 use crate::sources::trace_json;
-use crate::ui::{CentralTab, Fxray};
+use crate::ui::Fxray;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -27,13 +26,9 @@ pub fn run(file: &Path, rounds: usize, frames: usize) -> Result<()> {
         median(&mut times).as_secs_f64()
     );
 
-    let mut app = App::new();
-    app.open_timeline(file);
-    if !app.wait_idle(Duration::from_secs(120)) {
-        return Err(Error::Internal("loading timed out".into()));
-    }
-    let mut state = Fxray::new(app);
-    state.view.central = CentralTab::Timeline;
+    let mut state = Fxray::headless(|app| app.open_timeline(file), Duration::from_secs(120))
+        .ok_or_else(|| Error::Internal("loading timed out".into()))?;
+    state.view.tabs.show("timeline");
     let ctx = egui::Context::default();
     let size = egui::vec2(1600.0, 900.0);
     let input = || egui::RawInput {
@@ -46,8 +41,8 @@ pub fn run(file: &Path, rounds: usize, frames: usize) -> Result<()> {
         let mut out = ctx.run_ui(input(), |ui| state.ui(ui));
         out.textures_delta.clear();
     }
-    let fit = state.view.timeline.options;
-    let (v0, v1) = state.view.timeline.visible().unwrap_or((0.0, 1.0));
+    let fit = state.view.timeline().options;
+    let (v0, v1) = state.view.timeline().visible().unwrap_or((0.0, 1.0));
     // Zoomed in: about 40 tasks of 10 units across the screen.
     let zoomed_in = {
         let mut o = fit;
@@ -65,7 +60,7 @@ pub fn run(file: &Path, rounds: usize, frames: usize) -> Result<()> {
             if label == "zoomed_out" {
                 o.start = fit.start + (i % 40) as f64 * 3.0 / fit.scale;
             }
-            state.view.timeline.options = o;
+            state.view.timeline_mut().options = o;
             let t = Instant::now();
             let mut out = ctx.run_ui(input(), |ui| state.ui(ui));
             let t_ui = t.elapsed();
@@ -76,7 +71,7 @@ pub fn run(file: &Path, rounds: usize, frames: usize) -> Result<()> {
             std::hint::black_box(prims);
             tess.push(t_tess);
             total.push(t_ui + t_tess);
-            drawn = state.view.timeline.drawn;
+            drawn = state.view.timeline().drawn;
         }
         let max = total.iter().max().copied().unwrap_or_default();
         println!(

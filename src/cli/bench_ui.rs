@@ -2,7 +2,6 @@
 
 use super::bench::{median, min};
 use crate::analysis::phase_layout;
-use crate::app::App;
 use crate::error::{Error, Result};
 use crate::sources::load;
 use crate::ui::{Fxray, Viewport};
@@ -102,13 +101,9 @@ fn time_dot(file: &crate::model::fx::FxFile, limit: Duration) -> Result<Option<f
 /// Drives the real UI headless: opens the graph, waits for its layout, then pans for
 /// `frames` frames zoomed out to fit, and again zoomed in.
 pub fn frame(graph: &Path, frames: usize, fold: Option<bool>) -> Result<()> {
-    let mut app = App::new();
-    app.open(graph);
-    if !app.wait_idle(Duration::from_secs(300)) {
-        return Err(Error::Internal("loading timed out".into()));
-    }
-    let mut state = Fxray::new(app);
-    state.view.graph.fold_mode = fold;
+    let mut state = Fxray::headless(|app| app.open(graph), Duration::from_secs(300))
+        .ok_or_else(|| Error::Internal("loading timed out".into()))?;
+    state.view.graph_mut().fold_mode = fold;
     let ctx = egui::Context::default();
     let size = egui::vec2(1400.0, 900.0);
     let input = || egui::RawInput {
@@ -125,11 +120,11 @@ pub fn frame(graph: &Path, frames: usize, fold: Option<bool>) -> Result<()> {
     for _ in 0..5 {
         run(&mut state);
     }
-    let (total, present) = state.view.graph.counts();
-    let boxes = state.view.graph.module_boxes();
+    let (total, present) = state.view.graph().counts();
+    let boxes = state.view.graph().module_boxes();
     println!(
         "folded={} boxes={} (folded {})",
-        state.view.graph.is_folded(),
+        state.view.graph().is_folded(),
         boxes.len(),
         boxes.iter().filter(|b| b.2).count()
     );
@@ -168,7 +163,7 @@ pub fn frame(graph: &Path, frames: usize, fold: Option<bool>) -> Result<()> {
                 .as_secs_f64()
                 * 1e3,
             median(&mut tess).as_secs_f64() * 1e3,
-            state.view.graph.last_frame_ms
+            state.view.graph().last_frame_ms
         );
     }
     Ok(())

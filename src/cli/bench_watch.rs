@@ -119,7 +119,7 @@ impl Seen {
 
 /// A real pass from the bundled sample, so the files look like what a compile writes.
 fn sample_pass() -> Vec<u8> {
-    let p = crate::app::sample_path()
+    let p = crate::pipeline::sample::sample_path()
         .join("torch_compile_debug/run_2026_11_29_12_04_56_192145-pid_3064/npugraph_ex/model__0/forward/000_aot_forward_graph.txt");
     std::fs::read(p).unwrap_or_else(|_| b"class GraphModule(torch.nn.Module):\n".to_vec())
 }

@@ -51,7 +51,7 @@ pub fn run_with(
     let file = load_graph(graph)?;
     let text = match format {
         ExportFormat::Json => {
-            let modules = super::modules::for_graph_file(graph, &file);
+            let modules = crate::pipeline::modules::for_graph_file(graph, &file);
             let v = export::to_json_with_modules(&graph.display().to_string(), &file, &modules);
             let mut s =
                 serde_json::to_string_pretty(&v).map_err(|e| Error::Internal(e.to_string()))?;
@@ -102,7 +102,7 @@ fn draw_svg(graph: &Path, file: &FxFile, draw: &DrawOptions) -> Result<String> {
 }
 
 fn write_png(svg: &str, scale: f32, path: &Path) -> Result<()> {
-    let image = export_svg::render_png(svg, scale).map_err(Error::Internal)?;
+    let image = export_svg::render_png(svg, scale).map_err(|e| Error::Internal(e.to_string()))?;
     if image.scale < scale * 0.99 {
         eprintln!(
             "fxray: note: the picture is too big at scale {scale}; drawn at {:.3} ({}x{} px, at most {} px a side and {} Mpx)",

@@ -6,6 +6,7 @@ mod bench_archive;
 mod bench_timeline;
 mod bench_ui;
 mod bench_watch;
+pub mod compare;
 pub mod compiles;
 pub mod diff;
 pub mod export;
@@ -192,6 +193,27 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// A run against its golden run, tensor by tensor: msprobe's metrics and pass/warning/error,
+    /// the norm ratio and the error each call adds, and the first divergence. TARGET and GOLDEN:
+    /// a TorchAir npy dump, an msprobe dump (step or proc/rank folder, dump.json), a run folder
+    /// holding one, or an archive. TARGET alone may be msprobe's compare_result_*.csv.
+    Compare {
+        target: PathBuf,
+        golden: Option<PathBuf>,
+        #[arg(long)]
+        step: Option<u32>,
+        #[arg(long)]
+        rank: Option<u32>,
+        /// The FX graph file msprobe calls are linked to (pairs then name their node).
+        #[arg(long)]
+        graph: Option<PathBuf>,
+        /// Machine-readable JSON instead of text.
+        #[arg(long)]
+        json: bool,
+        /// Also write the pairs as msprobe's compare CSV (its column names).
+        #[arg(long)]
+        csv: Option<PathBuf>,
+    },
     /// The ranks of each distributed launch: every graph file × rank with node counts, `*` on
     /// the ranks whose graph differs from the majority's (structure, not names).
     Ranks {
@@ -311,6 +333,25 @@ pub fn run(command: Command) -> Result<()> {
         Command::Autotune { path, json } => autotune::run(&path, json),
         Command::Compiles { path, json } => compiles::run(&path, json),
         Command::Ranks { path, json } => ranks::run(&path, json),
+        Command::Compare {
+            target,
+            golden,
+            step,
+            rank,
+            graph,
+            json,
+            csv,
+        } => compare::run(
+            &target,
+            golden.as_deref(),
+            &compare::Options {
+                step,
+                rank,
+                graph: graph.as_deref(),
+                json,
+                csv: csv.as_deref(),
+            },
+        ),
         Command::Bench { what } => bench::run(what),
     }
 }

@@ -1,86 +1,14 @@
-//! Module inference on files of a debug tree: the context a pass needs (its model's Dynamo
-//! graph, the phase's earlier passes, the forward for a backward), and `fxray bench modules`.
+//! `fxray bench modules`: module inference over every phase of a tree, timed. The context a
+//! pass needs is assembled in `pipeline::modules`.
 
-use crate::analysis::modules::{self, GraphModules, PhaseInput};
+use crate::analysis::modules::{self, PhaseInput};
 use crate::error::{Error, Result};
 use crate::model::fx::FxFile;
-use crate::model::index::{Model, Phase};
-use crate::sources::{load, names};
+use crate::pipeline::modules::parse;
+use crate::sources::load;
 use rayon::prelude::*;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
-
-/// The modules of `file` (already parsed from `graph`): with its phase and model when it sits in
-/// an npugraph_ex `model__N/<phase>/` folder (or is the model's `dynamo_out_graph.txt`), else on
-/// its own evidence.
-pub fn for_graph_file(graph: &Path, file: &FxFile) -> GraphModules {
-    in_context(graph, file).unwrap_or_else(|| modules::infer_file(file))
-}
-
-fn in_context(graph: &Path, file: &FxFile) -> Option<GraphModules> {
-    let me = canonical(graph);
-    let parent = graph.parent()?;
-    let is_phase = parent
-        .file_name()
-        .and_then(|n| n.to_str())
-        .is_some_and(names::phase_dir);
-    let model_dir = if is_phase { parent.parent()? } else { parent };
-    let index = load::index(model_dir).ok()?;
-    let model = index.runs.iter().flat_map(|r| &r.models).find(|m| {
-        m.dynamo_graph.as_deref().map(canonical).as_ref() == Some(&me)
-            || m.phases
-                .iter()
-                .any(|p| p.passes.iter().any(|f| canonical(&f.path) == me))
-    })?;
-    let dynamo = model
-        .dynamo_graph
-        .as_deref()
-        .filter(|p| canonical(p) != me)
-        .and_then(parse);
-    if model.dynamo_graph.as_deref().map(canonical) == Some(me.clone()) {
-        let input = PhaseInput {
-            dynamo: Some(file),
-            ..PhaseInput::default()
-        };
-        return modules::infer_phase(&input).dynamo;
-    }
-    let phase = model
-        .phases
-        .iter()
-        .find(|p| p.passes.iter().any(|f| canonical(&f.path) == me))?;
-    let upto = phase.passes.iter().position(|f| canonical(&f.path) == me)?;
-    let parsed: Vec<Option<FxFile>> = phase.passes[..upto]
-        .par_iter()
-        .map(|p| parse(&p.path))
-        .collect();
-    let mut passes: Vec<&FxFile> = parsed.iter().flatten().collect();
-    passes.push(file);
-    let forward_first = forward_of(model, phase)
-        .and_then(|f| f.passes.first())
-        .and_then(|p| parse(&p.path));
-    let forward: Option<Vec<&FxFile>> = forward_first.as_ref().map(|f| vec![f]);
-    let input = PhaseInput {
-        dynamo: dynamo.as_ref(),
-        passes: &passes,
-        forward: forward.as_deref(),
-    };
-    modules::infer_phase(&input).passes.pop()
-}
-
-/// The forward phase a backward phase reads its activations from.
-fn forward_of<'a>(model: &'a Model, phase: &Phase) -> Option<&'a Phase> {
-    (phase.name == "backward")
-        .then(|| model.phases.iter().find(|p| p.name == "forward"))
-        .flatten()
-}
-
-fn parse(p: &Path) -> Option<FxFile> {
-    load::graph(p).ok().filter(|f| !f.graphs.is_empty())
-}
-
-fn canonical(p: &Path) -> PathBuf {
-    p.canonicalize().unwrap_or_else(|_| p.to_path_buf())
-}
 
 /// `fxray bench modules PATH`: module inference over every pass of every phase of every model
 /// under PATH (files parsed once, beforehand; inference timed, best and median of `rounds`).
@@ -105,7 +33,8 @@ pub fn bench(path: &Path, rounds: usize) -> Result<()> {
             jobs.push(Job {
                 dynamo: model.dynamo_graph.as_deref().and_then(parse),
                 passes,
-                forward_first: forward_of(model, phase)
+                forward_first: model
+                    .forward_of(phase)
                     .and_then(|f| f.passes.first())
                     .and_then(|p| parse(&p.path)),
             });

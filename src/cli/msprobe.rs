@@ -5,6 +5,7 @@ use super::emit;
 use crate::analysis::msprobe_link::{self, StepLinks};
 use crate::error::{Error, Result};
 use crate::model::fx::FxFile;
+use crate::model::index::PhaseKind;
 use crate::model::tensor::MsprobeStep;
 use crate::sources::{load, msprobe};
 use serde::Serialize;
@@ -36,12 +37,12 @@ pub struct Candidate {
 impl Candidate {
     pub fn read(path: &Path) -> Result<Candidate> {
         let file = load::graph(path)?;
-        let gm = super::modules::for_graph_file(path, &file);
+        let gm = crate::pipeline::modules::for_graph_file(path, &file);
         let n = file.graphs.first().map_or(0, |g| g.nodes.len());
         Ok(Candidate {
             path: path.to_path_buf(),
             modules: (0..n).map(|i| gm.path(i).to_string()).collect(),
-            backward: path.components().any(|c| c.as_os_str() == "backward"),
+            backward: PhaseKind::of_path(path) == Some(PhaseKind::Backward),
             file,
         })
     }

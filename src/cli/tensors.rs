@@ -58,7 +58,7 @@ pub fn run(root: &Path, o: &Options) -> Result<()> {
         .map(|(.., f)| f.path.clone())
         .collect();
     let summaries: HashMap<PathBuf, Result<TensorSummary, String>> =
-        crate::app::tensors::summarize_all(&files)
+        crate::pipeline::tensors::summarize_all(&files)
             .into_iter()
             .collect();
     let probe: Vec<&MsprobeStep> = probe
@@ -336,10 +336,11 @@ fn first_bad(cat: &DumpCatalog, bad: Bad, o: &Options) -> Result<()> {
                 .flat_map(|n| &n.files)
                 .map(|f| f.path.clone())
                 .collect();
-            let sums: HashMap<PathBuf, TensorSummary> = crate::app::tensors::summarize_all(&paths)
-                .into_iter()
-                .filter_map(|(p, r)| r.ok().map(|s| (p, s)))
-                .collect();
+            let sums: HashMap<PathBuf, TensorSummary> =
+                crate::pipeline::tensors::summarize_all(&paths)
+                    .into_iter()
+                    .filter_map(|(p, r)| r.ok().map(|s| (p, s)))
+                    .collect();
             let lookup = |p: &Path| sums.get(p).map(|s| &s.stats);
             if let Some(t) = nan_trace::first_bad_in_step(step, &here, graph, bad, &lookup) {
                 found = Some((t, name));
@@ -418,7 +419,7 @@ pub fn bench(mib: usize, rounds: usize) -> Result<()> {
         let mut last = None;
         for _ in 0..rounds {
             let t = std::time::Instant::now();
-            last = Some(crate::app::tensors::summarize_file(&path).map_err(Error::user)?);
+            last = Some(crate::pipeline::tensors::summarize_file(&path).map_err(Error::user)?);
             times.push(t.elapsed());
         }
         let peak = proc_kib("VmHWM");

@@ -206,7 +206,118 @@ pub struct KernelDir {
     pub files: Vec<String>,
 }
 
+/// What a phase computes, from its folder's kind name (npugraph_ex's `forward/`, Inductor's
+/// `model__0_backward_3.1`: both say `backward`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PhaseKind {
+    Forward,
+    Backward,
+    Inference,
+    /// `joint`, `compile_fx`, `default`, …
+    Other,
+}
+
+impl PhaseKind {
+    pub fn of_name(name: &str) -> Self {
+        match name {
+            "forward" => PhaseKind::Forward,
+            "backward" => PhaseKind::Backward,
+            "inference" => PhaseKind::Inference,
+            _ => PhaseKind::Other,
+        }
+    }
+
+    /// The kind of the phase folder `path` lies in, from folder names alone: npugraph_ex's
+    /// `model__0/backward/`, Inductor's `model__0_backward_3.1/`.
+    pub fn of_path(path: &std::path::Path) -> Option<Self> {
+        path.ancestors().find_map(|p| {
+            let name = p.file_name()?.to_str()?;
+            let kind = match name.strip_prefix("model__") {
+                // `model__0_backward_3.1`: the kind is the middle word.
+                Some(rest) => rest.split('_').nth(1)?,
+                None => name,
+            };
+            Some(PhaseKind::of_name(kind)).filter(|k| *k != PhaseKind::Other)
+        })
+    }
+}
+
+impl Phase {
+    pub fn kind(&self) -> PhaseKind {
+        PhaseKind::of_name(&self.name)
+    }
+}
+
+impl Model {
+    /// The phase `phase` reads its activations from: the forward, for a backward.
+    pub fn forward_of(&self, phase: &Phase) -> Option<&Phase> {
+        (phase.kind() == PhaseKind::Backward)
+            .then(|| self.phases.iter().find(|p| p.kind() == PhaseKind::Forward))
+            .flatten()
+    }
+}
+
+/// Where a path sits in the index: indices into `runs`, its `models`, `phases` and `passes`.
+/// `phase` is `None` for a model's Dynamo graph; `pass` is `None` for a phase folder itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Location {
+    pub run: usize,
+    pub model: Option<usize>,
+    pub phase: Option<usize>,
+    pub pass: Option<usize>,
+}
+
 impl DebugIndex {
+    /// The run, model, phase and pass of `path` (a pass file, a Dynamo graph, a phase, model or
+    /// run folder, or any file under one).
+    pub fn locate(&self, path: &std::path::Path) -> Option<Location> {
+        let run = self.runs.iter().position(|r| path.starts_with(&r.path))?;
+        let mut at = Location {
+            run,
+            model: None,
+            phase: None,
+            pass: None,
+        };
+        for (mi, m) in self.runs[run].models.iter().enumerate() {
+            if m.dynamo_graph.as_deref() == Some(path) {
+                at.model = Some(mi);
+                return Some(at);
+            }
+            for (pi, ph) in m.phases.iter().enumerate() {
+                if let Some(k) = ph.passes.iter().position(|p| p.path == path) {
+                    (at.model, at.phase, at.pass) = (Some(mi), Some(pi), Some(k));
+                    return Some(at);
+                }
+                if path.starts_with(&ph.path) {
+                    (at.model, at.phase) = (Some(mi), Some(pi));
+                    return Some(at);
+                }
+            }
+            if path.starts_with(&m.path) {
+                at.model = Some(mi);
+                return Some(at);
+            }
+        }
+        Some(at)
+    }
+
+    /// The phase at `path` (see [`DebugIndex::locate`]).
+    pub fn phase_at(&self, path: &std::path::Path) -> Option<&Phase> {
+        let at = self.locate(path)?;
+        self.runs[at.run]
+            .models
+            .get(at.model?)?
+            .phases
+            .get(at.phase?)
+    }
+
+    /// The launch that run index `run` belongs to, with its rank there.
+    pub fn launch_of(&self, run: usize) -> Option<(&super::launch::Launch, u32)> {
+        self.launches
+            .iter()
+            .find_map(|l| l.rank_of_run(run).map(|r| (l, r)))
+    }
+
     pub fn new(root: PathBuf, opened: OpenedKind) -> Self {
         DebugIndex {
             root,
@@ -233,11 +344,13 @@ impl DebugIndex {
             && self.autotune.is_empty()
     }
 
-    /// The graph to show first: the first pass of the first phase, else any graph.
+    /// The graph to show first: the first pass of the first phase, else any graph. A launch
+    /// opens on its lowest rank (its folders sort by start time, so rank 1's may come first).
     pub fn default_graph(&self) -> Option<&std::path::Path> {
-        let first_pass = self
-            .runs
-            .iter()
+        let mut runs: Vec<&Run> = self.runs.iter().collect();
+        runs.sort_by_key(|r| r.rank.unwrap_or(0));
+        let first_pass = runs
+            .into_iter()
             .flat_map(|r| &r.models)
             .flat_map(|m| &m.phases)
             .find_map(|p| p.passes.first());

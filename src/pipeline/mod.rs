@@ -5,3 +5,10 @@
 //! A pipeline takes paths or model values and returns model/analysis values; it may read files
 //! (through `sources`) and use rayon, but it keeps no state between calls and never touches
 //! `app`: the app runs a pipeline inside a job, the CLI calls it directly.
+
+pub mod autotune;
+pub mod compare;
+pub mod compiles;
+pub mod modules;
+pub mod sample;
+pub mod tensors;

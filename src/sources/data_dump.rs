@@ -38,11 +38,20 @@ pub fn parse_name(file: &str) -> Option<DumpName> {
     })
 }
 
+/// Why a folder holds no data dump to read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NoDump {
+    #[error("{}: not a folder", .0.display())]
+    NotAFolder(PathBuf),
+    #[error("{}: no data dump here (expected worldsize<W>_global_rank<R>/graph_<K>/<step>/*.npy)", .0.display())]
+    NoneHere(PathBuf),
+}
+
 /// Every data dump under `root`: `root` itself when it is a rank folder, else rank folders up
 /// to three levels down (`case/data_dump/worldsize1_global_rank0`).
-pub fn scan(root: &Path) -> Result<DumpCatalog, String> {
+pub fn scan(root: &Path) -> Result<DumpCatalog, NoDump> {
     if !vfs::is_dir(root) {
-        return Err(format!("{}: not a folder", root.display()));
+        return Err(NoDump::NotAFolder(root.to_path_buf()));
     }
     let mut rank_dirs = Vec::new();
     let name = file_name(root);
@@ -60,10 +69,7 @@ pub fn scan(root: &Path) -> Result<DumpCatalog, String> {
         }
     }
     if rank_dirs.is_empty() {
-        return Err(format!(
-            "{}: no data dump here (expected worldsize<W>_global_rank<R>/graph_<K>/<step>/*.npy)",
-            root.display()
-        ));
+        return Err(NoDump::NoneHere(root.to_path_buf()));
     }
     Ok(scan_ranks(&rank_dirs))
 }

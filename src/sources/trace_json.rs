@@ -21,21 +21,32 @@ pub fn load(path: &Path) -> Result<Trace> {
     parse(&bytes).map_err(|e| Error::user(format!("{}: {e}", path.display())))
 }
 
+/// Why a file is not a trace at all (anything less is read up to where it stops).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum NotATrace {
+    #[error("empty file: no trace events")]
+    Empty,
+    #[error("a JSON object without a \"traceEvents\" array")]
+    NoEvents,
+    #[error("not a trace: expected a JSON array or object")]
+    NotJson,
+}
+
 /// Parses trace JSON. Fails only when nothing at all looks like a trace; a partial file
 /// loads what is complete and says the rest in [`Trace::incomplete`].
-pub fn parse(bytes: &[u8]) -> std::result::Result<Trace, String> {
+pub fn parse(bytes: &[u8]) -> std::result::Result<Trace, NotATrace> {
     let text = String::from_utf8_lossy(bytes);
     let s = text.as_bytes();
     let mut b = Builder::default();
     let start = skip_ws(s, 0);
     let array_at = match s.get(start) {
-        None => return Err("empty file: no trace events".into()),
+        None => return Err(NotATrace::Empty),
         Some(b'[') => start,
         Some(b'{') => match find_trace_events(s) {
             Some(i) => i,
-            None => return Err("a JSON object without a \"traceEvents\" array".into()),
+            None => return Err(NotATrace::NoEvents),
         },
-        Some(_) => return Err("not a trace: expected a JSON array or object".into()),
+        Some(_) => return Err(NotATrace::NotJson),
     };
     read_array(s, array_at + 1, &mut b);
     if matches!(text, std::borrow::Cow::Owned(_)) {

@@ -5,7 +5,6 @@
 //! timings with the winner marked, its files (opened in the code viewer), the post-grad FX
 //! nodes its name lists, and what evidence is missing. Log text can be pasted in.
 
-use super::CentralTab;
 use super::code_view::{CodeViewState, text_body};
 use crate::app::App;
 use crate::model::autotune::{AutotuneReport, FusedKernel};
@@ -39,12 +38,37 @@ impl AutotuneViewState {
     }
 }
 
-pub fn show(
-    app: &mut App,
-    state: &mut AutotuneViewState,
-    central: &mut CentralTab,
-    ui: &mut egui::Ui,
-) {
+/// The Autotune tab.
+#[derive(Default)]
+pub struct AutotuneTab {
+    pub state: AutotuneViewState,
+}
+
+impl super::tabs::Tab for AutotuneTab {
+    fn id(&self) -> &'static str {
+        "autotune"
+    }
+
+    fn title(&self) -> &'static str {
+        "Autotune"
+    }
+
+    fn ui(&mut self, app: &mut App, _: &mut super::ViewState, ui: &mut egui::Ui) {
+        show(app, &mut self.state, ui);
+    }
+
+    fn tree_section(&mut self, app: &mut App, ui: &mut egui::Ui) {
+        let Some(ws) = &app.workspace else { return };
+        let mut kernel = None;
+        tree_section(ui, &ws.index, &mut kernel);
+        if let Some(name) = kernel {
+            app.nav.push(crate::app::Nav::ShowTab("autotune"));
+            self.state.selected = Some(name);
+        }
+    }
+}
+
+fn show(app: &mut App, state: &mut AutotuneViewState, ui: &mut egui::Ui) {
     app.ensure_autotune();
     toolbar(app, state, ui);
     if state.paste_open {
@@ -91,7 +115,7 @@ pub fn show(
     else {
         return;
     };
-    details(app, state, central, k, ui);
+    details(app, state, k, ui);
 }
 
 fn toolbar(app: &mut App, state: &mut AutotuneViewState, ui: &mut egui::Ui) {
@@ -174,7 +198,7 @@ fn report_problems(report: &AutotuneReport, ui: &mut egui::Ui) {
 /// The run tree's list of AscendC kernels (debug and cache folders, one row per name); a click
 /// sets `clicked` to the kernel's name, which the tree turns into the Autotune tab with it
 /// selected.
-pub fn tree_section(
+fn tree_section(
     ui: &mut egui::Ui,
     index: &crate::model::index::DebugIndex,
     clicked: &mut Option<String>,
@@ -277,13 +301,7 @@ fn table(report: &AutotuneReport, state: &mut AutotuneViewState, ui: &mut egui::
         });
 }
 
-fn details(
-    app: &mut App,
-    state: &mut AutotuneViewState,
-    central: &mut CentralTab,
-    k: &FusedKernel,
-    ui: &mut egui::Ui,
-) {
+fn details(app: &mut App, state: &mut AutotuneViewState, k: &FusedKernel, ui: &mut egui::Ui) {
     ui.horizontal(|ui| {
         ui.heading(short_name(&k.name)).on_hover_text(&k.name);
         if let Some(n) = k.top_n {
@@ -307,7 +325,7 @@ fn details(
             .show(&mut cols[1], |ui| {
                 // Columns are justified; wrapped warnings read better ragged.
                 ui.with_layout(egui::Layout::top_down(egui::Align::Min), |ui| {
-                    side(app, central, k, ui)
+                    side(app, k, ui)
                 })
             });
     });
@@ -394,7 +412,7 @@ fn chart(state: &mut AutotuneViewState, k: &FusedKernel, ui: &mut egui::Ui) {
         });
 }
 
-fn side(app: &mut App, central: &mut CentralTab, k: &FusedKernel, ui: &mut egui::Ui) {
+fn side(app: &mut App, k: &FusedKernel, ui: &mut egui::Ui) {
     if !k.problems.is_empty() {
         ui.label(RichText::new("Missing or inconsistent").strong());
         for p in &k.problems {
@@ -458,7 +476,7 @@ fn side(app: &mut App, central: &mut CentralTab, k: &FusedKernel, ui: &mut egui:
                     && let Some(p) = &k.post_grad
                 {
                     app.reveal_fused_node(p, n);
-                    *central = CentralTab::Graph;
+                    app.nav.push(crate::app::Nav::ShowTab("graph"));
                 }
             }
         });

@@ -1,5 +1,5 @@
 //! The `output_code.py` viewer: the phase's generated code with Python highlighting and line
-//! numbers, opened at the line the inspector asks for (`PhaseState::code_line`), with a find box.
+//! numbers, opened at the line the inspector asks for (`Nav::CodeLine`), with a find box.
 //!
 //! Files reach a megabyte, so only the visible rows are laid out (`ScrollArea::show_rows`) and
 //! each row is highlighted on its own (egui_extras memoises per line). Find results are cached
@@ -129,7 +129,10 @@ fn body(app: &mut App, state: &mut CodeViewState, ui: &mut egui::Ui) {
     };
     state.refresh(&code);
     // Taken only once the code is here, so a jump asked for while it loads is not lost.
-    if let Some(n) = ph.code_line.take() {
+    if let Some(n) = app.nav.take(|r| match r {
+        crate::app::Nav::CodeLine(n) => Some(*n),
+        _ => None,
+    }) {
         state.go_to(n);
     }
     let path = ph

@@ -16,6 +16,7 @@ pub mod palette;
 mod ranks_view;
 mod run_panel;
 mod status_bar;
+pub mod tabs;
 mod tensor_panel;
 mod text_diff_view;
 mod timeline_view;
@@ -31,42 +32,84 @@ const RECENT_KEY: &str = "fxray.recent";
 const RUN_FORM_KEY: &str = "fxray.run.form";
 const RUN_HISTORY_KEY: &str = "fxray.run.history";
 
-/// View state of the whole window: everything that is about *how* things are shown.
+/// View state of the whole window: everything that is about *how* things are shown. The
+/// centre's views keep theirs in their [`tabs::Tab`]; the rest is the panels around them.
 #[derive(Default)]
 pub struct ViewState {
-    pub compare: compare_bar::CompareBarState,
     pub text_diff: text_diff_view::TextDiffState,
     pub show_text_diff: bool,
     pub dialogs: dialogs::Dialogs,
-    pub graph: GraphViewState,
     pub show_logs: bool,
     pub show_code: bool,
     pub logs: logs_panel::LogsPanelState,
     pub code: code_view::CodeViewState,
     pub inspector: inspector::InspectorState,
-    /// Which view fills the centre of the window.
-    pub central: CentralTab,
-    pub timeline: timeline_view::TimelineViewState,
-    pub autotune: autotune_view::AutotuneViewState,
     pub tensors: tensor_panel::TensorPanelState,
-    pub run: run_panel::RunPanelState,
-    /// The compile story (app state, kept here while `app/state.rs` is split; see
-    /// `app::compiles`).
-    pub compiles: app::compiles::CompilesState,
-    pub compiles_view: compiles_view::CompilesViewState,
-    pub ranks: ranks_view::RanksViewState,
+    /// The views of the centre of the window.
+    pub tabs: tabs::Tabs,
 }
 
-/// The views that can fill the centre of the window.
-#[derive(Default, Clone, Copy, PartialEq, Eq, Debug)]
-pub enum CentralTab {
-    #[default]
-    Graph,
-    Timeline,
-    Autotune,
-    Compiles,
-    Ranks,
-    Run,
+impl ViewState {
+    /// The id of the tab in the centre (`"graph"`, `"timeline"`, …).
+    pub fn central(&self) -> &'static str {
+        self.tabs.current()
+    }
+
+    pub fn graph(&self) -> &GraphViewState {
+        &self
+            .tabs
+            .get::<graph_view::GraphTab>()
+            .expect("registered")
+            .graph
+    }
+
+    pub fn graph_mut(&mut self) -> &mut GraphViewState {
+        &mut self
+            .tabs
+            .get_mut::<graph_view::GraphTab>()
+            .expect("registered")
+            .graph
+    }
+
+    pub fn timeline(&self) -> &timeline_view::TimelineViewState {
+        &self
+            .tabs
+            .get::<timeline_view::TimelineTab>()
+            .expect("registered")
+            .view
+    }
+
+    pub fn timeline_mut(&mut self) -> &mut timeline_view::TimelineViewState {
+        &mut self
+            .tabs
+            .get_mut::<timeline_view::TimelineTab>()
+            .expect("registered")
+            .view
+    }
+
+    pub fn autotune(&self) -> &autotune_view::AutotuneViewState {
+        &self
+            .tabs
+            .get::<autotune_view::AutotuneTab>()
+            .expect("registered")
+            .state
+    }
+
+    pub fn autotune_mut(&mut self) -> &mut autotune_view::AutotuneViewState {
+        &mut self
+            .tabs
+            .get_mut::<autotune_view::AutotuneTab>()
+            .expect("registered")
+            .state
+    }
+
+    pub fn compiles_view_mut(&mut self) -> &mut compiles_view::CompilesViewState {
+        &mut self
+            .tabs
+            .get_mut::<compiles_view::CompilesTab>()
+            .expect("registered")
+            .view
+    }
 }
 
 /// The app and its views: what the native window and the UI tests drive.
@@ -84,6 +127,14 @@ impl Fxray {
         }
     }
 
+    /// The window's state driven without a window (benchmarks): `open` asks for something,
+    /// then background work runs until idle; `None` when it did not finish in `timeout`.
+    pub fn headless(open: impl FnOnce(&mut App), timeout: std::time::Duration) -> Option<Self> {
+        let mut app = App::new();
+        open(&mut app);
+        app.wait_idle(timeout).then(|| Fxray::new(app))
+    }
+
     /// Draws the whole window for one frame.
     pub fn ui(&mut self, ui: &mut egui::Ui) {
         show(&mut self.app, &mut self.view, ui);
@@ -94,18 +145,17 @@ impl Fxray {
 pub fn show(app: &mut App, view: &mut ViewState, ui: &mut egui::Ui) {
     fonts::install_once(ui.ctx());
     app.poll();
-    view.compiles.update(app);
     view.dialogs.poll(app);
     handle_dropped_files(app, ui.ctx());
-    if std::mem::take(&mut app.timeline.show_tab) {
-        view.central = CentralTab::Timeline;
-    }
+    // The tabs draw with the rest of the window's state at hand; they are put back after.
+    let mut tabs = std::mem::replace(&mut view.tabs, tabs::Tabs::placeholder());
+    tabs.follow_requests(app);
     egui::Panel::top("menu").show(ui, |ui| menu_bar(app, view, ui));
-    egui::Panel::bottom("status").show(ui, |ui| status_bar::show(app, view, ui));
+    egui::Panel::bottom("status").show(ui, |ui| status_bar::show(app, &tabs, ui));
     egui::Panel::left("tree")
         .resizable(true)
         .default_size(330.0)
-        .show(ui, |ui| tree::show(app, view, ui));
+        .show(ui, |ui| tree::show(app, view, &mut tabs, ui));
     egui::Panel::right("inspector")
         .resizable(true)
         .default_size(380.0)
@@ -131,29 +181,12 @@ pub fn show(app: &mut App, view: &mut ViewState, ui: &mut egui::Ui) {
         code_view::window(app, &mut view.show_code, &mut view.code, ui.ctx());
     }
     egui::CentralPanel::default().show(ui, |ui| {
-        central_tabs(&mut view.central, ui);
-        match view.central {
-            CentralTab::Graph => {
-                compare_bar::show(app, &mut view.compare, &mut view.show_text_diff, ui);
-                graph_view::show(app, &mut view.graph, ui);
-            }
-            CentralTab::Timeline => timeline_view::show(app, &mut view.timeline, ui),
-            CentralTab::Autotune => {
-                autotune_view::show(app, &mut view.autotune, &mut view.central, ui)
-            }
-            CentralTab::Compiles => compiles_view::show(
-                app,
-                &mut view.compiles,
-                &mut view.compiles_view,
-                &mut view.central,
-                ui,
-            ),
-            CentralTab::Ranks => {
-                ranks_view::show(app, &mut view.ranks, &mut view.graph, &mut view.central, ui)
-            }
-            CentralTab::Run => run_panel::show(app, &mut view.run, ui),
-        }
+        tabs.bar(ui);
+        tabs.show_current(app, view, ui);
     });
+    // A request made while drawing (a click that shows another tab) is followed at once.
+    tabs.follow_requests(app);
+    view.tabs = tabs;
     if app.live_settling() {
         // Files in their grace period are judged again without any event to wake us.
         ui.ctx()
@@ -164,18 +197,6 @@ pub fn show(app: &mut App, view: &mut ViewState, ui: &mut egui::Ui) {
         ui.ctx()
             .request_repaint_after(std::time::Duration::from_millis(100));
     }
-}
-
-fn central_tabs(tab: &mut CentralTab, ui: &mut egui::Ui) {
-    ui.horizontal(|ui| {
-        ui.selectable_value(tab, CentralTab::Graph, "Graph");
-        ui.selectable_value(tab, CentralTab::Timeline, "Timeline");
-        ui.selectable_value(tab, CentralTab::Autotune, "Autotune");
-        ui.selectable_value(tab, CentralTab::Compiles, "Compiles");
-        ui.selectable_value(tab, CentralTab::Ranks, "Ranks");
-        ui.selectable_value(tab, CentralTab::Run, "Run");
-    });
-    ui.separator();
 }
 
 fn menu_bar(app: &mut App, view: &mut ViewState, ui: &mut egui::Ui) {

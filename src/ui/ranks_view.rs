@@ -3,8 +3,7 @@
 //! in the diff colour when it differs from the majority's. A click opens the cell's graph side
 //! by side with rank 0's.
 
-use super::{CentralTab, GraphViewState};
-use crate::app::App;
+use crate::app::{App, Nav};
 use crate::ui::palette::{CHANGED, REMOVED};
 use egui::RichText;
 
@@ -14,13 +13,27 @@ pub struct RanksViewState {
     pub launch: usize,
 }
 
-pub fn show(
-    app: &mut App,
-    state: &mut RanksViewState,
-    graph: &mut GraphViewState,
-    central: &mut CentralTab,
-    ui: &mut egui::Ui,
-) {
+/// The Ranks tab.
+#[derive(Default)]
+pub struct RanksTab {
+    pub state: RanksViewState,
+}
+
+impl super::tabs::Tab for RanksTab {
+    fn id(&self) -> &'static str {
+        "ranks"
+    }
+
+    fn title(&self) -> &'static str {
+        "Ranks"
+    }
+
+    fn ui(&mut self, app: &mut App, _: &mut super::ViewState, ui: &mut egui::Ui) {
+        show(app, &mut self.state, ui);
+    }
+}
+
+fn show(app: &mut App, state: &mut RanksViewState, ui: &mut egui::Ui) {
     let matrices = app.rank_matrices();
     if matrices.is_empty() {
         ui.weak(
@@ -119,7 +132,7 @@ pub fn show(
     });
     if let Some((row, rank)) = open {
         app.open_rank_cell(li, row, rank);
-        graph.side_by_side = true;
-        *central = CentralTab::Graph;
+        app.nav.push(Nav::SideBySide);
+        app.nav.push(Nav::ShowTab("graph"));
     }
 }

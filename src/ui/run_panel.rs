@@ -441,3 +441,23 @@ fn console(app: &App, state: &mut RunPanelState, ui: &mut egui::Ui) {
             }
         });
 }
+
+/// The Run tab: launch a compile and follow its console.
+#[derive(Default)]
+pub struct RunTab {
+    pub state: RunPanelState,
+}
+
+impl super::tabs::Tab for RunTab {
+    fn id(&self) -> &'static str {
+        "run"
+    }
+
+    fn title(&self) -> &'static str {
+        "Run"
+    }
+
+    fn ui(&mut self, app: &mut App, _: &mut super::ViewState, ui: &mut egui::Ui) {
+        show(app, &mut self.state, ui);
+    }
+}

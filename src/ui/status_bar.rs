@@ -1,9 +1,8 @@
 //! The status bar: what is open, what is loading, the last error, the view's cost.
 
-use super::ViewState;
 use crate::app::App;
 
-pub fn show(app: &mut App, view: &ViewState, ui: &mut egui::Ui) {
+pub fn show(app: &mut App, tabs: &super::tabs::Tabs, ui: &mut egui::Ui) {
     // The right-hand figures are laid out first and the left side gets what is left, so a long
     // path is shortened (in the middle, keeping its root and its last folders) instead of being
     // drawn over them.
@@ -18,7 +17,7 @@ pub fn show(app: &mut App, view: &ViewState, ui: &mut egui::Ui) {
     egui::containers::Sides::new()
         .shrink_left()
         .truncate()
-        .show(ui, |ui| left(app, ui), |ui| right(npu, view, ui));
+        .show(ui, |ui| left(app, ui), |ui| right(npu, tabs, ui));
 }
 
 fn left(app: &mut App, ui: &mut egui::Ui) {
@@ -56,14 +55,17 @@ fn left(app: &mut App, ui: &mut egui::Ui) {
 }
 
 /// `npu`: what the status bar says of the NPUs, and its tooltip.
-fn right(npu: Option<(String, String)>, view: &ViewState, ui: &mut egui::Ui) {
+fn right(npu: Option<(String, String)>, tabs: &super::tabs::Tabs, ui: &mut egui::Ui) {
     if let Some((text, hover)) = npu {
         ui.weak(text).on_hover_text(hover);
         ui.separator();
     }
-    let (total, shown) = view.graph.counts();
+    let Some(graph) = tabs.get::<super::graph_view::GraphTab>().map(|t| &t.graph) else {
+        return;
+    };
+    let (total, shown) = graph.counts();
     if total > 0 {
-        let boxes = view.graph.box_count();
+        let boxes = graph.box_count();
         let folded = if boxes > 0 {
             format!("  ·  {boxes} module boxes")
         } else {
@@ -71,7 +73,7 @@ fn right(npu: Option<(String, String)>, view: &ViewState, ui: &mut egui::Ui) {
         };
         ui.weak(format!(
             "{shown} nodes shown of {total} in all passes{folded}  ·  {:.1} ms/frame",
-            view.graph.last_frame_ms
+            graph.last_frame_ms
         ))
         .on_hover_text(
             "nodes of the pass on screen (inside boxes when folded), and the CPU time of the \

@@ -14,56 +14,48 @@ enum Click {
     Capture(PathBuf),
 }
 
-pub fn show(app: &mut App, view: &mut ViewState, ui: &mut egui::Ui) {
-    let Some(ws) = &app.workspace else {
+pub fn show(app: &mut App, view: &mut ViewState, tabs: &mut super::tabs::Tabs, ui: &mut egui::Ui) {
+    if app.workspace.is_none() {
         if app.opening.is_some() {
             crate::ui::loading::busy(ui, "indexing…");
         } else {
             ui.weak("Nothing open. File ▸ Open folder…, or drop a folder or an archive here.");
         }
         return;
-    };
+    }
     let current = app
         .phase
         .as_ref()
         .and_then(|p| p.current_path())
         .map(Path::to_path_buf);
-    let timeline = app.timeline.open.as_ref().map(|o| o.path.as_path());
     let mut click = None;
-    let mut kernel = None;
-    let mut compile = None;
     egui::ScrollArea::vertical()
         .auto_shrink(false)
         .show(ui, |ui| {
-            let facts = Facts { app };
-            runs(
-                ui,
-                &ws.index,
-                &view.compiles,
-                &facts,
-                current.as_deref(),
-                timeline,
-                &mut click,
-            );
-            loose(
-                ui,
-                &ws.index,
-                &facts,
-                current.as_deref(),
-                timeline,
-                &mut click,
-            );
-            super::autotune_view::tree_section(ui, &ws.index, &mut kernel);
-            super::compiles_view::tree_section(ui, &view.compiles, &mut compile);
+            if let Some(ws) = &app.workspace {
+                let timeline = app.timeline.open.as_ref().map(|o| o.path.as_path());
+                let facts = Facts { app };
+                runs(
+                    ui,
+                    &ws.index,
+                    &app.compiles,
+                    &facts,
+                    current.as_deref(),
+                    timeline,
+                    &mut click,
+                );
+                loose(
+                    ui,
+                    &ws.index,
+                    &facts,
+                    current.as_deref(),
+                    timeline,
+                    &mut click,
+                );
+            }
+            // The views' own sections (autotune kernels, compiles), in tab order.
+            tabs.tree_sections(app, ui);
         });
-    if let Some(c) = compile {
-        view.central = super::CentralTab::Compiles;
-        view.compiles.select(c);
-    }
-    if let Some(name) = kernel {
-        view.central = super::CentralTab::Autotune;
-        view.autotune.selected = Some(name);
-    }
     match click {
         Some(Click::Graph(p)) => app.select_graph(&p),
         Some(Click::Log(p)) => {
@@ -72,7 +64,7 @@ pub fn show(app: &mut App, view: &mut ViewState, ui: &mut egui::Ui) {
         }
         Some(Click::Capture(p)) => {
             app.open_timeline(&p);
-            view.central = super::CentralTab::Timeline;
+            app.nav.push(crate::app::Nav::ShowTab("timeline"));
         }
         None => {}
     }
@@ -95,7 +87,7 @@ fn runs(
     };
     for (i, run) in index.runs.iter().enumerate() {
         // The ranks of a launch are one entry, rank by rank, shown where its first folder is.
-        match index.launches.iter().find(|l| l.rank_of_run(i).is_some()) {
+        match index.launch_of(i).map(|(l, _)| l) {
             Some(l) if l.ranks.iter().map(|r| r.run).min() == Some(i) => {
                 egui::CollapsingHeader::new(format!(
                     "{} · launch of {} ranks",

@@ -6,8 +6,8 @@
 //!   mid-line.
 
 use crate::common::{copy_tree, fxray, stdout_json};
-use fxray::app::autotune::build_report;
 use fxray::model::autotune::{AutotuneReport, CompilePath, FusedKernel};
+use fxray::pipeline::autotune::build_report;
 use fxray::sources::autotune::{kernel_key, parse_asc_log};
 use fxray::sources::load;
 use std::path::{Path, PathBuf};

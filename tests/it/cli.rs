@@ -192,3 +192,25 @@ fn user_errors_are_one_line_with_exit_code_1() {
         assert!(out.stdout.is_empty());
     }
 }
+
+#[test]
+fn bad_flags_unknown_commands_and_missing_arguments_exit_1() {
+    let cases: [&[&str]; 4] = [
+        &["summary", "--no-such-flag", "."],
+        &["no-such-command"],
+        &["summary"],
+        &["export", "--format", "gif", "x.txt"],
+    ];
+    for args in cases {
+        let out = fxray(args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(!err.trim().is_empty(), "{args:?}: it says what is wrong");
+    }
+    // Asking for help is not an error.
+    for args in [&["--help"][..], &["summary", "--help"], &["--version"]] {
+        let out = fxray(args);
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        assert!(!out.stdout.is_empty());
+    }
+}

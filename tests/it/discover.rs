@@ -388,3 +388,51 @@ fn symlink_loop_does_not_hang() {
     let idx = discover::discover(tmp.path()).expect("index");
     assert!(idx.is_empty());
 }
+
+/// Inductor names a training step's phases `model__0_forward_1.0` and `model__0_backward_3.1`
+/// (not `forward/`, `backward/` folders): the kind comes from the middle word, for a phase of
+/// the index and for any path under its folder (the msprobe link once read it as forward).
+#[test]
+fn inductor_training_phases_know_their_kind() {
+    let root = fixture("inductor/c_transformer_train");
+    let idx = load::index(&root).expect("index");
+    let phases: Vec<&Phase> = idx
+        .runs
+        .iter()
+        .flat_map(|r| &r.models)
+        .flat_map(|m| &m.phases)
+        .collect();
+    let kinds: Vec<PhaseKind> = phases.iter().map(|p| p.kind()).collect();
+    assert_eq!(kinds, [PhaseKind::Forward, PhaseKind::Backward]);
+    for ph in &phases {
+        assert_eq!(
+            PhaseKind::of_path(&ph.path),
+            Some(ph.kind()),
+            "{}",
+            ph.path.display()
+        );
+        let pass = &ph.passes[0].path;
+        assert_eq!(PhaseKind::of_path(pass), Some(ph.kind()));
+        let at = idx.locate(pass).expect("located");
+        assert_eq!(idx.phase_at(pass).map(|p| &p.path), Some(&ph.path));
+        assert_eq!(at.pass, Some(0));
+    }
+    let model = &idx.runs[0].models[0];
+    let backward = phases[1];
+    assert_eq!(
+        model.forward_of(backward).map(|p| &p.path),
+        Some(&phases[0].path)
+    );
+    assert!(model.forward_of(phases[0]).is_none());
+}
+
+/// A launch opens on its lowest rank: launch_4rank's rank 1 folder sorts first (it started
+/// first), yet the first graph shown is rank 0's.
+#[test]
+fn a_launch_opens_on_rank_0() {
+    let idx = load::index(&fixture("npugraph_ex/launch_4rank")).expect("index");
+    assert_ne!(idx.runs[0].rank, Some(0), "the case this test is about");
+    let first = idx.default_graph().expect("a graph");
+    let at = idx.locate(first).expect("located");
+    assert_eq!(idx.runs[at.run].rank, Some(0), "{}", first.display());
+}

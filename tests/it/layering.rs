@@ -441,6 +441,28 @@ pub(super) mod more_tests {
     );
 }
 
+/// The CLI reaches the app only through the window: a headless composition it needs lives in
+/// `pipeline`, and reaching for it through `app` (where the window runs it in a job) fails.
+#[test]
+fn the_cli_may_not_reach_into_the_app() {
+    let got = check_file(
+        &rule(),
+        "cli/bad.rs",
+        "use crate::pipeline::compiles::stories; // fine\n\
+         use crate::app::compiles::CompilesState;\n\
+         fn f() { let _ = crate::app::App::new(); }\n",
+    );
+    assert_eq!(
+        got,
+        vec![
+            "src/cli/bad.rs:2: cli uses app",
+            "src/cli/bad.rs:3: cli uses app"
+        ]
+    );
+    // The window is the one door: `ui::run_native`, `ui::Fxray::headless`.
+    assert!(check_file(&rule(), "cli/ok.rs", "use crate::ui::Fxray;\n").is_empty());
+}
+
 /// The checker run over a file written as `src/analysis/bad.rs` with the real rule.
 fn rule_and_bad_file() -> Vec<String> {
     check_file(

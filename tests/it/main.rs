@@ -1,14 +1,20 @@
 //! The integration tests, in one binary so CI links egui and wgpu once: every module is one
 //! area (parser, diff, watch, UI…). Shared helpers live in `common`.
 
+mod accuracy;
+mod accuracy_cli;
+mod accuracy_npy;
 mod archive;
 mod autotune;
 mod cli;
 mod common;
 mod compiles;
+mod compiles_classes;
+mod compiles_versions;
 mod diff;
 mod discover;
 mod e2e_torch;
+mod e2e_torch_accuracy;
 mod e2e_torch_compiles;
 mod e2e_torch_modules;
 mod e2e_torch_ranks;

@@ -168,7 +168,9 @@ fn showcase_step0_entries_link_to_nodes_with_the_same_output_and_values() {
             differ.push(format!("{} → {node}: no dump", e.key));
             continue;
         };
-        let st = fxray::app::tensors::summarize_file(&npy).unwrap().stats;
+        let st = fxray::pipeline::tensors::summarize_file(&npy)
+            .unwrap()
+            .stats;
         let same = |a: Option<f64>, b: Option<f64>| match (a, b) {
             (Some(a), Some(b)) => (a - b).abs() <= 4.0 * a.abs().max(b.abs()).max(0.25) / 128.0,
             _ => false,
@@ -198,9 +200,10 @@ fn showcase_step0_entries_link_to_nodes_with_the_same_output_and_values() {
         .iter()
         .find(|e| e.key == "Module.layers.0.DecoderLayer.forward.0")
         .unwrap();
-    let mlp_out = fxray::app::tensors::summarize_file(&output_npy("_unsafe_view_10", 0).unwrap())
-        .unwrap()
-        .stats;
+    let mlp_out =
+        fxray::pipeline::tensors::summarize_file(&output_npy("_unsafe_view_10", 0).unwrap())
+            .unwrap()
+            .stats;
     assert!((layer0.tensors.last().unwrap().max.unwrap() - mlp_out.max.unwrap()).abs() > 0.1);
     assert!(agree.iter().any(|k| k == &layer0.key));
     // Facts of the fixture: q_proj's output leaves it through the view after its addmm, and

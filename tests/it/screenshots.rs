@@ -44,11 +44,11 @@ fn tree_and_pass_graph() {
         h.query_all_by_label_contains("+12").count() >= 1,
         "the pass's diff summary"
     );
-    let canvas = h.state().view.graph.canvas.expect("a canvas");
+    let canvas = h.state().view.graph().canvas.expect("a canvas");
     let bmm = h
         .state()
         .view
-        .graph
+        .graph()
         .screen_pos_of(&h.ctx, "bmm")
         .expect("bmm laid out");
     assert!(
@@ -74,7 +74,7 @@ fn tree_and_pass_graph() {
 fn inspector_with_a_node_selected() {
     let mut h = harness(&fixture("showcase"), egui::vec2(1500., 900.));
     h.state_mut().app.reveal_node("mul_1".into());
-    h.state_mut().view.graph.cone = true;
+    h.state_mut().view.graph_mut().cone = true;
     h.run_steps(4);
     let shot = shoot(&mut h, "inspector");
     // The selected node is drawn where the view says, with the gold selection outline, its
@@ -83,7 +83,7 @@ fn inspector_with_a_node_selected() {
     let at = h
         .state()
         .view
-        .graph
+        .graph()
         .screen_pos_of(&h.ctx, "mul_1")
         .expect("mul_1 laid out");
     assert!(
@@ -99,7 +99,7 @@ fn inspector_with_a_node_selected() {
     let p = h
         .state()
         .view
-        .graph
+        .graph()
         .screen_pos_of(&h.ctx, &producer)
         .expect("producer laid out");
     assert!(
@@ -119,9 +119,9 @@ fn stress_graph_zoomed_out() {
     let backward = first_pass_of(&h.state().app, "backward");
     h.state_mut().app.select_graph(&backward);
     // The flat layout (5.8k nodes open folded by module otherwise: see ui_fold).
-    h.state_mut().view.graph.fold_mode = Some(false);
+    h.state_mut().view.graph_mut().fold_mode = Some(false);
     settle(&mut h);
-    let (total, present) = h.state().view.graph.counts();
+    let (total, present) = h.state().view.graph().counts();
     assert!(present > 5000, "{present}/{total} nodes on screen");
     let zoom = Viewport::load_ctx(&h.ctx).zoom;
     assert!(zoom < 0.04, "fitted below the dot zoom: zoom {zoom}");
@@ -133,7 +133,7 @@ fn stress_graph_zoomed_out() {
     let shown = ["mm_169", "mm_229", "mm_289", "mm_349", "mm_409", "mm_469"]
         .iter()
         .filter(|n| {
-            let p = h.state().view.graph.screen_pos_of(&h.ctx, n);
+            let p = h.state().view.graph().screen_pos_of(&h.ctx, n);
             p.is_some_and(|p| shot.count_near(p, 4.0, matmul, 12) > 0)
         })
         .count();
@@ -148,7 +148,7 @@ fn cond_branches_as_groups() {
     let mut h = harness(&fixture("npugraph_ex/torch_cond"), egui::vec2(1300., 800.));
     h.state_mut().app.reveal_node("cond".into());
     h.run_steps(4);
-    assert_eq!(h.state().view.graph.groups().len(), 2);
+    assert_eq!(h.state().view.graph().groups().len(), 2);
     shoot(&mut h, "cond_subgraphs");
 }
 
@@ -156,9 +156,9 @@ fn cond_branches_as_groups() {
 fn autotune_candidates_and_winner() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/autotune/topn");
     let mut h = harness(&root, egui::vec2(1500., 900.));
-    h.state_mut().view.central = fxray::ui::CentralTab::Autotune;
+    h.state_mut().view.tabs.show("autotune");
     settle(&mut h);
-    let chart = h.state().view.autotune.chart().cloned().expect("a chart");
+    let chart = h.state().view.autotune().chart().cloned().expect("a chart");
     assert_eq!(chart.winner, Some(1));
     shoot(&mut h, "autotune");
 }

@@ -5,8 +5,8 @@
 use crate::common::{fixture, fxray, run_dir, stdout_json};
 use fxray::analysis::nan_trace::{self, Bad, Source};
 use fxray::analysis::tensor_stats;
-use fxray::app::tensors::{summarize_all, summarize_file};
 use fxray::model::tensor::{Io, TensorSummary};
+use fxray::pipeline::tensors::{summarize_all, summarize_file};
 use fxray::sources::npy::NpyArray;
 use fxray::sources::{data_dump, load, msprobe};
 use serde_json::Value;

@@ -321,7 +321,7 @@ fn not_a_trace_is_a_one_line_error() {
         (b"hello", "not a trace"),
         (b"{\"a\":1}", "traceEvents"),
     ] {
-        let err = trace_json::parse(bytes).unwrap_err();
+        let err = trace_json::parse(bytes).unwrap_err().to_string();
         assert!(err.contains(want), "{err}");
         assert!(!err.contains('\n'));
     }
@@ -501,6 +501,7 @@ fn damaged_files_never_panic() {
         let t = match trace_json::parse(&b) {
             Ok(t) => t,
             Err(why) => {
+                let why = why.to_string();
                 // Only a file that no longer opens with `[` is refused, and it says so.
                 assert!(
                     why.starts_with("not a trace") || why.starts_with("a JSON object"),

@@ -22,12 +22,12 @@ fn an_archive_opens_in_place_and_shows_its_pass_graphs() {
         ws.index.runs[0].path.display()
     );
     assert_eq!(current_pass(&h), 0);
-    assert_eq!(h.state().view.graph.counts().1, 280);
+    assert_eq!(h.state().view.graph().counts().1, 280);
 
     h.get_by_label("004 apply_pattern_passes").click();
     settle(&mut h);
     assert_eq!(current_pass(&h), 4);
-    assert_eq!(h.state().view.graph.counts().1, 288);
+    assert_eq!(h.state().view.graph().counts().1, 288);
 
     h.get_by_label("archive (read-only)");
     assert!(

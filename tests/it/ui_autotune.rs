@@ -6,7 +6,7 @@ use crate::common::ui::{harness, opened, settle};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use fxray::app::App;
-use fxray::ui::{CentralTab, Fxray};
+use fxray::ui::Fxray;
 use std::path::{Path, PathBuf};
 
 fn data(case: &str) -> PathBuf {
@@ -21,7 +21,7 @@ fn autotune_tab(case: &str) -> Harness<'static, Fxray> {
     settle(&mut h);
     h.get_by_label("Autotune").click();
     settle(&mut h);
-    assert_eq!(h.state().view.central, CentralTab::Autotune);
+    assert_eq!(h.state().view.central(), "autotune");
     h
 }
 
@@ -31,7 +31,7 @@ fn selecting_a_kernel_charts_its_candidates_with_the_winner() {
     h.get_by_label_contains("3 fused kernels");
     assert_eq!(h.state().app.autotune.builds(), 1);
     // The first kernel is selected by default: gelu's add/erf/mul, candidate #1 won.
-    let chart = h.state().view.autotune.chart().cloned().expect("a chart");
+    let chart = h.state().view.autotune().chart().cloned().expect("a chart");
     assert!(chart.kernel.starts_with("autofused_add_erf_mul_"));
     assert_eq!(chart.winner, Some(1));
     h.get_by_label("winner: candidate #1, 9.81 us");
@@ -39,7 +39,7 @@ fn selecting_a_kernel_charts_its_candidates_with_the_winner() {
 
     h.get_by_label("autofused_permute_1b6e94…").click();
     h.run_steps(3);
-    let chart = h.state().view.autotune.chart().cloned().expect("a chart");
+    let chart = h.state().view.autotune().chart().cloned().expect("a chart");
     assert!(
         chart.kernel.starts_with("autofused_permute_"),
         "{}",
@@ -71,7 +71,7 @@ fn a_kernel_links_to_its_fused_fx_nodes() {
     h.get_by_label_contains("Fused FX nodes (add, erf, mul)");
     h.get_by_label("erf").click();
     settle(&mut h);
-    assert_eq!(h.state().view.central, CentralTab::Graph);
+    assert_eq!(h.state().view.central(), "graph");
     let ph = h.state().app.phase.as_ref().expect("a phase");
     assert_eq!(ph.selected.as_deref(), Some("erf"));
     assert!(
@@ -92,24 +92,24 @@ fn incomplete_evidence_is_shown_not_hidden() {
     h.run_steps(3);
     h.get_by_label("No timings to chart.");
     h.get_by_label_contains("⚠ no timings: no inductor_asc log line names this kernel");
-    assert_eq!(h.state().view.autotune.chart().unwrap().winner, None);
+    assert_eq!(h.state().view.autotune().chart().unwrap().winner, None);
 }
 
 #[test]
 fn pasted_log_without_a_folder() {
     let mut h = harness(App::new());
-    h.state_mut().view.central = CentralTab::Autotune;
+    h.state_mut().view.tabs.show("autotune");
     h.run_steps(2);
     h.get_by_label("Paste log…").click();
     h.run_steps(2);
     let text = std::fs::read_to_string(data("topn").join("console.log")).unwrap();
-    h.state_mut().view.autotune.paste_text = text;
+    h.state_mut().view.autotune_mut().paste_text = text;
     h.run_steps(1);
     h.get_by_label("Join pasted log").click();
     settle(&mut h);
     h.get_by_label_contains("2 fused kernels");
     h.get_by_label("Pasted log ✓");
-    assert_eq!(h.state().view.autotune.chart().unwrap().winner, Some(1));
+    assert_eq!(h.state().view.autotune().chart().unwrap().winner, Some(1));
     // Built once: later frames start no new job.
     h.run_steps(3);
     assert!(
@@ -139,12 +139,12 @@ fn odd_pasted_text_renders_every_kernel() {
         .collect();
     assert_eq!(names.len(), 2, "{names:?}");
     let mut h = harness(app);
-    h.state_mut().view.central = CentralTab::Autotune;
+    h.state_mut().view.tabs.show("autotune");
     for n in names {
-        h.state_mut().view.autotune.selected = Some(n.clone());
+        h.state_mut().view.autotune_mut().selected = Some(n.clone());
         h.run_steps(2);
         assert_eq!(
-            h.state().view.autotune.chart().map(|c| c.kernel.clone()),
+            h.state().view.autotune().chart().map(|c| c.kernel.clone()),
             Some(n)
         );
     }
@@ -158,8 +158,8 @@ fn the_run_tree_lists_kernels_and_opens_the_tab() {
     h.run_steps(2);
     h.get_by_label("autofused_permute_1b6e94…").click();
     settle(&mut h);
-    assert_eq!(h.state().view.central, CentralTab::Autotune);
-    let chart = h.state().view.autotune.chart().cloned().expect("a chart");
+    assert_eq!(h.state().view.central(), "autotune");
+    let chart = h.state().view.autotune().chart().cloned().expect("a chart");
     assert!(chart.kernel.starts_with("autofused_permute_"));
     assert_eq!(chart.winner, Some(0));
 }

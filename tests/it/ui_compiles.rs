@@ -6,25 +6,28 @@ use crate::common::fixture;
 use crate::common::ui::{harness, opened, settle, shoot};
 use egui_kittest::kittest::Queryable;
 use fxray::analysis::compiles;
-use fxray::ui::CentralTab;
 
 fn open_compiles() -> egui_kittest::Harness<'static, fxray::ui::Fxray> {
     let mut h = harness(opened(&fixture("compile_story")));
     settle(&mut h);
     h.get_by_label("Compiles").click();
     settle(&mut h);
-    assert_eq!(h.state().view.central, CentralTab::Compiles);
+    assert_eq!(h.state().view.central(), "compiles");
     h
 }
 
 #[test]
 fn breaks_are_listed_with_their_lines_and_a_click_shows_both_sides() {
     let mut h = open_compiles();
-    h.get_by_label_contains("6 compile ids · 2 graph breaks · 1 recompiles");
+    h.get_by_label_contains("7 compile ids · 2 graph breaks · 1 recompiles");
     h.get_by_label_contains("✂ compile_story.py:86");
     h.get_by_label_contains("✂ compile_story.py:87");
     h.get_by_label_contains("↻ [3/1] guard failed: 3/0: tensor 'x' size mismatch");
 
+    // One row per attempt makes the list longer than its pane: bring the break on screen.
+    h.get_by_label_contains("✂ compile_story.py:87")
+        .scroll_to_me();
+    h.run_steps(3);
     h.get_by_label_contains("✂ compile_story.py:87").click();
     h.run_steps(3);
     h.get_by_label("Graph break at /home/dev/models/compile_story.py:87");
@@ -40,7 +43,7 @@ fn breaks_are_listed_with_their_lines_and_a_click_shows_both_sides() {
     assert_eq!(h.get_all_by_label("open model__1").count(), 2);
     h.get_by_label("open model__2").click();
     settle(&mut h);
-    assert_eq!(h.state().view.central, CentralTab::Graph);
+    assert_eq!(h.state().view.central(), "graph");
     let shown = h.state().app.phase.as_ref().and_then(|p| p.current_path());
     let shown = shown.expect("a graph is shown");
     assert!(
@@ -75,9 +78,9 @@ fn flame_chart_total_equals_the_compilation_metrics() {
     );
     h.get_all_by_label("🔥 Flame chart").last().unwrap().click();
     settle(&mut h);
-    assert_eq!(h.state().view.central, CentralTab::Timeline);
+    assert_eq!(h.state().view.central(), "timeline");
     let want = {
-        let story = &h.state().view.compiles.stories[0];
+        let story = &h.state().app.compiles.stories[0];
         story.trace.compile("3/1").unwrap().time_s().unwrap()
     };
     let tl = h
@@ -104,7 +107,7 @@ fn flame_chart_total_equals_the_compilation_metrics() {
     assert!(tl.trace.lanes.len() >= 3, "nesting depth gives lanes");
     h.run_steps(3);
     shoot(&mut h, "compiles_flame");
-    let story = &h.state().view.compiles.stories[0];
+    let story = &h.state().app.compiles.stories[0];
     assert_eq!(
         compiles::flame_total_s(&story.trace, "3/1").map(|f| (f * 1e3).round()),
         Some((total * 1e3).round())
@@ -117,14 +120,14 @@ fn guards_are_searchable() {
     // The tree and the list both have the row; the list's is on screen.
     h.get_all_by_label("[3/1] scale").last().unwrap().click();
     h.run_steps(2);
-    let all = h.state().view.compiles.stories[0]
+    let all = h.state().app.compiles.stories[0]
         .trace
         .compile("3/1")
         .unwrap()
         .guards
         .len();
     h.get_by_label_contains(&format!("{all} of {all} shown"));
-    h.state_mut().view.compiles_view.guard_query = "TENSOR_MATCH".into();
+    h.state_mut().view.compiles_view_mut().guard_query = "TENSOR_MATCH".into();
     h.run_steps(2);
     h.get_by_label_contains(&format!("1 of {all} shown"));
 }
@@ -157,7 +160,7 @@ fn graphs_found_only_in_the_trace_open_as_passes_of_their_compile() {
     h.run_steps(3);
     h.get_by_label("open model__4").click();
     settle(&mut h);
-    assert_eq!(h.state().view.central, CentralTab::Graph);
+    assert_eq!(h.state().view.central(), "graph");
     let phase = h.state().app.phase.as_ref().expect("a graph is open");
     let shown = phase.current_path().unwrap().to_path_buf();
     assert!(
@@ -168,6 +171,15 @@ fn graphs_found_only_in_the_trace_open_as_passes_of_their_compile() {
     assert!(
         !shown.starts_with(dir.path()),
         "never written into the viewed folder"
+    );
+    assert!(
+        !shown.exists(),
+        "served from memory, not written anywhere: {}",
+        shown.display()
+    );
+    assert!(
+        phase.current_file().is_some_and(|f| f.node_count() > 0),
+        "the graph was read from memory"
     );
     // The compile's AOT graph is a pass of its forward phase, in the tree.
     let ws = h.state().app.workspace.as_ref().unwrap();
@@ -185,4 +197,23 @@ fn graphs_found_only_in_the_trace_open_as_passes_of_their_compile() {
             .ends_with("forward/000_aot_forward_graph.txt")
     );
     h.get_by_label_contains("⤵ recompile: 3/0: tensor 'x' size mismatch");
+}
+
+/// Issue 24 §3: a restarted compile is two rows, each attempt with its own status and the
+/// model folder it wrote (compile_story's 5/0: attempt 0 reached the backend, wrote model__5,
+/// and restarted; attempt 1 wrote model__6).
+#[test]
+fn each_attempt_is_a_row_with_its_own_model() {
+    let h = open_compiles();
+    // The row, and the tree's Compiles section, list each attempt.
+    assert!(h.query_all_by_label("[5/0] forward").count() >= 1);
+    assert!(h.query_all_by_label("[5/0_1] forward").count() >= 1);
+    h.get_by_label_contains(
+        "restarted: <class 'torch._dynamo.exc.TensorifyScalarRestartAnalysis'>",
+    );
+    // One arrow per attempt that wrote a folder: model__0 … model__6, each once.
+    for m in 0..=6 {
+        let n = h.query_all_by_label(&format!("➡ model__{m}")).count();
+        assert_eq!(n, 1, "model__{m}");
+    }
 }

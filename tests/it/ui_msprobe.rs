@@ -51,7 +51,7 @@ fn clicking_a_node_shows_its_msprobe_records() {
     let pos = h
         .state()
         .view
-        .graph
+        .graph()
         .screen_pos_of(&h.ctx, &node)
         .expect("laid out");
     click_at(&mut h, pos);

@@ -162,9 +162,8 @@ fn code_line_click_opens_the_viewer_at_that_line() {
     let s = h.state();
     assert!(s.view.show_code, "the code window opened");
     assert_eq!(s.view.code.highlighted_line(), Some(28));
-    assert_eq!(
-        s.app.phase.as_ref().and_then(|p| p.code_line),
-        None,
+    assert!(
+        !s.app.nav.has(|r| matches!(r, fxray::app::Nav::CodeLine(_))),
         "the viewer took the jump"
     );
     // The window shows the file, with line numbers; line 28 is on screen.
@@ -175,9 +174,7 @@ fn code_line_click_opens_the_viewer_at_that_line() {
 #[test]
 fn code_viewer_find_moves_between_matches() {
     let mut app = showcase_app();
-    if let Some(ph) = &mut app.phase {
-        ph.code_line = Some(1);
-    }
+    app.nav.push(fxray::app::Nav::CodeLine(1));
     let mut h = harness(app);
     h.state_mut().view.show_code = true;
     h.run_steps(2);
@@ -292,4 +289,40 @@ fn selecting_a_record_shows_it_in_full() {
     h.run_steps(2);
     assert_eq!(h.state().view.logs.selected, Some(0));
     h.get_by_label("line 1");
+}
+
+#[test]
+fn problems_tab_lists_a_broken_pass_and_a_click_shows_it() {
+    let dir = tempfile::tempdir().unwrap();
+    crate::common::copy_tree(Path::new(SHOWCASE), dir.path());
+    let mut passes: Vec<_> = walkdir::WalkDir::new(dir.path())
+        .into_iter()
+        .filter_map(Result::ok)
+        .map(|e| e.into_path())
+        .filter(|p| {
+            p.parent().is_some_and(|d| d.ends_with("forward"))
+                && p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().contains("_after_"))
+        })
+        .collect();
+    passes.sort();
+    let broken = passes[2].clone();
+    // Binary garbage: nothing of it reads as a graph.
+    std::fs::write(&broken, [0u8, 159, 146, 150, 0, 0, 7]).unwrap();
+    let mut h = harness(opened(dir.path()));
+    settle(&mut h);
+    h.state_mut().view.tabs.show("problems");
+    h.run_steps(3);
+    assert_eq!(h.state().view.central(), "problems");
+    let name = broken.file_name().unwrap().to_string_lossy().into_owned();
+    h.get_by_label(&name).click();
+    h.run_steps(3);
+    assert_eq!(h.state().view.central(), "graph", "a click shows the graph");
+    let shown = h
+        .state()
+        .app
+        .phase
+        .as_ref()
+        .and_then(|p| p.current_path().map(Path::to_path_buf));
+    assert_eq!(shown.as_deref(), Some(broken.as_path()));
 }

@@ -72,9 +72,9 @@ fn rank_picker_switches_rank_keeping_pass_selection_folding_and_viewport() {
     app.select_node(Some("addmm_1".into()));
     assert!(app.wait_idle(crate::common::ui::WAIT));
     let mut h = harness(app);
-    h.state_mut().view.graph.fold_mode = Some(true);
+    h.state_mut().view.graph_mut().fold_mode = Some(true);
     settle(&mut h);
-    assert!(h.state().view.graph.is_folded(), "grouped by module");
+    assert!(h.state().view.graph().is_folded(), "grouped by module");
     // The tree shows the launch as one entry, its ranks in rank order.
     h.get_by_label("run_2026_12_01_21_22_35_515166 · launch of 4 ranks");
     let tops: Vec<f32> = (0..4)
@@ -85,10 +85,29 @@ fn rank_picker_switches_rank_keeping_pass_selection_folding_and_viewport() {
         })
         .collect();
     assert!(tops.windows(2).all(|w| w[0] < w[1]), "rank order: {tops:?}");
-    // Fold one layer, and move the view away from the fit.
-    h.get_by_label("layers.1").click();
-    settle(&mut h);
-    let boxes = h.state().view.graph.module_boxes();
+    // It opens with `layers` folded, where titles read at fit: open it, then fold one layer,
+    // and move the view away from the fit.
+    if h.query_by_label("layers.1").is_none() {
+        let canvas = h.state().view.graph().canvas.expect("canvas");
+        h.get_all_by_label("layers")
+            .find(|n| canvas.contains(n.rect().center()))
+            .expect("the layers box")
+            .click();
+        settle(&mut h);
+    }
+    let open = |h: &Harness<'static, Fxray>, m: &str| {
+        h.state()
+            .view
+            .graph()
+            .module_boxes()
+            .iter()
+            .any(|(p, _, folded)| p == m && !folded)
+    };
+    if open(&h, "layers.1") {
+        h.get_by_label("layers.1").click();
+        settle(&mut h);
+    }
+    let boxes = h.state().view.graph().module_boxes();
     assert!(
         boxes
             .iter()
@@ -116,7 +135,7 @@ fn rank_picker_switches_rank_keeping_pass_selection_folding_and_viewport() {
     );
     assert_eq!(selected(&h).as_deref(), Some("addmm_1"), "the same node");
     assert_eq!(
-        h.state().view.graph.module_boxes(),
+        h.state().view.graph().module_boxes(),
         boxes,
         "the same folding"
     );
@@ -173,8 +192,8 @@ fn rank_matrix_marks_the_diverging_rank_and_a_cell_opens_side_by_side() {
         .click();
     settle(&mut h);
     let s = h.state();
-    assert_eq!(s.view.central, fxray::ui::CentralTab::Graph);
-    assert!(s.view.graph.side_by_side, "side by side");
+    assert_eq!(s.view.central(), "graph");
+    assert!(s.view.graph().side_by_side, "side by side");
     let now = on_screen(&h);
     assert_eq!(now, pass_of(&h.state().app, 2, "forward", 0));
     let ph = h.state().app.phase.as_ref().unwrap();

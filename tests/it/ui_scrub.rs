@@ -35,7 +35,7 @@ fn scrubbing_marks_exactly_what_each_pass_changed() {
     let mut h = harness();
     assert_eq!(current(&h), 0);
     assert_eq!(
-        h.state().view.graph.diff_counts,
+        h.state().view.graph().diff_counts,
         (0, 0, 0),
         "pass 000 has nothing to compare with"
     );
@@ -47,7 +47,7 @@ fn scrubbing_marks_exactly_what_each_pass_changed() {
         h.run_steps(3);
         assert_eq!(current(&h), k);
         assert_eq!(
-            h.state().view.graph.diff_counts,
+            h.state().view.graph().diff_counts,
             expected(k),
             "overlay of pass {k}"
         );
@@ -71,17 +71,17 @@ fn scrubbing_marks_exactly_what_each_pass_changed() {
     h.get_by_label("pass 010 eliminate_dead_code").click();
     h.run_steps(3);
     assert_eq!(current(&h), 10);
-    let (_, _, ghosts) = h.state().view.graph.diff_counts;
+    let (_, _, ghosts) = h.state().view.graph().diff_counts;
     assert_eq!(ghosts, expected(10).2);
     assert!(ghosts > 0);
 
     // Off, the overlay marks nothing; `D` brings it back.
     h.get_by_label("Diff").click();
     h.run_steps(2);
-    assert_eq!(h.state().view.graph.diff_counts, (0, 0, 0));
+    assert_eq!(h.state().view.graph().diff_counts, (0, 0, 0));
     h.key_press(egui::Key::D);
     h.run_steps(2);
-    assert_eq!(h.state().view.graph.diff_counts, expected(10));
+    assert_eq!(h.state().view.graph().diff_counts, expected(10));
 }
 
 #[test]
@@ -91,9 +91,9 @@ fn side_by_side_shows_the_compared_pass() {
     h.run_steps(3);
     h.get_by_label("Side by side").click();
     h.run_steps(3);
-    assert!(h.state().view.graph.side_by_side);
+    assert!(h.state().view.graph().side_by_side);
     // Both halves share the viewport: B's canvas is the right half.
-    let canvas = h.state().view.graph.canvas.unwrap();
+    let canvas = h.state().view.graph().canvas.unwrap();
     assert!(
         canvas.left() > 600.0,
         "B is drawn on the right half: {canvas:?}"
@@ -105,7 +105,7 @@ fn side_by_side_shows_the_compared_pass() {
     let at = h
         .state()
         .view
-        .graph
+        .graph()
         .screen_pos_of(&h.ctx, "addmm_default")
         .unwrap();
     assert!(
@@ -128,12 +128,12 @@ fn overlay_screenshot() {
     h.state_mut().app.select_node(None);
     h.run_steps(3);
     // Pass 004 fuses mm + add into addmm: +12 (addmm_default… and their views), ~6 rewired.
-    assert_eq!(h.state().view.graph.diff_counts, (12, 6, 0));
+    assert_eq!(h.state().view.graph().diff_counts, (12, 6, 0));
     let shot = shoot(&mut h, "diff_overlay");
     let at = h
         .state()
         .view
-        .graph
+        .graph()
         .screen_pos_of(&h.ctx, "addmm_default")
         .unwrap();
     assert!(

@@ -41,7 +41,7 @@ fn click_a_node_and_see_its_histogram_and_nan_badge_in_step_1() {
     let pos = h
         .state()
         .view
-        .graph
+        .graph()
         .screen_pos_of(&h.ctx, "add_6")
         .expect("add_6 is laid out");
     click_at(&mut h, pos);

@@ -11,7 +11,7 @@ use egui::{Event, Modifiers, PointerButton, Pos2, pos2, vec2};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use fxray::analysis::timeline_stats;
-use fxray::ui::{CentralTab, Fxray};
+use fxray::ui::Fxray;
 use serde_json::Value;
 
 fn showcase_facts() -> Value {
@@ -25,7 +25,7 @@ fn showcase_timeline() -> Harness<'static, Fxray> {
     settle(&mut h);
     h.get_by_label("⏱ capture graph_1 · aligned").click();
     settle(&mut h);
-    assert_eq!(h.state().view.central, CentralTab::Timeline);
+    assert_eq!(h.state().view.central(), "timeline");
     let open = h
         .state()
         .app
@@ -87,7 +87,7 @@ fn showcase_timeline_zoom_hover_and_range_stats() {
     h.get_by_label_contains("ts/dur are logical");
 
     // Fitted: the whole span is on screen.
-    let (v0, v1) = h.state().view.timeline.visible().unwrap();
+    let (v0, v1) = h.state().view.timeline().visible().unwrap();
     let span_end = facts["aligned_facts"]["max_end_per_tid"]["stream36"]
         .as_f64()
         .unwrap();
@@ -97,12 +97,12 @@ fn showcase_timeline_zoom_hover_and_range_stats() {
     );
 
     // Zoom in three wheel lines at the middle of the bars: the time under the cursor stays.
-    let canvas = h.state().view.timeline.canvas().unwrap();
+    let canvas = h.state().view.timeline().canvas().unwrap();
     let at = pos2(canvas.center().x, canvas.center().y);
     h.hover_at(at);
     h.step();
     let t_at = {
-        let st = &h.state().view.timeline;
+        let st = h.state().view.timeline();
         let (a, b) = st.visible().unwrap();
         let (xa, xb) = (st.x_of(a).unwrap(), st.x_of(b).unwrap());
         a + (b - a) * ((at.x - xa) / (xb - xa)) as f64
@@ -114,13 +114,13 @@ fn showcase_timeline_zoom_hover_and_range_stats() {
         modifiers: Modifiers::NONE,
     });
     h.run_steps(2);
-    let (z0, z1) = h.state().view.timeline.visible().unwrap();
+    let (z0, z1) = h.state().view.timeline().visible().unwrap();
     let ratio = (v1 - v0) / (z1 - z0);
     assert!((ratio - 1.25f64.powi(3)).abs() < 0.01, "zoomed ×{ratio}");
     let t_after = z0
-        + (z1 - z0) * ((at.x - h.state().view.timeline.x_of(z0).unwrap()) as f64)
-            / (h.state().view.timeline.x_of(z1).unwrap()
-                - h.state().view.timeline.x_of(z0).unwrap()) as f64;
+        + (z1 - z0) * ((at.x - h.state().view.timeline().x_of(z0).unwrap()) as f64)
+            / (h.state().view.timeline().x_of(z1).unwrap()
+                - h.state().view.timeline().x_of(z0).unwrap()) as f64;
     assert!((t_after - t_at).abs() < 0.5, "anchored: {t_at} → {t_after}");
 
     // Hover the first matmul on stream36 (an AI Core kernel): its tooltip lists its args.
@@ -138,12 +138,12 @@ fn showcase_timeline_zoom_hover_and_range_stats() {
     let r = h
         .state()
         .view
-        .timeline
+        .timeline()
         .task_rect(&h.state().app, task)
         .unwrap();
     h.hover_at(r.center());
     h.run_steps(3);
-    assert_eq!(h.state().view.timeline.hovered, Some(task));
+    assert_eq!(h.state().view.timeline().hovered, Some(task));
     assert!(
         h.query_all_by_label(&name).count() >= 1,
         "tooltip names {name}"
@@ -154,7 +154,7 @@ fn showcase_timeline_zoom_hover_and_range_stats() {
     // Fit again (F) and drag the ruler across everything: the stats are the file's histogram.
     h.key_press(egui::Key::F);
     h.run_steps(2);
-    let st = &h.state().view.timeline;
+    let st = h.state().view.timeline();
     let canvas = st.canvas().unwrap();
     let from = pos2(st.x_of(-1.0).unwrap(), canvas.top() + 8.0);
     let to = pos2(st.x_of(span_end + 1.0).unwrap(), canvas.top() + 8.0);
@@ -162,7 +162,7 @@ fn showcase_timeline_zoom_hover_and_range_stats() {
     let stats = h
         .state()
         .view
-        .timeline
+        .timeline()
         .range_stats()
         .expect("range stats")
         .clone();
@@ -196,7 +196,7 @@ fn showcase_timeline_zoom_hover_and_range_stats() {
 
     // A shift-drag over the first part selects a smaller range; its stats are exactly those
     // of the analysis over the same times.
-    let st = &h.state().view.timeline;
+    let st = h.state().view.timeline();
     let y = st.task_rect(&h.state().app, 0).unwrap().center().y;
     let from = pos2(st.x_of(0.0).unwrap(), y);
     let to = pos2(st.x_of(200.0).unwrap(), y);
@@ -204,7 +204,7 @@ fn showcase_timeline_zoom_hover_and_range_stats() {
     let stats = h
         .state()
         .view
-        .timeline
+        .timeline()
         .range_stats()
         .expect("range stats")
         .clone();
@@ -227,19 +227,19 @@ fn click_selects_a_task_and_search_walks_the_matches() {
     let r = h
         .state()
         .view
-        .timeline
+        .timeline()
         .task_rect(&h.state().app, first)
         .unwrap();
     click_at(&mut h, r.center());
     assert_eq!(h.state().app.timeline.selected, Some(first));
     h.get_by_label("Task Type");
     // Clicking empty space clears the selection.
-    let canvas = h.state().view.timeline.canvas().unwrap();
+    let canvas = h.state().view.timeline().canvas().unwrap();
     click_at(&mut h, pos2(canvas.center().x, canvas.bottom() - 3.0));
     assert_eq!(h.state().app.timeline.selected, None);
 
     // Search: the showcase has 4 EVENT_WAIT tasks; ▶ walks them in stream order.
-    h.state_mut().view.timeline.search = "event_wait".into();
+    h.state_mut().view.timeline_mut().search = "event_wait".into();
     h.run_steps(2);
     h.get_by_label("4 matches");
     h.get_by_label("▶").click();
@@ -254,10 +254,10 @@ fn click_selects_a_task_and_search_walks_the_matches() {
     let r = h
         .state()
         .view
-        .timeline
+        .timeline()
         .task_rect(&h.state().app, want[3])
         .unwrap();
-    let canvas = h.state().view.timeline.canvas().unwrap();
+    let canvas = h.state().view.timeline().canvas().unwrap();
     assert!(canvas.contains(r.center()), "{r:?} in {canvas:?}");
 
     // The wait's details link to its record (same handle, on the other stream): follow it.
@@ -311,9 +311,9 @@ fn multistream_moe_screenshot() {
     // Select the first MoE dispatch and the span of the first layer.
     let dispatch = timeline_stats::search(&tl.trace, "MoeDistributeDispatch")[0];
     h.state_mut().app.select_task(Some(dispatch));
-    h.state_mut().view.timeline.range = Some((0.0, 300.0));
+    h.state_mut().view.timeline_mut().range = Some((0.0, 300.0));
     h.run_steps(3);
-    assert!(h.state().view.timeline.drawn.arrows > 0);
+    assert!(h.state().view.timeline().drawn.arrows > 0);
     h.remove_cursor();
     h.run_steps(2);
     shoot(&mut h, "timeline_multistream_moe");
@@ -344,7 +344,7 @@ fn selecting_a_task_selects_its_node_and_back() {
     let r = h
         .state()
         .view
-        .timeline
+        .timeline()
         .task_rect(&h.state().app, softmax)
         .unwrap();
     click_at(&mut h, r.center());
@@ -383,7 +383,7 @@ fn a_trace_file_opened_directly_shows_its_timeline() {
     app.open_trace_file(&raw);
     let mut h = harness(app);
     settle(&mut h);
-    assert_eq!(h.state().view.central, CentralTab::Timeline);
+    assert_eq!(h.state().view.central(), "timeline");
     h.get_by_label("135 tasks · 4 streams · 12 record/wait pairs");
     h.get_by_label("⏱ capture graph_1 · raw");
     assert!(h.state().app.error.is_none(), "{:?}", h.state().app.error);
@@ -400,7 +400,7 @@ fn a_trace_file_opened_directly_shows_its_timeline() {
     app.open_trace_file(&p);
     let mut h = harness(app);
     settle(&mut h);
-    assert_eq!(h.state().view.central, CentralTab::Timeline);
+    assert_eq!(h.state().view.central(), "timeline");
     h.get_by_label("2 tasks · 2 streams · 0 record/wait pairs");
     assert!(
         h.query_by_label_contains("ts/dur are logical").is_none(),
@@ -429,11 +429,11 @@ fn many_streams_scroll_and_search_reveals_a_lower_lane() {
     settle(&mut h);
     let tl = h.state().app.timeline().unwrap().clone();
     let last = tl.trace.lanes[39].tasks[0];
-    let canvas = h.state().view.timeline.canvas().unwrap();
+    let canvas = h.state().view.timeline().canvas().unwrap();
     let r = h
         .state()
         .view
-        .timeline
+        .timeline()
         .task_rect(&h.state().app, last)
         .unwrap();
     assert!(
@@ -452,7 +452,7 @@ fn many_streams_scroll_and_search_reveals_a_lower_lane() {
     let r = h
         .state()
         .view
-        .timeline
+        .timeline()
         .task_rect(&h.state().app, last)
         .unwrap();
     assert!(
@@ -461,7 +461,7 @@ fn many_streams_scroll_and_search_reveals_a_lower_lane() {
     );
     h.hover_at(r.center());
     h.run_steps(2);
-    assert_eq!(h.state().view.timeline.hovered, Some(last));
+    assert_eq!(h.state().view.timeline().hovered, Some(last));
     // Scroll back up, then search reveals stream39's task again.
     h.hover_at(pos2(canvas.left() + 20.0, canvas.center().y));
     h.step();
@@ -472,8 +472,8 @@ fn many_streams_scroll_and_search_reveals_a_lower_lane() {
         modifiers: Modifiers::NONE,
     });
     h.run_steps(2);
-    assert_eq!(h.state().view.timeline.options.scroll_y, 0.0);
-    h.state_mut().view.timeline.search = "t39_0".into();
+    assert_eq!(h.state().view.timeline().options.scroll_y, 0.0);
+    h.state_mut().view.timeline_mut().search = "t39_0".into();
     h.run_steps(2);
     h.get_by_label("▶").click();
     h.run_steps(2);
@@ -481,7 +481,7 @@ fn many_streams_scroll_and_search_reveals_a_lower_lane() {
     let r = h
         .state()
         .view
-        .timeline
+        .timeline()
         .task_rect(&h.state().app, last)
         .unwrap();
     assert!(canvas.contains(r.center()), "revealed");
@@ -503,12 +503,17 @@ fn hovering_an_arrow_names_the_pair() {
         .enumerate()
         .find(|(_, d)| d.from_lane.abs_diff(d.to_lane) == 1)
         .unwrap();
-    let (a, b) = h.state().view.timeline.dep_ends(&h.state().app, i).unwrap();
+    let (a, b) = h
+        .state()
+        .view
+        .timeline()
+        .dep_ends(&h.state().app, i)
+        .unwrap();
     let mid = a + (b - a) / 2.0;
     h.hover_at(mid);
     h.run_steps(3);
-    assert_eq!(h.state().view.timeline.hovered, None);
-    assert_eq!(h.state().view.timeline.hovered_dep, Some(i));
+    assert_eq!(h.state().view.timeline().hovered, None);
+    assert_eq!(h.state().view.timeline().hovered_dep, Some(i));
     h.get_by_label(&d.label);
     h.get_by_label_contains("paired by");
 }

@@ -4,6 +4,7 @@
 //! expanded are bounded per entry and in total, so a bomb stops the read with one line and
 //! keeps what came before it.
 
+use super::error::ArchiveError;
 use super::{Archive, Data, Node, Stamp};
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
@@ -187,16 +188,18 @@ impl<'a> Builder<'a> {
         };
         let room = self.limits.total_bytes.saturating_sub(self.total);
         if declared > self.limits.entry_bytes {
-            self.stop(format!(
-                "{} claims {}, more than the {} fxray expands from one entry: reading stopped there",
-                rel.display(),
-                human(declared),
-                human(self.limits.entry_bytes)
-            ));
+            self.stop(
+                ArchiveError::EntryTooLarge {
+                    entry: rel,
+                    claimed: Some(human(declared)),
+                    limit: human(self.limits.entry_bytes),
+                }
+                .to_string(),
+            );
             return Flow::Stop;
         }
         if declared > room {
-            self.stop(self.over_total(&rel));
+            self.stop(self.over_total(&rel).to_string());
             return Flow::Stop;
         }
         match self.take(&rel, declared, exact, r) {
@@ -206,19 +209,17 @@ impl<'a> Builder<'a> {
                 Flow::Go
             }
             Err(why) => {
-                self.stop(why);
+                self.stop(why.to_string());
                 Flow::Stop
             }
         }
     }
 
-    fn over_total(&self, rel: &Path) -> String {
-        format!(
-            "the entries up to {} expand to more than {}, the most fxray expands from one \
-             archive (a bomb?): reading stopped there",
-            rel.display(),
-            human(self.limits.total_bytes)
-        )
+    fn over_total(&self, rel: &Path) -> ArchiveError {
+        ArchiveError::TotalTooLarge {
+            entry: rel.to_path_buf(),
+            limit: human(self.limits.total_bytes),
+        }
     }
 
     /// Reads one entry's bytes, in memory while it and the budget allow, else into the cache.
@@ -228,7 +229,7 @@ impl<'a> Builder<'a> {
         declared: u64,
         exact: bool,
         r: &mut dyn Read,
-    ) -> Result<(u64, Data), String> {
+    ) -> Result<(u64, Data), ArchiveError> {
         let mut chunk = std::mem::take(&mut self.chunk);
         let got = self.take_with(&mut chunk, rel, declared, exact, r);
         self.chunk = chunk;
@@ -242,7 +243,7 @@ impl<'a> Builder<'a> {
         declared: u64,
         exact: bool,
         r: &mut dyn Read,
-    ) -> Result<(u64, Data), String> {
+    ) -> Result<(u64, Data), ArchiveError> {
         let allowed = self
             .limits
             .entry_bytes
@@ -267,31 +268,35 @@ impl<'a> Builder<'a> {
                     if e.kind() == std::io::ErrorKind::UnexpectedEof
                         || e.to_string().contains("incomplete") =>
                 {
-                    return Err(format!(
-                        "the archive ends inside {} ({n} of {declared} bytes): it was cut short",
-                        rel.display()
-                    ));
+                    return Err(ArchiveError::CutShort {
+                        entry: rel.to_path_buf(),
+                        got: n,
+                        declared,
+                    });
                 }
-                Err(e) => return Err(format!("damaged inside {}: {e}", rel.display())),
+                Err(e) => {
+                    return Err(ArchiveError::DamagedEntry {
+                        entry: rel.to_path_buf(),
+                        cause: e.to_string(),
+                    });
+                }
             };
             n += k as u64;
             if exact && n > declared {
                 // Stopped at once: a zip entry claiming 1 KB that inflates to 10 GB costs
                 // nothing, instead of filling the cache up to the bound.
-                return Err(format!(
-                    "{} holds more than the {} bytes it claims (a bomb?): reading stopped there",
-                    rel.display(),
-                    declared
-                ));
+                return Err(ArchiveError::MoreThanClaimed {
+                    entry: rel.to_path_buf(),
+                    declared,
+                });
             }
             if n > allowed {
                 return Err(if n > self.limits.entry_bytes {
-                    format!(
-                        "{} expands past {}, the most fxray expands from one entry (a bomb?): \
-                         reading stopped there",
-                        rel.display(),
-                        human(self.limits.entry_bytes)
-                    )
+                    ArchiveError::EntryTooLarge {
+                        entry: rel.to_path_buf(),
+                        claimed: None,
+                        limit: human(self.limits.entry_bytes),
+                    }
                 } else {
                     self.over_total(rel)
                 });
@@ -308,10 +313,11 @@ impl<'a> Builder<'a> {
             }
         }
         if n < declared {
-            return Err(format!(
-                "the archive ends inside {} ({n} of {declared} bytes): it was cut short",
-                rel.display()
-            ));
+            return Err(ArchiveError::CutShort {
+                entry: rel.to_path_buf(),
+                got: n,
+                declared,
+            });
         }
         Ok(match spill {
             Some((_, p)) => {
@@ -325,7 +331,7 @@ impl<'a> Builder<'a> {
         })
     }
 
-    fn spill_file(&mut self) -> Result<(std::fs::File, PathBuf), String> {
+    fn spill_file(&mut self) -> Result<(std::fs::File, PathBuf), ArchiveError> {
         if !self.spill_ready {
             let _ = std::fs::remove_dir_all(&self.spill_dir);
             std::fs::create_dir_all(&self.spill_dir).map_err(|e| self.cache_error(&e))?;
@@ -337,11 +343,11 @@ impl<'a> Builder<'a> {
         Ok((f, p))
     }
 
-    fn cache_error(&self, e: &std::io::Error) -> String {
-        format!(
-            "cannot write large entries to the cache folder {}: {e}",
-            self.spill_dir.display()
-        )
+    fn cache_error(&self, e: &std::io::Error) -> ArchiveError {
+        ArchiveError::Cache {
+            dir: self.spill_dir.clone(),
+            cause: e.to_string(),
+        }
     }
 
     /// The entry's path inside the archive, or `None` when it is refused.

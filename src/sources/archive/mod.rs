@@ -9,10 +9,12 @@
 //! through [`crate::sources::vfs`].
 
 mod build;
+mod error;
 mod tar;
 mod zip;
 
 use build::{Builder, LIMITS, Limits};
+pub use error::ArchiveError;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, LazyLock, Mutex};
@@ -107,14 +109,41 @@ pub fn is_archive_file(path: &Path) -> bool {
 /// The archives this process has read, newest last.
 static MOUNTS: LazyLock<Mutex<Vec<Arc<Archive>>>> = LazyLock::new(|| Mutex::new(Vec::new()));
 
+/// Where trees held only in memory are served ([`mount_memory`]): a path no file is ever
+/// written under.
+static MEMORY_ROOT: LazyLock<PathBuf> =
+    LazyLock::new(|| crate::paths::cache_dir().join("in-memory"));
+
+/// Serves `files` (paths relative to the tree, and their bytes) as a read-only tree at
+/// `<cache>/in-memory/<name>`, which it returns: graphs found only in a trace log open as the
+/// passes of their compile without a byte written anywhere. Mounting the same name again
+/// replaces the tree. Memory trees stay until the process ends (they hold graph texts).
+pub fn mount_memory(name: &str, files: Vec<(PathBuf, Vec<u8>)>) -> PathBuf {
+    let root = MEMORY_ROOT.join(name);
+    let mut b = Builder::new(name.to_string(), PathBuf::from("/nonexistent"), &IN_MEMORY);
+    for (path, bytes) in files {
+        b.file(&path, bytes.len() as u64, true, &mut bytes.as_slice());
+    }
+    let tree = Arc::new(b.finish(root.clone(), (0, None)));
+    let mut mounts = MOUNTS.lock().unwrap_or_else(|e| e.into_inner());
+    mounts.retain(|a| a.root != root);
+    mounts.push(tree);
+    root
+}
+
+fn in_memory(path: &Path) -> bool {
+    path.starts_with(&*MEMORY_ROOT)
+}
+
 /// The archive a path lies in (or is), with the path inside it; `None` for a path that has no
 /// archive among itself and its ancestors (then it is a plain disk path). Mounts the archive
 /// on first use; the error is one line naming the archive and what is wrong with it.
-pub fn locate(path: &Path) -> Option<Result<(Arc<Archive>, PathBuf), String>> {
+pub fn locate(path: &Path) -> Option<Result<(Arc<Archive>, PathBuf), ArchiveError>> {
     // The common case, a plain tree, costs a look at the names and no system call.
-    if !path
-        .iter()
-        .any(|c| c.to_str().and_then(format_of).is_some())
+    if !in_memory(path)
+        && !path
+            .iter()
+            .any(|c| c.to_str().and_then(format_of).is_some())
     {
         return None;
     }
@@ -150,7 +179,7 @@ pub fn lies_in_archive(path: &Path) -> bool {
 
 /// Re-reads the archive `path` lies in when its file changed since it was mounted (an archive
 /// opened again after being re-packed). `None` for a plain disk path.
-pub fn refresh(path: &Path) -> Option<Result<Arc<Archive>, String>> {
+pub fn refresh(path: &Path) -> Option<Result<Arc<Archive>, ArchiveError>> {
     path.iter()
         .any(|c| c.to_str().and_then(format_of).is_some())
         .then_some(())?;
@@ -179,10 +208,10 @@ fn archive_ancestor(abs: &Path) -> Option<PathBuf> {
 
 /// Mounts the archive file `file` (absolute), or returns the mount already there when the file
 /// has not changed (always, unless `check` asks to compare its length and time).
-fn mount(file: &Path, check: bool) -> Result<Arc<Archive>, String> {
+fn mount(file: &Path, check: bool) -> Result<Arc<Archive>, ArchiveError> {
     // One mount at a time: two readers of a new archive must not both read it.
     let mut mounts = MOUNTS.lock().unwrap_or_else(|e| e.into_inner());
-    let stamp = stamp_of(file).map_err(|e| format!("{}: {e}", file.display()))?;
+    let stamp = stamp_of(file).map_err(|e| ArchiveError::Io(format!("{}: {e}", file.display())))?;
     if let Some(i) = mounts.iter().position(|a| a.root == file) {
         if !check || mounts[i].stamp == stamp {
             return Ok(mounts[i].clone());
@@ -204,7 +233,7 @@ pub fn unmount_others(keep: &Path) {
     let keep = std::path::absolute(keep).unwrap_or_else(|_| keep.to_path_buf());
     let mut mounts = MOUNTS.lock().unwrap_or_else(|e| e.into_inner());
     mounts.retain(|a| {
-        let kept = keep.starts_with(&a.root);
+        let kept = keep.starts_with(&a.root) || in_memory(&a.root);
         if !kept && let Some(d) = &a.spill_dir {
             // Open maps of its files stay valid: the files go when the last map does.
             let _ = std::fs::remove_dir_all(d);
@@ -220,12 +249,12 @@ fn stamp_of(file: &Path) -> std::io::Result<Stamp> {
 
 /// Reads an archive file into a tree. Only an archive that yields nothing at all is an error
 /// (the cause, without the path).
-fn read(file: &Path, stamp: Stamp, limits: &Limits) -> Result<Archive, String> {
+fn read(file: &Path, stamp: Stamp, limits: &Limits) -> Result<Archive, ArchiveError> {
     let name = file
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let format = format_of(&name).ok_or("not an archive")?;
+    let format = format_of(&name).ok_or(ArchiveError::NotAnArchive)?;
     let spill = spill_dir(file, stamp);
     build::sweep_stale(&spill);
     let mut b = Builder::new(name, spill, limits);
@@ -239,15 +268,15 @@ fn read(file: &Path, stamp: Stamp, limits: &Limits) -> Result<Archive, String> {
 
 fn finish(
     mut b: Builder,
-    outcome: Result<(), String>,
+    outcome: Result<(), ArchiveError>,
     root: PathBuf,
     stamp: Stamp,
-) -> Result<Archive, String> {
+) -> Result<Archive, ArchiveError> {
     if let Err(e) = outcome {
         if b.is_empty() {
             return Err(e);
         }
-        b.stop(e);
+        b.stop(e.to_string());
     }
     Ok(b.finish(root, stamp))
 }
@@ -262,7 +291,7 @@ const IN_MEMORY: Limits = Limits {
 };
 
 /// Reads an archive image held in memory (fuzzing): nothing is mounted and nothing is written.
-pub fn from_bytes(format: Format, bytes: &[u8]) -> Result<Archive, String> {
+pub fn from_bytes(format: Format, bytes: &[u8]) -> Result<Archive, ArchiveError> {
     let mut b = Builder::new("archive".into(), PathBuf::from("/nonexistent"), &IN_MEMORY);
     let outcome = match format {
         Format::TarGz => tar::read(bytes, true, &mut b),

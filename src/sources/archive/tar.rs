@@ -2,34 +2,39 @@
 //! they come. Concatenated gzip members (what `cat a.gz b.gz` or pigz may write) are one stream.
 
 use super::build::{Builder, Flow, Skip};
+use super::error::ArchiveError;
 use std::io::{BufReader, Read};
 use std::path::Path;
 
 /// Reads every entry of the archive `file` into `b`. The error is the cause, without the path.
-pub fn read_file(file: &Path, gz: bool, b: &mut Builder) -> Result<(), String> {
-    let f = std::fs::File::open(file).map_err(|e| e.to_string())?;
+pub fn read_file(file: &Path, gz: bool, b: &mut Builder) -> Result<(), ArchiveError> {
+    let f = std::fs::File::open(file).map_err(|e| ArchiveError::Io(e.to_string()))?;
     read(BufReader::with_capacity(1 << 20, f), gz, b)
 }
 
-pub fn read(f: impl Read, gz: bool, b: &mut Builder) -> Result<(), String> {
+pub fn read(f: impl Read, gz: bool, b: &mut Builder) -> Result<(), ArchiveError> {
     if gz {
         // Inflated in large blocks: tar asks for 512 bytes at a time, and each call into the
         // decoder has a cost of its own.
         let gz = flate2::read::MultiGzDecoder::new(f);
-        entries(BufReader::with_capacity(1 << 18, gz), b)
-            .map_err(|e| format!("not a readable .tar.gz: {e}"))
+        entries(BufReader::with_capacity(1 << 18, gz), ".tar.gz", b)
     } else {
-        entries(f, b).map_err(|e| format!("not a readable .tar: {e}"))
+        entries(f, ".tar", b)
     }
 }
 
-fn entries<R: Read>(r: R, b: &mut Builder) -> Result<(), String> {
+/// `what`: the format, as the error names it.
+fn entries<R: Read>(r: R, what: &'static str, b: &mut Builder) -> Result<(), ArchiveError> {
+    let unreadable = |e: &std::io::Error| ArchiveError::Unreadable {
+        what,
+        cause: cause(e),
+    };
     let mut ar = tar::Archive::new(r);
-    let iter = ar.entries().map_err(|e| cause(&e))?;
+    let iter = ar.entries().map_err(|e| unreadable(&e))?;
     for entry in iter {
         let mut e = match entry {
             Ok(e) => e,
-            Err(err) if b.is_empty() => return Err(cause(&err)),
+            Err(err) if b.is_empty() => return Err(unreadable(&err)),
             Err(err) => {
                 b.stop(format!("damaged after this point: {}", cause(&err)));
                 return Ok(());

@@ -2,16 +2,17 @@
 //! headers in order, which recovers every entry before the cut.
 
 use super::build::{Builder, Flow, Skip};
+use super::error::ArchiveError;
 use std::io::{BufReader, Read, Seek};
 use std::path::{Path, PathBuf};
 
 /// Reads every entry of the archive `file` into `b`. The error is the cause, without the path.
-pub fn read_file(file: &Path, b: &mut Builder) -> Result<(), String> {
+pub fn read_file(file: &Path, b: &mut Builder) -> Result<(), ArchiveError> {
     read(
         || {
             std::fs::File::open(file)
                 .map(|f| BufReader::with_capacity(1 << 20, f))
-                .map_err(|e| e.to_string())
+                .map_err(|e| ArchiveError::Io(e.to_string()))
         },
         b,
     )
@@ -20,9 +21,9 @@ pub fn read_file(file: &Path, b: &mut Builder) -> Result<(), String> {
 /// `open` gives a fresh reader from the start: once for the central directory, once more for
 /// the local headers when that fails.
 pub fn read<R: Read + Seek>(
-    open: impl Fn() -> Result<R, String>,
+    open: impl Fn() -> Result<R, ArchiveError>,
     b: &mut Builder,
-) -> Result<(), String> {
+) -> Result<(), ArchiveError> {
     let central = match zip::ZipArchive::new(open()?) {
         Ok(mut z) => {
             for i in 0..z.len() {
@@ -67,7 +68,7 @@ pub fn read<R: Read + Seek>(
                 }
             }
             Ok(None) => break,
-            Err(_) if b.is_empty() => return Err(format!("not a readable .zip: {central}")),
+            Err(_) if b.is_empty() => return Err(unreadable(&central)),
             Err(err) => {
                 b.stop(format!("damaged after this point: {err}"));
                 return Ok(());
@@ -75,9 +76,16 @@ pub fn read<R: Read + Seek>(
         }
     }
     if b.is_empty() {
-        return Err(format!("not a readable .zip: {central}"));
+        return Err(unreadable(&central));
     }
     Ok(())
+}
+
+fn unreadable(central: &zip::result::ZipError) -> ArchiveError {
+    ArchiveError::Unreadable {
+        what: ".zip",
+        cause: central.to_string(),
+    }
 }
 
 /// `exact`: the size read from the archive is the entry's (more bytes are a lie).

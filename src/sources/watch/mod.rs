@@ -127,22 +127,46 @@ type Raw = DebounceEventResult;
 /// Either kind of debouncer: kept alive (watching stops when it drops), never called.
 type Debouncer = Box<dyn std::any::Any>;
 
+/// Why a kind of watcher could not start (the OS's events: then fxray polls).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NoWatch {
+    /// Asked for (`FXRAY_WATCH=poll`, a setting).
+    #[error("{0}")]
+    Asked(String),
+    #[error("{0} file system: OS events may miss remote writes")]
+    NetworkFs(String),
+    #[error("the OS limit on watched folders is reached (raise fs.inotify.max_user_watches)")]
+    TooManyWatches,
+    #[error("the folder no longer exists")]
+    Gone,
+    #[error("{0}")]
+    Other(String),
+}
+
+impl From<notify::Error> for NoWatch {
+    fn from(e: notify::Error) -> Self {
+        match &e.kind {
+            notify::ErrorKind::MaxFilesWatch => NoWatch::TooManyWatches,
+            notify::ErrorKind::PathNotFound => NoWatch::Gone,
+            _ => NoWatch::Other(e.to_string()),
+        }
+    }
+}
+
 fn start_native(
     root: &Path,
     mode: RecursiveMode,
     config: &WatchConfig,
     tx: std::sync::mpsc::Sender<Raw>,
-) -> Result<Debouncer, String> {
+) -> Result<Debouncer, NoWatch> {
     if let Some(reason) = &config.force_poll {
-        return Err(reason.clone());
+        return Err(NoWatch::Asked(reason.clone()));
     }
     if let Some(fs) = fs_kind::network_fs(root) {
-        return Err(format!(
-            "{fs} file system: OS events may miss remote writes"
-        ));
+        return Err(NoWatch::NetworkFs(fs.to_string()));
     }
-    let mut d = new_debouncer(config.debounce, None, tx).map_err(|e| e.to_string())?;
-    d.watch(root, mode).map_err(|e| plain_notify_error(&e))?;
+    let mut d = new_debouncer(config.debounce, None, tx)?;
+    d.watch(root, mode)?;
     Ok(Box::new(d))
 }
 
@@ -151,7 +175,7 @@ fn start_poll(
     mode: RecursiveMode,
     config: &WatchConfig,
     tx: std::sync::mpsc::Sender<Raw>,
-) -> Result<Debouncer, String> {
+) -> Result<Debouncer, NoWatch> {
     let cfg = notify::Config::default().with_poll_interval(config.poll_interval);
     let mut d = new_debouncer_opt::<_, notify::PollWatcher, _>(
         config.debounce,
@@ -159,20 +183,9 @@ fn start_poll(
         tx,
         notify_debouncer_full::NoCache,
         cfg,
-    )
-    .map_err(|e| e.to_string())?;
-    d.watch(root, mode).map_err(|e| plain_notify_error(&e))?;
+    )?;
+    d.watch(root, mode)?;
     Ok(Box::new(d))
-}
-
-fn plain_notify_error(e: &notify::Error) -> String {
-    match &e.kind {
-        notify::ErrorKind::MaxFilesWatch => {
-            "the OS limit on watched folders is reached (raise fs.inotify.max_user_watches)".into()
-        }
-        notify::ErrorKind::PathNotFound => "the folder no longer exists".into(),
-        _ => e.to_string(),
-    }
 }
 
 fn run(set: FileSet, config: WatchConfig, stop: &AtomicBool, sink: &dyn Fn(WatchEvent)) {
@@ -190,7 +203,7 @@ fn run(set: FileSet, config: WatchConfig, stop: &AtomicBool, sink: &dyn Fn(Watch
                 d,
                 Backend::Polling {
                     interval: config.poll_interval,
-                    reason,
+                    reason: reason.to_string(),
                 },
             ),
             Err(e) => {

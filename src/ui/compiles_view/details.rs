@@ -11,11 +11,11 @@ use std::sync::Arc;
 pub(super) fn show(
     ui: &mut egui::Ui,
     app: &App,
-    state: &CompilesState,
     view: &mut CompilesViewState,
     stories: &[Arc<Story>],
     action: &mut Option<Action>,
 ) {
+    let state = &app.compiles;
     if let Some(((si, ci), bi)) = state.selected_break
         && let Some(story) = stories.get(si)
         && let Some(c) = story.trace.compiles.get(ci)

@@ -7,11 +7,10 @@
 mod details;
 mod tree_notes;
 
-pub use tree_notes::{model_note, tree_section};
+pub use tree_notes::model_note;
 
-use crate::analysis::compiles;
-use crate::app::App;
 use crate::app::compiles::{CompilesState, Story};
+use crate::app::{App, Nav};
 use crate::model::compile::Status;
 use std::sync::Arc;
 
@@ -49,13 +48,37 @@ pub(crate) enum Action {
     Flame(usize, Option<String>),
 }
 
-pub fn show(
-    app: &mut App,
-    state: &mut CompilesState,
-    view: &mut CompilesViewState,
-    central: &mut super::CentralTab,
-    ui: &mut egui::Ui,
-) {
+/// The Compiles tab.
+#[derive(Default)]
+pub struct CompilesTab {
+    pub view: CompilesViewState,
+}
+
+impl super::tabs::Tab for CompilesTab {
+    fn id(&self) -> &'static str {
+        "compiles"
+    }
+
+    fn title(&self) -> &'static str {
+        "Compiles"
+    }
+
+    fn ui(&mut self, app: &mut App, _: &mut super::ViewState, ui: &mut egui::Ui) {
+        show(app, &mut self.view, ui);
+    }
+
+    fn tree_section(&mut self, app: &mut App, ui: &mut egui::Ui) {
+        let mut pick = None;
+        tree_notes::tree_section(ui, &app.compiles, &mut pick);
+        if let Some(c) = pick {
+            app.compiles.select(c);
+            app.nav.push(Nav::ShowTab("compiles"));
+        }
+    }
+}
+
+fn show(app: &mut App, view: &mut CompilesViewState, ui: &mut egui::Ui) {
+    let state = &app.compiles;
     if state.stories.is_empty() {
         if state.loading {
             crate::ui::loading::busy(ui, "reading the trace log…");
@@ -86,14 +109,14 @@ pub fn show(
         .id_salt("compiles_details")
         .auto_shrink(false)
         .show(ui, |ui| {
-            details::show(ui, app, state, view, &stories, &mut action);
+            details::show(ui, app, view, &stories, &mut action);
         });
     match action {
-        Some(Action::Select(c)) => state.select(c),
-        Some(Action::SelectBreak(c, b)) => state.select_break(c, b),
+        Some(Action::Select(c)) => app.compiles.select(c),
+        Some(Action::SelectBreak(c, b)) => app.compiles.select_break(c, b),
         Some(Action::OpenGraph(p)) => {
             app.select_graph(&p);
-            *central = super::CentralTab::Graph;
+            app.nav.push(Nav::ShowTab("graph"));
         }
         Some(Action::Flame(s, id)) => {
             if let Some(story) = stories.get(s) {
@@ -160,30 +183,42 @@ fn story_list(
         .striped(true)
         .num_columns(6)
         .show(ui, |ui| {
-            for (ci, c) in t.compiles.iter().enumerate() {
-                let st = c.status();
+            // One row per attempt: a restarted attempt is its own row, with its own status,
+            // reason and the model folder it wrote.
+            for r in state.rows.get(si).map_or(&[][..], Vec::as_slice) {
+                let (ci, st) = (r.compile, r.status);
                 ui.colored_label(status_colour(ui, st), status_icon(st))
                     .on_hover_text(st.label());
-                let selected = state.selected == Some((si, ci));
+                let selected = state.selected == Some((si, ci)) && r.last;
+                let co = r.co_name.as_deref().unwrap_or("?");
                 if ui
-                    .selectable_label(
-                        selected,
-                        format!("{} {}", c.label(), c.co_name().unwrap_or("?")),
-                    )
+                    .selectable_label(selected, format!("{} {co}", r.label))
                     .clicked()
                 {
                     *action = Some(Action::Select((si, ci)));
                 }
-                ui.weak(c.location().map(|l| l.short()).unwrap_or_default());
-                ui.label(c.time_s().map(|s| format!("{s:.3} s")).unwrap_or_default());
-                ui.label(
-                    state
-                        .link_of((si, ci))
-                        .map(|l| format!("➡ {}", l.model))
+                ui.weak(
+                    t.compiles
+                        .get(ci)
+                        .and_then(|c| c.location())
+                        .map(|l| l.short())
                         .unwrap_or_default(),
                 );
-                let why = compiles::why(t, ci);
-                ui.weak(&why).on_hover_text(&why);
+                ui.label(r.time_s.map(|s| format!("{s:.3} s")).unwrap_or_default());
+                ui.label(
+                    r.model
+                        .as_ref()
+                        .map(|m| format!("➡ {m}"))
+                        .unwrap_or_default(),
+                );
+                let why = match &r.restart_reason {
+                    Some(reason) if !r.last => format!("restarted: {reason}"),
+                    _ => r.why.clone(),
+                };
+                // One line a row (torch's reasons run to several): the rest on hover.
+                let first = why.lines().next().unwrap_or_default();
+                ui.add(egui::Label::new(egui::RichText::new(first).weak()).extend())
+                    .on_hover_text(&why);
                 ui.end_row();
             }
         });

@@ -18,7 +18,7 @@ mod scene;
 mod search;
 pub mod shapes;
 
-use crate::app::App;
+use crate::app::{App, Nav};
 use egui::{Pos2, Rect};
 use scene::Scene;
 use std::sync::Arc;
@@ -36,6 +36,9 @@ pub struct GraphViewState {
     /// Colour what the compared pass added, changed and removed (default on).
     pub diff_overlay: bool,
     /// Show the compared graph (A) left of the pass on screen (B).
+    /// The graph was replaced by the same pass of another rank: the viewport and the open
+    /// boxes stay until the new module tree has arrived (its fold must not refit either).
+    pub keep_view: bool,
     pub side_by_side: bool,
     /// Nodes drawn as (added, changed, removed ghosts) by the overlay.
     pub diff_counts: (usize, usize, usize),
@@ -70,6 +73,7 @@ impl Default for GraphViewState {
             scene_a: None,
             diff_overlay: true,
             side_by_side: false,
+            keep_view: false,
             diff_counts: (0, 0, 0),
             search: search::Search::default(),
             cone: false,
@@ -187,8 +191,18 @@ pub fn show(app: &mut App, st: &mut GraphViewState, ui: &mut egui::Ui) {
         });
         return;
     }
-    let fold_request = app.phase.as_mut().and_then(|p| p.fold_request.take());
-    let keep_view = app.phase.as_ref().is_some_and(|p| p.keep_view);
+    let fold_request = app.nav.take(|r| match r {
+        Nav::Fold(path) => Some(path.clone()),
+        _ => None,
+    });
+    if app
+        .nav
+        .take(|r| (*r == Nav::KeepView).then_some(()))
+        .is_some()
+    {
+        st.keep_view = true;
+    }
+    let keep_view = st.keep_view;
     navigation::toolbar(app, st, ui);
     pass_strip::show(app, ui);
     let Some(ph) = &app.phase else { return };
@@ -242,18 +256,15 @@ pub fn show(app: &mut App, st: &mut GraphViewState, ui: &mut egui::Ui) {
     scene.apply(&file, &view, &hits);
     st.diff_counts = scene.counted.diff;
     let tree_known = fold_tree.is_some();
-    let refolded = sync_fold(scene, st.fold_mode, fold_tree);
+    let refolded = sync_fold(scene, st.fold_mode, fold_tree, ui.available_size());
     if let Some(open) = st.carried_open.take_if(|_| scene.fold.is_some()) {
         reopen(scene, &open);
     } else if refolded && !keep_view {
         st.fit_frames = 1;
     }
     // Kept until the module tree has arrived (the fold it brings must not refit either).
-    if keep_view
-        && tree_known
-        && let Some(ph) = app.phase.as_mut()
-    {
-        ph.keep_view = false;
+    if keep_view && tree_known {
+        st.keep_view = false;
     }
     // The inspector's breadcrumb folds a module.
     if let Some(path) = fold_request
@@ -380,17 +391,46 @@ fn reopen(scene: &mut Scene, open: &[String]) {
 
 /// Groups the scene by module, or not, as the mode (or the graph's size) says; true when the
 /// placement changed (the view then fits it).
+///
+/// A graph that reads whole at fit (node labels at least `READABLE_PX` on the canvas of size
+/// `view`) opens whole; any other opens grouped, at the deepest depth whose box titles still
+/// read at fit, whatever its size.
 fn sync_fold(
     scene: &mut Scene,
     mode: Option<bool>,
     tree: Option<Arc<crate::analysis::fold::FoldTree>>,
+    view: egui::Vec2,
 ) -> bool {
     let tree = tree.filter(|t| t.modules.len() > 1);
-    let auto = scene.layout.union.names().len() > fold_view::FOLD_ABOVE;
+    let view = Rect::from_min_size(Pos2::ZERO, view.max(egui::vec2(100.0, 100.0)));
+    let fit = |b: Rect| Viewport::fitting(b, view).zoom;
+    if tree.is_some() && scene.opens_folded.is_none() {
+        let whole = fit(scene.bounds()) * shapes::FONT_PX >= fold_view::READABLE_PX;
+        scene.opens_folded = Some(!whole);
+    }
+    let auto = scene.opens_folded.unwrap_or(false);
     let want = mode.unwrap_or(auto) && tree.is_some();
     match (want, scene.fold.is_some(), tree) {
         (true, false, Some(t)) => {
-            let e = t.initial_expansion(fold_view::MAX_OPEN_ITEMS);
+            let reads = |l: &crate::analysis::fold::FoldLayout| {
+                let [x0, y0, x1, y1] = l.bounds;
+                let b = Rect::from_min_max(Pos2::new(x0, y0), Pos2::new(x1, y1));
+                // The smallest title drawn: an open box's when there is one (the root's box
+                // has no title to read).
+                let any_open = l
+                    .boxes
+                    .iter()
+                    .any(|b| !b.folded && b.module != crate::analysis::fold::ROOT);
+                fit(b) * fold_paint::title_px(!any_open) >= fold_view::READABLE_PX
+            };
+            let e = t
+                .readable_expansion(
+                    scene.layout.union.edges(),
+                    &scene.layout.sizes,
+                    fold_view::MAX_OPEN_ITEMS,
+                    reads,
+                )
+                .unwrap_or_else(|| t.expanded_to(1));
             scene.set_fold(Some((t, e)));
             true
         }
@@ -444,4 +484,33 @@ fn loading(app: &App, ui: &mut egui::Ui) {
             }
         });
     });
+}
+
+/// The graph tab: the compare bar over the pass graph.
+#[derive(Default)]
+pub struct GraphTab {
+    pub graph: GraphViewState,
+    pub compare: super::compare_bar::CompareBarState,
+}
+
+impl super::tabs::Tab for GraphTab {
+    fn id(&self) -> &'static str {
+        "graph"
+    }
+
+    fn title(&self) -> &'static str {
+        "Graph"
+    }
+
+    fn ui(&mut self, app: &mut App, view: &mut super::ViewState, ui: &mut egui::Ui) {
+        if app
+            .nav
+            .take(|r| (*r == Nav::SideBySide).then_some(()))
+            .is_some()
+        {
+            self.graph.side_by_side = true;
+        }
+        super::compare_bar::show(app, &mut self.compare, &mut view.show_text_diff, ui);
+        show(app, &mut self.graph, ui);
+    }
 }

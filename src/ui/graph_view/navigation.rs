@@ -224,10 +224,12 @@ pub fn before_frame(app: &mut App, st: &mut GraphViewState, ui: &mut egui::Ui, r
         vp = Viewport::fitting(scene.bounds(), rect);
         st.fit_frames -= 1;
     }
-    if let Some(ph) = app.phase.as_mut()
-        && ph.reveal_selected
+    if app
+        .nav
+        .take(|r| (*r == crate::app::Nav::RevealSelected).then_some(()))
+        .is_some()
+        && let Some(ph) = app.phase.as_ref()
     {
-        ph.reveal_selected = false;
         // A node hidden in a folded box: open the boxes around it first.
         if let (Some(scene), Some(sel)) = (st.scene.as_mut(), ph.selected.as_deref())
             && let Some(id) = scene.layout.union.id(sel)

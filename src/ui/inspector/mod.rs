@@ -100,18 +100,12 @@ pub fn show(
         }
         Some(Action::Reveal(q)) => app.reveal_node(q),
         Some(Action::Deselect) => app.select_node(None),
-        Some(Action::FoldModule(path)) => {
-            if let Some(ph) = &mut app.phase {
-                ph.fold_request = Some(path);
-            }
+        Some(Action::FoldModule(path)) => app.nav.push(crate::app::Nav::Fold(path)),
+        Some(Action::CodeLine(n)) if app.phase.is_some() => {
+            app.nav.push(crate::app::Nav::CodeLine(n));
+            *show_code = true;
         }
-        Some(Action::CodeLine(n)) => {
-            if let Some(ph) = &mut app.phase {
-                ph.code_line = Some(n);
-                *show_code = true;
-            }
-        }
-        None => {}
+        Some(Action::CodeLine(_)) | None => {}
     }
 }
 

@@ -395,3 +395,23 @@ fn update_range_stats(state: &mut TimelineViewState, tl: &Timeline) {
         }
     }
 }
+
+/// The timeline tab: a capture's kernels on their streams, or compile time as a flame chart.
+#[derive(Default)]
+pub struct TimelineTab {
+    pub view: TimelineViewState,
+}
+
+impl super::tabs::Tab for TimelineTab {
+    fn id(&self) -> &'static str {
+        "timeline"
+    }
+
+    fn title(&self) -> &'static str {
+        "Timeline"
+    }
+
+    fn ui(&mut self, app: &mut App, _: &mut super::ViewState, ui: &mut egui::Ui) {
+        show(app, &mut self.view, ui);
+    }
+}

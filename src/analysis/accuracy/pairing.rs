@@ -1,0 +1,331 @@
+//! Pairing two dumps of the same model: which target tensor is compared with which golden one.
+//!
+//! Tensors are grouped into calls (an msprobe API/module call, an FX node). Calls pair first,
+//! then their tensors by slot (`output.0` with `output.0`).
+//!
+//! - **By key**: calls with the same name (msprobe's key with its call number, as msprobe
+//!   pairs them; an npy dump's node name) that compute the same op.
+//! - **Renumbered names** (npy dumps from another pass pipeline or torch version): names are
+//!   trusted only where they agree with the order. Both sides' calls, in call order, are
+//!   aligned by the op they compute (Myers' diff of the two op sequences); the name pairs of an
+//!   op family that mostly disagree with that alignment are dropped, the rest kept where their
+//!   order is consistent (longest increasing run).
+//! - **By order** (the fall-back, msprobe's fuzzy match): between two consecutive key pairs,
+//!   the calls left on either side are aligned by op in call order.
+//!
+//! What stays unpaired is listed per side: an op only one side runs is where a scale error
+//! hides.
+
+use super::{PairedBy, TensorRef};
+use similar::{Algorithm, DiffOp, capture_diff_slices};
+use std::collections::HashMap;
+
+/// Whose names a dump uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Naming {
+    /// msprobe's keys: what msprobe pairs by, trusted as is.
+    Msprobe,
+    /// FX node names, which another compile may have numbered differently.
+    Nodes,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Pairing {
+    /// (target index, golden index, how), in the target's order.
+    pub pairs: Vec<(usize, usize, PairedBy)>,
+    pub unpaired_target: Vec<usize>,
+    pub unpaired_golden: Vec<usize>,
+    /// One line saying how the calls were paired.
+    pub how: String,
+}
+
+/// One call: its tensors (indices into the side's list), in slot order.
+struct Call<'a> {
+    name: &'a str,
+    op: &'a str,
+    tensors: Vec<usize>,
+}
+
+fn calls(side: &[TensorRef]) -> Vec<Call<'_>> {
+    let mut at: HashMap<&str, usize> = HashMap::new();
+    let mut out: Vec<Call> = Vec::new();
+    let mut order: Vec<usize> = (0..side.len()).collect();
+    order.sort_by_key(|&i| side[i].order);
+    for i in order {
+        let t = &side[i];
+        let k = *at.entry(t.call.as_str()).or_insert_with(|| {
+            out.push(Call {
+                name: &t.call,
+                op: &t.op,
+                tensors: Vec::new(),
+            });
+            out.len() - 1
+        });
+        out[k].tensors.push(i);
+    }
+    out
+}
+
+/// Pairs the tensors of `target` with those of `golden`.
+pub fn pair(target: &[TensorRef], golden: &[TensorRef], naming: Naming) -> Pairing {
+    let tc = calls(target);
+    let gc = calls(golden);
+    let gi: HashMap<&str, usize> = gc.iter().enumerate().map(|(i, c)| (c.name, i)).collect();
+    let mut by_name: Vec<(usize, usize)> = tc
+        .iter()
+        .enumerate()
+        .filter_map(|(t, c)| {
+            let g = *gi.get(c.name)?;
+            (gc[g].op == c.op).then_some((t, g))
+        })
+        .collect();
+    let mut note = String::new();
+    if naming == Naming::Nodes {
+        let before = by_name.len();
+        by_name = trusted_names(&tc, &gc, by_name);
+        if before > 0 && by_name.len() * 10 < before * 9 {
+            note = format!(
+                "node names renumbered: {} of {before} same-named nodes kept, the rest paired by target and order",
+                by_name.len()
+            );
+        } else if before == 0 && !tc.is_empty() {
+            note = "no node name in common: paired by target and order".to_string();
+        }
+    }
+    let anchors = increasing(by_name);
+    let mut call_pairs: Vec<(usize, usize, PairedBy)> = Vec::new();
+    let (mut t0, mut g0) = (0, 0);
+    let mut by_order = 0;
+    for &(t, g) in anchors.iter().chain(std::iter::once(&(tc.len(), gc.len()))) {
+        for (a, b) in align(&tc[t0..t], &gc[g0..g]) {
+            call_pairs.push((t0 + a, g0 + b, PairedBy::Order));
+            by_order += 1;
+        }
+        if t < tc.len() {
+            call_pairs.push((t, g, PairedBy::Key));
+        }
+        (t0, g0) = (t + 1, g + 1);
+    }
+    let mut out = Pairing::default();
+    let mut golden_used = vec![false; golden.len()];
+    let mut target_used = vec![false; target.len()];
+    for &(t, g, how) in &call_pairs {
+        let slots: HashMap<&str, usize> = gc[g]
+            .tensors
+            .iter()
+            .map(|&i| (golden[i].slot.as_str(), i))
+            .collect();
+        for &i in &tc[t].tensors {
+            if let Some(&j) = slots.get(target[i].slot.as_str()) {
+                out.pairs.push((i, j, how));
+                target_used[i] = true;
+                golden_used[j] = true;
+            }
+        }
+    }
+    out.unpaired_target = tc
+        .iter()
+        .flat_map(|c| c.tensors.iter().copied())
+        .filter(|&i| !target_used[i])
+        .collect();
+    out.unpaired_golden = gc
+        .iter()
+        .flat_map(|c| c.tensors.iter().copied())
+        .filter(|&i| !golden_used[i])
+        .collect();
+    let keyed = match naming {
+        Naming::Msprobe => "by msprobe key",
+        Naming::Nodes => "by node name",
+    };
+    out.how = match (note.is_empty(), by_order) {
+        (true, 0) => format!("{} calls paired {keyed}", call_pairs.len()),
+        (true, n) => format!(
+            "{} calls paired {keyed}, {n} more by op and call order",
+            call_pairs.len() - n
+        ),
+        (false, _) => note,
+    };
+    out
+}
+
+/// Same-named pairs whose op family mostly agrees with the order alignment of all calls.
+fn trusted_names(tc: &[Call], gc: &[Call], by_name: Vec<(usize, usize)>) -> Vec<(usize, usize)> {
+    let aligned: HashMap<usize, usize> = align(tc, gc).into_iter().collect();
+    let mut agree: HashMap<&str, (usize, usize)> = HashMap::new();
+    for &(t, g) in &by_name {
+        let e = agree.entry(tc[t].op).or_default();
+        e.1 += 1;
+        if aligned.get(&t) == Some(&g) {
+            e.0 += 1;
+        }
+    }
+    by_name
+        .into_iter()
+        .filter(|&(t, _)| {
+            let (yes, all) = agree[tc[t].op];
+            yes * 2 >= all
+        })
+        .collect()
+}
+
+/// Calls of `t` and `g` doing the same op, aligned in order (Myers' diff of the op names).
+fn align(t: &[Call], g: &[Call]) -> Vec<(usize, usize)> {
+    if t.is_empty() || g.is_empty() {
+        return Vec::new();
+    }
+    let ops_g: Vec<&str> = g.iter().map(|c| c.op).collect();
+    let ops_t: Vec<&str> = t.iter().map(|c| c.op).collect();
+    let mut out = Vec::new();
+    for op in capture_diff_slices(Algorithm::Myers, &ops_g, &ops_t) {
+        if let DiffOp::Equal {
+            old_index,
+            new_index,
+            len,
+        } = op
+        {
+            out.extend((0..len).map(|k| (new_index + k, old_index + k)));
+        }
+    }
+    out
+}
+
+/// The longest subsequence of `pairs` (sorted by target index) whose golden indices increase:
+/// pairs that cross others are dropped.
+fn increasing(mut pairs: Vec<(usize, usize)>) -> Vec<(usize, usize)> {
+    pairs.sort_unstable();
+    // Patience sorting: tails[k] = index into pairs of the smallest tail of a run of length k+1.
+    let mut tails: Vec<usize> = Vec::new();
+    let mut prev: Vec<Option<usize>> = vec![None; pairs.len()];
+    for (i, &(_, g)) in pairs.iter().enumerate() {
+        let k = tails.partition_point(|&j| pairs[j].1 < g);
+        prev[i] = k.checked_sub(1).map(|k| tails[k]);
+        if k == tails.len() {
+            tails.push(i);
+        } else {
+            tails[k] = i;
+        }
+    }
+    let mut out = Vec::with_capacity(tails.len());
+    let mut at = tails.last().copied();
+    while let Some(i) = at {
+        out.push(pairs[i]);
+        at = prev[i];
+    }
+    out.reverse();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::accuracy::Role;
+
+    fn t(call: &str, op: &str, slot: &str, order: usize) -> TensorRef {
+        TensorRef {
+            key: format!("{call}.{slot}"),
+            call: call.into(),
+            op: op.into(),
+            node: Some(call.into()),
+            slot: slot.into(),
+            role: if slot.starts_with("OUTPUT") {
+                Role::Output
+            } else {
+                Role::Input
+            },
+            dtype: "<f4".into(),
+            shape: vec![2],
+            summary: None,
+            order,
+        }
+    }
+
+    fn side(names: &[(&str, &str)]) -> Vec<TensorRef> {
+        names
+            .iter()
+            .enumerate()
+            .flat_map(|(k, (n, op))| [t(n, op, "INPUT.0", k), t(n, op, "OUTPUT.0", k)])
+            .collect()
+    }
+
+    fn pairs_of(p: &Pairing, a: &[TensorRef], b: &[TensorRef]) -> Vec<(String, String)> {
+        p.pairs
+            .iter()
+            .filter(|(i, ..)| a[*i].slot == "OUTPUT.0")
+            .map(|&(i, j, _)| (a[i].call.clone(), b[j].call.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn same_names_pair_by_name() {
+        let g = side(&[("mm", "mm"), ("add", "add"), ("relu", "relu")]);
+        let p = pair(&g, &g, Naming::Nodes);
+        assert_eq!(p.pairs.len(), 6);
+        assert!(p.pairs.iter().all(|x| x.2 == PairedBy::Key));
+        assert!(p.unpaired_target.is_empty() && p.unpaired_golden.is_empty());
+    }
+
+    #[test]
+    fn shifted_numbering_is_paired_by_order_not_by_name() {
+        // The target numbers its adds from 1: its add_1 is the golden's add.
+        let g = side(&[
+            ("add", "add"),
+            ("mm", "mm"),
+            ("add_1", "add"),
+            ("relu", "relu"),
+        ]);
+        let t = side(&[
+            ("add_1", "add"),
+            ("mm", "mm"),
+            ("add_2", "add"),
+            ("relu", "relu"),
+        ]);
+        let p = pair(&t, &g, Naming::Nodes);
+        let got = pairs_of(&p, &t, &g);
+        assert_eq!(
+            got,
+            [
+                ("add_1", "add"),
+                ("mm", "mm"),
+                ("add_2", "add_1"),
+                ("relu", "relu")
+            ]
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+        );
+        assert!(p.how.contains("renumbered"), "{}", p.how);
+    }
+
+    #[test]
+    fn an_extra_op_stays_unpaired_and_msprobe_keys_are_trusted() {
+        let g = side(&[("F.gelu.0", "F.gelu"), ("F.linear.1", "F.linear")]);
+        let t = side(&[
+            ("F.gelu.0", "F.gelu"),
+            ("T.mul.0", "T.mul"),
+            ("F.linear.1", "F.linear"),
+        ]);
+        let p = pair(&t, &g, Naming::Msprobe);
+        assert_eq!(p.pairs.len(), 4);
+        let extra: Vec<&str> = p
+            .unpaired_target
+            .iter()
+            .map(|&i| t[i].call.as_str())
+            .collect();
+        assert_eq!(extra, ["T.mul.0", "T.mul.0"]);
+    }
+
+    #[test]
+    fn leftovers_between_keys_pair_by_op_order() {
+        let g = side(&[("a.0", "a"), ("x.0", "x"), ("b.0", "b")]);
+        let t = side(&[("a.0", "a"), ("x.7", "x"), ("b.0", "b")]);
+        let p = pair(&t, &g, Naming::Msprobe);
+        assert_eq!(p.pairs.len(), 6);
+        assert!(p.pairs.iter().any(|x| x.2 == PairedBy::Order));
+    }
+
+    #[test]
+    fn crossing_pairs_are_dropped() {
+        assert_eq!(
+            increasing(vec![(0, 0), (1, 3), (2, 1), (3, 2), (4, 4)]),
+            vec![(0, 0), (2, 1), (3, 2), (4, 4)]
+        );
+    }
+}

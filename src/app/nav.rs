@@ -1,0 +1,86 @@
+//! Requests between views, in one queue. A command or a view asks (show a tab, bring the
+//! selected node on screen, fold a module, open a line of `output_code.py`); the view the
+//! request is for takes it when it is next drawn, so a request made while another tab is on
+//! screen is not lost.
+
+use std::collections::VecDeque;
+
+/// One request to a view.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Nav {
+    /// Bring a tab to the centre, by its id (`ui` registers the tabs: `"graph"`, `"timeline"`…).
+    ShowTab(&'static str),
+    /// Bring the selected node on screen, opening the folded boxes around it (graph view).
+    RevealSelected,
+    /// Fold the module at this path (the inspector's breadcrumb; graph view).
+    Fold(String),
+    /// The graph on screen was replaced by the same pass of another rank: keep the viewport and
+    /// the open boxes instead of fitting the new graph (graph view).
+    KeepView,
+    /// Show this line of the phase's `output_code.py` (code viewer).
+    CodeLine(usize),
+    /// Show the pass on screen beside the graph it is compared with (graph view).
+    SideBySide,
+}
+
+impl Nav {
+    /// Requests about the open phase's graph: they lose their meaning when another phase opens.
+    fn is_about_phase(&self) -> bool {
+        matches!(
+            self,
+            Nav::RevealSelected | Nav::Fold(_) | Nav::KeepView | Nav::CodeLine(_)
+        )
+    }
+}
+
+#[derive(Debug, Default)]
+pub struct NavQueue(VecDeque<Nav>);
+
+impl NavQueue {
+    pub fn push(&mut self, request: Nav) {
+        if !self.0.contains(&request) {
+            self.0.push_back(request);
+        }
+    }
+
+    /// Takes the oldest request `pick` accepts, turned into what the taker needs.
+    pub fn take<T>(&mut self, pick: impl Fn(&Nav) -> Option<T>) -> Option<T> {
+        let i = self.0.iter().position(|r| pick(r).is_some())?;
+        self.0.remove(i).and_then(|r| pick(&r))
+    }
+
+    /// Forgets the requests about the phase that was open.
+    pub(super) fn phase_changed(&mut self) {
+        self.0.retain(|r| !r.is_about_phase());
+    }
+
+    /// Whether a request `pick` accepts is waiting.
+    pub fn has(&self, pick: impl Fn(&Nav) -> bool) -> bool {
+        self.0.iter().any(pick)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_request_waits_for_its_view_and_others_stay_queued() {
+        let mut q = NavQueue::default();
+        q.push(Nav::CodeLine(7));
+        q.push(Nav::ShowTab("timeline"));
+        q.push(Nav::ShowTab("timeline"));
+        let tab = q.take(|r| match r {
+            Nav::ShowTab(t) => Some(*t),
+            _ => None,
+        });
+        assert_eq!(tab, Some("timeline"));
+        assert_eq!(q.0.len(), 1, "a repeated request is queued once");
+        q.phase_changed();
+        assert!(q.is_empty(), "a code line of the old phase is dropped");
+    }
+}

@@ -1,0 +1,212 @@
+//! The open phase's background work (its passes parsed, diffed, laid out and folded by module)
+//! and the results it sends back, keyed by the phase they were computed for.
+
+use super::App;
+use super::jobs::Apply;
+use super::phase::PhaseState;
+use crate::analysis::diff::GraphDiff;
+use crate::analysis::fold::FoldTree;
+use crate::analysis::phase_layout::{self, PhaseLayout};
+use crate::model::fx::FxFile;
+use crate::model::output_code::OutputCodeIndex;
+use crate::sources::{load, output_code, read};
+use rayon::prelude::*;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// A result for the phase keyed `key` (its folder, or the lone graph file).
+pub enum PhaseMsg {
+    /// One pass, parsed.
+    PassLoaded {
+        key: PathBuf,
+        pass: usize,
+        result: Result<Arc<FxFile>, String>,
+    },
+    /// What each pass changed from the one before (`diffs[k]` = k−1 → k).
+    PassDiffs {
+        key: PathBuf,
+        diffs: Vec<Arc<GraphDiff>>,
+    },
+    /// The union layout.
+    Layout {
+        key: PathBuf,
+        result: Result<Arc<PhaseLayout>, String>,
+    },
+    /// The module tree, built on `layout`.
+    Fold {
+        key: PathBuf,
+        layout: Arc<PhaseLayout>,
+        tree: Arc<FoldTree>,
+    },
+    /// The phase's `output_code.py`, indexed, or why it could not be read.
+    OutputCode {
+        key: PathBuf,
+        result: Result<Arc<OutputCodeIndex>, String>,
+    },
+    /// The diff of a pass appended while watching with the pass before it.
+    PassDiff {
+        key: PathBuf,
+        pass: usize,
+        diff: Arc<GraphDiff>,
+    },
+    /// The layout extended to `passes` passes.
+    LayoutExtended {
+        key: PathBuf,
+        passes: usize,
+        layout: Arc<PhaseLayout>,
+    },
+}
+
+impl PhaseMsg {
+    fn key(&self) -> &PathBuf {
+        match self {
+            PhaseMsg::PassLoaded { key, .. }
+            | PhaseMsg::PassDiffs { key, .. }
+            | PhaseMsg::Layout { key, .. }
+            | PhaseMsg::Fold { key, .. }
+            | PhaseMsg::OutputCode { key, .. }
+            | PhaseMsg::PassDiff { key, .. }
+            | PhaseMsg::LayoutExtended { key, .. } => key,
+        }
+    }
+}
+
+impl Apply for PhaseMsg {
+    fn is_current(&self, app: &App) -> bool {
+        app.phase.as_ref().is_some_and(|p| &p.key == self.key())
+    }
+
+    fn apply(self, app: &mut App) {
+        let Some(ph) = app.phase.as_mut() else { return };
+        match self {
+            PhaseMsg::PassLoaded { pass, result, .. } => {
+                if pass < ph.files.len() {
+                    match result {
+                        Ok(f) => ph.files[pass] = Some(f),
+                        Err(e) => ph.load_errors[pass] = Some(e),
+                    }
+                }
+                app.extend_phase();
+            }
+            PhaseMsg::Layout { key, result } => {
+                // The first layout covers the passes the phase had when it opened.
+                ph.layout_passes = Some(ph.appended_from);
+                match result {
+                    Ok(l) => {
+                        app.layouts.insert(key, (l.clone(), ph.appended_from));
+                        ph.layout = Some(l);
+                    }
+                    Err(e) => ph.layout_error = Some(e),
+                }
+                app.extend_phase();
+            }
+            PhaseMsg::Fold { layout, tree, .. } => ph.fold = Some((layout, tree)),
+            PhaseMsg::LayoutExtended {
+                key,
+                passes,
+                layout,
+            } => {
+                app.layouts.insert(key, (layout.clone(), passes));
+                ph.layout = Some(layout);
+                ph.layout_passes = Some(passes);
+                ph.extending = false;
+                app.extend_phase();
+            }
+            PhaseMsg::PassDiff { pass, diff, .. } => {
+                if let Some(slot) = ph.diffs.get_mut(pass) {
+                    *slot = Some(diff);
+                    ph.diff_pending.remove(&pass);
+                }
+            }
+            PhaseMsg::OutputCode { result, .. } => ph.output_code = result.into(),
+            PhaseMsg::PassDiffs { diffs, .. } => {
+                for (k, d) in diffs.into_iter().enumerate() {
+                    if let Some(slot) = ph.diffs.get_mut(k + 1) {
+                        *slot = Some(d);
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl App {
+    pub(super) fn start_phase_jobs(&self, st: &PhaseState) {
+        let key = st.key.clone();
+        let paths: Vec<PathBuf> = st.passes.iter().map(|p| p.path.clone()).collect();
+        let current = st.current;
+        let need_layout = st.layout.is_none();
+        let existing = st.layout.clone();
+        let module_context = st.module_context.clone();
+        let cancel = st.cancel.clone();
+        let code_path = st.output_code_path.clone();
+        self.jobs.spawn(move |out| {
+            // The pass on screen first, so the inspector has something while the rest loads.
+            let mut order: Vec<usize> = (0..paths.len()).collect();
+            order.sort_by_key(|&i| i != current);
+            let files: Vec<(usize, Option<Arc<FxFile>>)> = order
+                .par_iter()
+                .map(|&i| {
+                    let result = load::graph(&paths[i])
+                        .map(Arc::new)
+                        .map_err(|e| e.to_string());
+                    let file = result.as_ref().ok().cloned();
+                    out.send(PhaseMsg::PassLoaded {
+                        key: key.clone(),
+                        pass: i,
+                        result,
+                    });
+                    (i, file)
+                })
+                .collect();
+            if let Some(p) = code_path {
+                let result = read::read_text(&p)
+                    .map(|t| Arc::new(output_code::OutputCodeIndex::new(&t.text)))
+                    .map_err(|e| e.to_string());
+                out.send(PhaseMsg::OutputCode {
+                    key: key.clone(),
+                    result,
+                });
+            }
+            let mut files = files;
+            files.sort_by_key(|(i, _)| *i);
+            if files.iter().all(|(_, f)| f.is_some()) && files.len() > 1 {
+                let all: Vec<&FxFile> = files.iter().filter_map(|(_, f)| f.as_deref()).collect();
+                let diffs = crate::analysis::diff::consecutive_diffs(&all)
+                    .into_iter()
+                    .map(Arc::new)
+                    .collect();
+                out.send(PhaseMsg::PassDiffs {
+                    key: key.clone(),
+                    diffs,
+                });
+            }
+            let loaded: Vec<&FxFile> = files.iter().filter_map(|(_, f)| f.as_deref()).collect();
+            let layout = if need_layout {
+                let layout = match phase_layout::build(&loaded, &cancel) {
+                    Ok(l) => Arc::new(l),
+                    Err(_cancelled) => return,
+                };
+                out.send(PhaseMsg::Layout {
+                    key: key.clone(),
+                    result: Ok(layout.clone()),
+                });
+                layout
+            } else {
+                match existing {
+                    Some(l) => l,
+                    None => return,
+                }
+            };
+            // The module tree needs every pass (a node keeps its module from pass to pass).
+            if loaded.len() == files.len() && !cancel.load(std::sync::atomic::Ordering::Relaxed) {
+                let tree = crate::pipeline::modules::module_tree(&layout, &loaded, &module_context);
+                out.send(PhaseMsg::Fold {
+                    key,
+                    layout,
+                    tree: Arc::new(tree),
+                });
+            }
+        });
+    }
+}

@@ -1,0 +1,261 @@
+//! `fxray compare TARGET GOLDEN`: a run against its golden run, tensor by tensor, with
+//! msprobe's metrics and results and fxray's first divergence; `fxray compare CSV` reads
+//! msprobe's own compare result. `--csv FILE` writes msprobe's columns.
+
+use super::emit;
+use crate::analysis::accuracy::{Comparison, Level, Metric, Mode, Pair, msprobe_csv};
+use crate::error::{Error, Result};
+use crate::model::tensor::fmt_value;
+use crate::pipeline::compare::{self as pipeline, Described};
+use serde::Serialize;
+use std::fmt::Write;
+use std::path::Path;
+
+pub struct Options<'a> {
+    pub step: Option<u32>,
+    pub rank: Option<u32>,
+    pub graph: Option<&'a Path>,
+    pub json: bool,
+    pub csv: Option<&'a Path>,
+}
+
+pub fn run(target: &Path, golden: Option<&Path>, o: &Options) -> Result<()> {
+    let (c, described) = load(target, golden, o)?;
+    if let Some(out) = o.csv {
+        std::fs::write(out, msprobe_csv::write(&c)).map_err(|e| Error::io(out, &e))?;
+    }
+    let text = if o.json {
+        let mut s = serde_json::to_string_pretty(&Json::of(&c))
+            .map_err(|e| Error::Internal(e.to_string()))?;
+        s.push('\n');
+        s
+    } else {
+        text(&c, &described)
+    };
+    emit(&text, None)
+}
+
+/// The comparison the command prints: computed from two dumps, or read from msprobe's CSV.
+pub fn load(target: &Path, golden: Option<&Path>, o: &Options) -> Result<(Comparison, Described)> {
+    if pipeline::is_compare_csv(target) {
+        if let Some(g) = golden {
+            return Err(Error::user(format!(
+                "{}: a compare CSV is a finished compare; give it alone, without {}",
+                target.display(),
+                g.display()
+            )));
+        }
+        let c = pipeline::open_csv(target)?;
+        let d = Described {
+            target: format!("{} (msprobe compare result)", target.display()),
+            golden: String::new(),
+        };
+        return Ok((c, d));
+    }
+    let Some(golden) = golden else {
+        return Err(Error::user(
+            "fxray compare TARGET GOLDEN: the golden dump is missing (or give msprobe's compare_result_*.csv alone)",
+        ));
+    };
+    let opts = pipeline::Options {
+        step: o.step,
+        rank: o.rank,
+        graph: o.graph.map(Path::to_path_buf),
+    };
+    Ok(pipeline::compare(target, golden, &opts)?)
+}
+
+/// The JSON shape of docs/formats.md §4.4.
+#[derive(Serialize)]
+struct Json<'a> {
+    pairs: Vec<JsonPair<'a>>,
+    unpaired: Unpaired<'a>,
+    first_divergence: Option<FirstJson<'a>>,
+}
+
+#[derive(Serialize)]
+struct JsonPair<'a> {
+    key: &'a str,
+    golden_key: &'a str,
+    node: Option<&'a str>,
+    slot: &'a str,
+    dtype: &'a str,
+    golden_dtype: &'a str,
+    shape: &'a [u64],
+    cosine: Option<Metric>,
+    euc_dist: Option<Metric>,
+    max_abs_err: Option<Metric>,
+    max_rel_err: Option<Metric>,
+    one_thousandth_ratio: Option<Metric>,
+    five_thousandths_ratio: Option<Metric>,
+    norm_ratio: Option<f64>,
+    added_error: Option<f64>,
+    result: Level,
+    reason: &'a str,
+}
+
+#[derive(Serialize)]
+struct Unpaired<'a> {
+    target: Vec<&'a str>,
+    golden: Vec<&'a str>,
+}
+
+#[derive(Serialize)]
+struct FirstJson<'a> {
+    key: &'a str,
+    node: Option<&'a str>,
+    why: &'a str,
+}
+
+fn finite(v: Option<f64>) -> Option<f64> {
+    v.filter(|x| x.is_finite())
+}
+
+impl<'a> Json<'a> {
+    fn of(c: &'a Comparison) -> Json<'a> {
+        Json {
+            pairs: c
+                .pairs
+                .iter()
+                .map(|p| {
+                    let m = |f: fn(&crate::analysis::accuracy::TensorMetrics) -> Metric| {
+                        p.metrics.as_ref().map(f)
+                    };
+                    JsonPair {
+                        key: &p.key,
+                        golden_key: &p.golden_key,
+                        node: p.node.as_deref(),
+                        slot: &p.slot,
+                        dtype: &p.dtype,
+                        golden_dtype: &p.golden_dtype,
+                        shape: &p.shape,
+                        cosine: m(|m| m.cosine),
+                        euc_dist: m(|m| m.euc_dist),
+                        max_abs_err: m(|m| m.max_abs_err),
+                        max_rel_err: m(|m| m.max_rel_err),
+                        one_thousandth_ratio: m(|m| m.one_thousandth_ratio),
+                        five_thousandths_ratio: m(|m| m.five_thousandths_ratio),
+                        norm_ratio: finite(p.norm_ratio),
+                        added_error: finite(p.added_error),
+                        result: p.result,
+                        reason: &p.reason,
+                    }
+                })
+                .collect(),
+            unpaired: Unpaired {
+                target: c.unpaired_target.iter().map(|u| u.key.as_str()).collect(),
+                golden: c.unpaired_golden.iter().map(|u| u.key.as_str()).collect(),
+            },
+            first_divergence: c.first_divergence.as_ref().map(|f| FirstJson {
+                key: &f.key,
+                node: f.node.as_deref(),
+                why: &f.why,
+            }),
+        }
+    }
+}
+
+fn metric(m: Option<Metric>) -> String {
+    match m {
+        Some(Metric::Value(v)) => fmt_value(v),
+        Some(other) => other.word().unwrap_or("-").to_string(),
+        None => "-".into(),
+    }
+}
+
+fn pair_line(p: &Pair, mode: Mode) -> String {
+    let opt = |v: Option<f64>| v.map_or("-".to_string(), fmt_value);
+    let mut l = format!("{:7} {}", p.result.as_str(), p.key);
+    if p.golden_key != p.key {
+        let _ = write!(l, " ~ {}", p.golden_key);
+    }
+    if let Some(n) = &p.node
+        && *n != p.call
+    {
+        let _ = write!(l, " [{n}]");
+    }
+    match (mode, &p.metrics) {
+        (Mode::Tensor, Some(m)) => {
+            let _ = write!(
+                l,
+                "  cos={} maxabs={} maxrel={} r1={} norm_ratio={} err={}",
+                metric(Some(m.cosine)),
+                metric(Some(m.max_abs_err)),
+                metric(Some(m.max_rel_err)),
+                metric(Some(m.one_thousandth_ratio)),
+                opt(p.norm_ratio),
+                opt(p.error)
+            );
+        }
+        _ => {
+            let _ = write!(l, "  norm_ratio={} err={}", opt(p.norm_ratio), opt(p.error));
+        }
+    }
+    if let Some(a) = p.added_error {
+        let _ = write!(l, " added={}", fmt_value(a));
+    }
+    if !p.reason.is_empty() {
+        let _ = write!(l, "  ({})", p.reason);
+    }
+    l
+}
+
+fn text(c: &Comparison, d: &Described) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "target: {}", d.target);
+    if !d.golden.is_empty() {
+        let _ = writeln!(out, "golden: {}", d.golden);
+    }
+    let mode = c.mode.unwrap_or(Mode::Tensor);
+    let [pass, warn, err] = c.counts();
+    let _ = writeln!(
+        out,
+        "{} mode; {} pairs ({}); unpaired: {} target, {} golden; msprobe results: {pass} pass, {warn} warning, {err} error",
+        match mode {
+            Mode::Tensor => "tensor",
+            Mode::Statistics => "statistics",
+        },
+        c.pairs.len(),
+        c.pairing,
+        c.unpaired_target.len(),
+        c.unpaired_golden.len()
+    );
+    match &c.first_divergence {
+        Some(f) => {
+            let node = f
+                .node
+                .as_deref()
+                .map(|n| format!(" (node {n})"))
+                .unwrap_or_default();
+            let _ = writeln!(out, "first divergence: {}{node}", f.key);
+            let _ = writeln!(out, "  {}", f.why);
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "first divergence: none (every pair within its dtype's tolerance)"
+            );
+        }
+    }
+    for n in &c.notes {
+        let _ = writeln!(out, "note: {n}");
+    }
+    out.push('\n');
+    for p in &c.pairs {
+        let _ = writeln!(out, "{}", pair_line(p, mode));
+    }
+    for (side, list) in [
+        ("target", &c.unpaired_target),
+        ("golden", &c.unpaired_golden),
+    ] {
+        for u in list.iter() {
+            let node = u
+                .node
+                .as_deref()
+                .map(|n| format!(" [{n}]"))
+                .unwrap_or_default();
+            let _ = writeln!(out, "only in {side}: {}{node}", u.key);
+        }
+    }
+    out
+}

@@ -1,0 +1,150 @@
+//! Each pair's metrics: both files opened (memory-mapped when large), one parallel pass over
+//! them; or, with statistics only, the two summaries. Pairs run in parallel too. A pair whose
+//! data cannot be read gets one line saying why; the others are still compared.
+
+use super::sides::Side;
+use crate::analysis::accuracy::{
+    DtypeClass, Level, Mode, Pair, PairedBy, TensorRef, metrics, stats, verdict,
+};
+use crate::model::npy::NpyArray;
+use rayon::prelude::*;
+use std::path::Path;
+
+/// A pair computed, and whether its data could not be read (the pair is then an error).
+pub struct Computed {
+    pub pair: Pair,
+    pub failed: Option<String>,
+}
+
+/// Opens a dumped tensor: `.pt` through the pickle reader (never executing it), else `.npy`.
+pub fn open_tensor(path: &Path) -> Result<NpyArray, String> {
+    if path.extension().is_some_and(|e| e == "pt") {
+        return Err("reading .pt files needs sources::pt (not merged yet)".into());
+    }
+    NpyArray::open(path)
+}
+
+fn read(side: &str, path: &Path) -> Result<NpyArray, String> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let a = open_tensor(path).map_err(|e| format!("{side} {name}: {e}"))?;
+    if a.available < a.info.elements() {
+        return Err(format!(
+            "{side} {name}: cut file, {} of {} elements present",
+            a.available,
+            a.info.elements()
+        ));
+    }
+    Ok(a)
+}
+
+fn base(t: &TensorRef, g: &TensorRef, how: PairedBy) -> Pair {
+    Pair {
+        key: t.key.clone(),
+        golden_key: g.key.clone(),
+        call: t.call.clone(),
+        golden_call: g.call.clone(),
+        node: t.node.clone().or_else(|| g.node.clone()),
+        slot: t.slot.clone(),
+        role: t.role,
+        dtype: t.dtype.clone(),
+        golden_dtype: g.dtype.clone(),
+        shape: t.shape.clone(),
+        golden_shape: g.shape.clone(),
+        paired_by: how,
+        order: t.order,
+        golden_order: g.order,
+        metrics: None,
+        target_summary: t.summary,
+        golden_summary: g.summary,
+        stats: None,
+        norm_ratio: None,
+        error: None,
+        added_error: None,
+        result: Level::Pass,
+        reason: String::new(),
+        messages: Vec::new(),
+    }
+}
+
+/// Every pair of `pairs` (indices into the two sides), in parallel.
+pub fn all(
+    target: &Side,
+    golden: &Side,
+    pairs: &[(usize, usize, PairedBy)],
+    mode: Mode,
+) -> Vec<Computed> {
+    pairs
+        .par_iter()
+        .map(|&(i, j, how)| {
+            let mut p = base(&target.tensors[i], &golden.tensors[j], how);
+            let files = (&target.files[i], &golden.files[j]);
+            let failed = match (mode, files) {
+                (Mode::Tensor, (Some(tf), Some(gf))) => tensor(&mut p, tf, gf).err(),
+                _ => {
+                    statistics(&mut p);
+                    None
+                }
+            };
+            Computed { pair: p, failed }
+        })
+        .collect()
+}
+
+fn tensor(p: &mut Pair, tf: &Path, gf: &Path) -> Result<(), String> {
+    let (t, g) = rayon::join(|| read("target", tf), || read("golden", gf));
+    let (t, g) = (t?, g?);
+    if p.dtype.is_empty() {
+        p.dtype = t.info.dtype.clone();
+        p.shape = t.info.shape.clone();
+    }
+    if p.golden_dtype.is_empty() {
+        p.golden_dtype = g.info.dtype.clone();
+        p.golden_shape = g.info.shape.clone();
+    }
+    let (m, st, sg) = metrics::compare(&t, &g);
+    p.target_summary.get_or_insert(st);
+    p.golden_summary.get_or_insert(sg);
+    p.error = m.rel_err;
+    p.norm_ratio = m.norm_ratio;
+    p.metrics = Some(m);
+    Ok(())
+}
+
+fn statistics(p: &mut Pair) {
+    let (Some(t), Some(g)) = (p.target_summary, p.golden_summary) else {
+        return;
+    };
+    p.stats = Some(stats::diff(&t, &g));
+    p.error = Some(stats::error(&t, &g));
+    p.norm_ratio = stats::norm_ratio(&t, &g);
+}
+
+/// The pair's one-line reason: msprobe's messages, what could not be read, fxray's notes.
+pub fn reason(p: &Pair, failed: Option<&str>) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    if let Some(f) = failed {
+        parts.push(format!("not compared: {f}"));
+    }
+    parts.extend(p.messages.iter().cloned());
+    if let Some(n) = p.metrics.as_ref().and_then(|m| m.note.as_deref()) {
+        parts.push(n.to_string());
+    }
+    let (a, b) = (DtypeClass::of(&p.dtype), DtypeClass::of(&p.golden_dtype));
+    if a != b && failed.is_none() {
+        parts.push(format!(
+            "dtypes differ (target {}, golden {}): information, held to {}'s tolerance {}",
+            a.short(),
+            b.short(),
+            if verdict::tolerance(a) >= verdict::tolerance(b) {
+                a.short()
+            } else {
+                b.short()
+            },
+            verdict::pair_tolerance(p)
+        ));
+    }
+    parts.join("; ")
+}

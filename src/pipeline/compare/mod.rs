@@ -1,0 +1,190 @@
+//! Accuracy compare, start to finish: find both dumps, choose the step and rank, pair their
+//! tensors, compute every pair in parallel (both files memory-mapped, one pass per pair),
+//! judge them with msprobe's rules and find the first divergence (`analysis::accuracy`).
+//! Also reads msprobe's own compare CSV into the same result.
+
+mod compute;
+pub mod locate;
+mod sides;
+
+use crate::analysis::accuracy::{Comparison, Mode, Unpaired, msprobe_csv, pairing, rules, verdict};
+use std::path::{Path, PathBuf};
+
+pub use compute::open_tensor;
+
+/// What to compare when a dump holds several steps or ranks.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    pub step: Option<u32>,
+    pub rank: Option<u32>,
+    /// The FX graph msprobe calls are linked to, so their pairs name a node.
+    pub graph: Option<PathBuf>,
+}
+
+/// Why a compare could not be made at all (a pair that cannot be read is not one: it gets its
+/// own line and the rest is compared).
+#[derive(Debug, thiserror::Error)]
+pub enum CompareError {
+    #[error("{side} {}: no such file or folder", path.display())]
+    Missing { side: String, path: PathBuf },
+    #[error("{side} {}: {why}", path.display())]
+    NotADump {
+        side: String,
+        path: PathBuf,
+        why: String,
+    },
+    #[error("{side} has no {what} {asked} (it has: {have})")]
+    NoSuch {
+        side: String,
+        what: String,
+        asked: u32,
+        have: String,
+    },
+    #[error("no {what} in common: the target has {target}, the golden {golden}")]
+    NothingInCommon {
+        what: String,
+        target: String,
+        golden: String,
+    },
+    #[error(
+        "the target is {target}, the golden {golden}: compare two npy dumps or two msprobe dumps"
+    )]
+    Mixed { target: String, golden: String },
+    #[error("{}: {why}", path.display())]
+    Csv { path: PathBuf, why: String },
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl From<CompareError> for crate::error::Error {
+    fn from(e: CompareError) -> Self {
+        match e {
+            CompareError::Internal(m) => crate::error::Error::Internal(m),
+            other => crate::error::Error::user(other.to_string()),
+        }
+    }
+}
+
+/// Where the two sides came from, for the window and the CLI's header.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct Described {
+    pub target: String,
+    pub golden: String,
+}
+
+/// True for msprobe's compare CSV (`compare_result_*.csv`, or any `.csv`).
+pub fn is_compare_csv(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("csv"))
+}
+
+/// msprobe's own compare CSV, read into a comparison.
+pub fn open_csv(path: &Path) -> Result<Comparison, CompareError> {
+    let text = crate::sources::read::read_text(path).map_err(|e| CompareError::Csv {
+        path: path.into(),
+        why: e.to_string(),
+    })?;
+    msprobe_csv::read(&text.text).map_err(|e| CompareError::Csv {
+        path: path.into(),
+        why: e.to_string(),
+    })
+}
+
+/// Compares the dump at `target` with the one at `golden`.
+pub fn compare(
+    target: &Path,
+    golden: &Path,
+    o: &Options,
+) -> Result<(Comparison, Described), CompareError> {
+    let (ft, fg) = rayon::join(
+        || locate::find(target, "target"),
+        || locate::find(golden, "golden"),
+    );
+    let (ft, fg) = (ft?, fg?);
+    let mut notes: Vec<String> = Vec::new();
+    for (side, f) in [("target", &ft), ("golden", &fg)] {
+        notes.extend(f.problems.iter().map(|p| format!("{side}: {p}")));
+    }
+    let (st, sg) = match (
+        &ft.npy,
+        &fg.npy,
+        ft.msprobe.is_empty(),
+        fg.msprobe.is_empty(),
+    ) {
+        (Some(a), Some(b), ..) => {
+            let (x, y) = locate::select_npy(a, b, o.step, o.rank, &mut notes)?;
+            (sides::npy(&x), sides::npy(&y))
+        }
+        (_, _, false, false) => {
+            let (x, y) =
+                locate::select_msprobe(&ft.msprobe, &fg.msprobe, o.step, o.rank, &mut notes)?;
+            (sides::msprobe(x), sides::msprobe(y))
+        }
+        _ => {
+            let kind = |f: &locate::Found| {
+                if f.npy.is_some() {
+                    "an npy data dump"
+                } else {
+                    "an msprobe dump"
+                }
+                .to_string()
+            };
+            return Err(CompareError::Mixed {
+                target: kind(&ft),
+                golden: kind(&fg),
+            });
+        }
+    };
+    let described = Described {
+        target: format!("{} ({})", target.display(), st.describe),
+        golden: format!("{} ({})", golden.display(), sg.describe),
+    };
+    Ok((compare_sides(&st, &sg, notes), described))
+}
+
+fn compare_sides(st: &sides::Side, sg: &sides::Side, notes: Vec<String>) -> Comparison {
+    let mode = if st.has_data() && sg.has_data() {
+        Mode::Tensor
+    } else {
+        Mode::Statistics
+    };
+    let paired = pairing::pair(&st.tensors, &sg.tensors, st.naming);
+    let computed = compute::all(st, sg, &paired.pairs, mode);
+    let unpaired = |side: &sides::Side, idx: &[usize]| -> Vec<Unpaired> {
+        idx.iter()
+            .map(|&i| {
+                let t = &side.tensors[i];
+                Unpaired {
+                    key: t.key.clone(),
+                    call: t.call.clone(),
+                    node: t.node.clone(),
+                    slot: t.slot.clone(),
+                    role: t.role,
+                    dtype: t.dtype.clone(),
+                    order: t.order,
+                }
+            })
+            .collect()
+    };
+    let mut failed = Vec::with_capacity(computed.len());
+    let mut c = Comparison::default();
+    c.mode = Some(mode);
+    c.unpaired_target = unpaired(st, &paired.unpaired_target);
+    c.unpaired_golden = unpaired(sg, &paired.unpaired_golden);
+    c.pairing = paired.how;
+    c.notes = notes;
+    for x in computed {
+        failed.push(x.failed);
+        c.pairs.push(x.pair);
+    }
+    rules::apply(&mut c.pairs, mode);
+    for (p, f) in c.pairs.iter_mut().zip(&failed) {
+        if f.is_some() {
+            p.result = crate::analysis::accuracy::Level::Error;
+        }
+        p.reason = compute::reason(p, f.as_deref());
+    }
+    verdict::judge(&mut c);
+    c.index();
+    c
+}

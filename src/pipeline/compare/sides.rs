@@ -1,0 +1,120 @@
+//! One side of a compare as a list of tensors in call order, each with the file holding its
+//! data (tensor mode) or the statistics its dump recorded.
+
+use super::locate::{NpySel, tensor_dir};
+use crate::analysis::accuracy::msprobe_csv::call_op;
+use crate::analysis::accuracy::pairing::Naming;
+use crate::analysis::accuracy::{Role, Summary, TensorRef};
+use crate::model::tensor::{Io, MsprobeStep};
+use std::path::PathBuf;
+
+pub struct Side {
+    /// "msprobe tensor dump, step 0, proc2002" for messages.
+    pub describe: String,
+    pub tensors: Vec<TensorRef>,
+    /// The data file of each tensor; `None` when only statistics were dumped.
+    pub files: Vec<Option<PathBuf>>,
+    pub naming: Naming,
+}
+
+impl Side {
+    pub fn has_data(&self) -> bool {
+        !self.files.is_empty() && self.files.iter().all(Option::is_some)
+    }
+}
+
+/// An npy data dump's step: every node call in execution order, every file a tensor.
+pub fn npy(sel: &NpySel) -> Side {
+    let mut tensors = Vec::new();
+    let mut files = Vec::new();
+    for (order, node) in sel.step.execution_order().into_iter().enumerate() {
+        for f in &node.files {
+            let slot = f.name.slot();
+            tensors.push(TensorRef {
+                key: format!("{}.{slot}", node.node),
+                call: node.node.clone(),
+                op: node.target.clone(),
+                node: Some(node.node.clone()),
+                slot,
+                role: match f.name.io {
+                    Io::Input => Role::Input,
+                    Io::Output => Role::Output,
+                },
+                dtype: String::new(),
+                shape: Vec::new(),
+                summary: None,
+                order,
+            });
+            files.push(Some(f.path.clone()));
+        }
+    }
+    Side {
+        describe: sel.describe.clone(),
+        tensors,
+        files,
+        naming: Naming::Nodes,
+    }
+}
+
+/// msprobe's slot of a dump.json record as its compare names it: `input_args.0` → `input.0`,
+/// `input_kwargs.scale` → `input.scale`; `output.*` and `parameters.*` unchanged.
+fn msprobe_slot(slot: &str) -> String {
+    for (from, to) in [("input_args", "input"), ("input_kwargs", "input")] {
+        if let Some(rest) = slot.strip_prefix(from) {
+            return format!("{to}{rest}");
+        }
+    }
+    slot.to_string()
+}
+
+/// An msprobe dump.json: every tensor record of every call, in file order. Tensor mode finds
+/// each record's `.pt` under `dump_tensor_data/`.
+pub fn msprobe(step: &MsprobeStep) -> Side {
+    let data_dir = tensor_dir(step);
+    let tensor_task = step.task.as_deref() == Some("tensor");
+    let mut tensors = Vec::new();
+    let mut files = Vec::new();
+    for (order, e) in step.entries.iter().enumerate() {
+        let op = call_op(&e.key);
+        for t in &e.tensors {
+            let slot = msprobe_slot(&t.slot);
+            let key = format!("{}.{slot}", e.key);
+            files.push(match (&data_dir, tensor_task) {
+                (Some(d), true) => Some(d.join(format!("{key}.pt"))),
+                _ => None,
+            });
+            tensors.push(TensorRef {
+                role: if slot.starts_with("output") {
+                    Role::Output
+                } else {
+                    Role::Input
+                },
+                key,
+                call: e.key.clone(),
+                op: op.clone(),
+                node: None,
+                slot,
+                dtype: t.dtype.clone(),
+                shape: t.shape.iter().map(|&d| d.max(0) as u64).collect(),
+                summary: Some(Summary {
+                    max: t.max,
+                    min: t.min,
+                    mean: t.mean,
+                    norm: t.norm,
+                }),
+                order,
+            });
+        }
+    }
+    let mode = if tensor_task { "tensor" } else { "statistics" };
+    Side {
+        describe: format!(
+            "msprobe {mode} dump, step {}, {}",
+            step.step,
+            if step.who.is_empty() { "?" } else { &step.who }
+        ),
+        tensors,
+        files,
+        naming: Naming::Msprobe,
+    }
+}

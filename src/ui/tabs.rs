@@ -1,0 +1,120 @@
+//! The views that can fill the centre of the window, each one type implementing [`Tab`], all
+//! registered in [`registry`]: a new view is one file and one line there (egui_demo_lib's `Demo`
+//! list and rerun's view registry are the models). Views talk to each other only through the
+//! app's navigation queue ([`crate::app::Nav`]), never through each other's state.
+
+mod problems;
+
+use super::ViewState;
+use crate::app::{App, Nav};
+use std::any::Any;
+
+/// One view of the centre of the window.
+pub trait Tab: Any {
+    /// Stable id, used by navigation requests (`Nav::ShowTab("ranks")`).
+    fn id(&self) -> &'static str;
+    /// The tab's label.
+    fn title(&self) -> &'static str;
+    /// Draws the view. `view` is the rest of the window (panels, dialogs), for the few tabs
+    /// that open one.
+    fn ui(&mut self, app: &mut App, view: &mut ViewState, ui: &mut egui::Ui);
+    /// An optional section of the tree panel, below the runs.
+    fn tree_section(&mut self, _app: &mut App, _ui: &mut egui::Ui) {}
+}
+
+/// Every tab, in the order of the tab bar. A new view is one line here.
+fn registry() -> Vec<Box<dyn Tab>> {
+    vec![
+        Box::new(super::graph_view::GraphTab::default()),
+        Box::new(super::timeline_view::TimelineTab::default()),
+        Box::new(super::autotune_view::AutotuneTab::default()),
+        Box::new(super::compiles_view::CompilesTab::default()),
+        Box::new(super::ranks_view::RanksTab::default()),
+        Box::new(super::run_panel::RunTab::default()),
+        Box::new(problems::ProblemsTab::default()),
+    ]
+}
+
+/// The registered tabs and which one is on screen.
+pub struct Tabs {
+    list: Vec<Box<dyn Tab>>,
+    current: usize,
+}
+
+impl Default for Tabs {
+    fn default() -> Self {
+        Tabs {
+            list: registry(),
+            current: 0,
+        }
+    }
+}
+
+impl Tabs {
+    /// An empty stand-in, left in the window's state while the tabs draw (see `ui::show`).
+    pub(super) fn placeholder() -> Self {
+        Tabs {
+            list: Vec::new(),
+            current: 0,
+        }
+    }
+
+    /// The id of the tab on screen.
+    pub fn current(&self) -> &'static str {
+        self.list.get(self.current).map_or("", |t| t.id())
+    }
+
+    /// Brings the tab `id` to the centre; an unknown id changes nothing.
+    pub fn show(&mut self, id: &str) {
+        if let Some(i) = self.list.iter().position(|t| t.id() == id) {
+            self.current = i;
+        }
+    }
+
+    /// The tab of type `T` (for the status bar and tests).
+    pub fn get<T: Tab>(&self) -> Option<&T> {
+        self.list
+            .iter()
+            .find_map(|t| (&**t as &dyn Any).downcast_ref::<T>())
+    }
+
+    pub fn get_mut<T: Tab>(&mut self) -> Option<&mut T> {
+        self.list
+            .iter_mut()
+            .find_map(|t| (&mut **t as &mut dyn Any).downcast_mut::<T>())
+    }
+
+    /// Takes the queued "show this tab" requests.
+    pub(super) fn follow_requests(&mut self, app: &mut App) {
+        while let Some(id) = app.nav.take(|r| match r {
+            Nav::ShowTab(id) => Some(*id),
+            _ => None,
+        }) {
+            self.show(id);
+        }
+    }
+
+    /// The tab bar.
+    pub(super) fn bar(&mut self, ui: &mut egui::Ui) {
+        ui.horizontal(|ui| {
+            for (i, t) in self.list.iter().enumerate() {
+                ui.selectable_value(&mut self.current, i, t.title());
+            }
+        });
+        ui.separator();
+    }
+
+    /// Draws the tab on screen.
+    pub(super) fn show_current(&mut self, app: &mut App, view: &mut ViewState, ui: &mut egui::Ui) {
+        if let Some(t) = self.list.get_mut(self.current) {
+            t.ui(app, view, ui);
+        }
+    }
+
+    /// Every tab's tree section, in tab order.
+    pub(super) fn tree_sections(&mut self, app: &mut App, ui: &mut egui::Ui) {
+        for t in &mut self.list {
+            t.tree_section(app, ui);
+        }
+    }
+}
