@@ -79,25 +79,39 @@ fn strip_layout(ann: &str) -> &str {
     }
 }
 
-/// Joins compiles to model folders by structure and order: a model's graph is the first
-/// not-yet-joined Dynamo graph (AOT forward/inference graph for stock Inductor's folders) in
-/// the trace with the same text (annotations reduced as in
-/// [`normalize_graph`]); identical graphs are told apart by order. Models whose graph the
-/// trace does not hold stay unjoined.
+/// Joins compile attempts to model folders by structure and order: a model's graph is the
+/// first not-yet-joined Dynamo graph (AOT forward/inference graph for stock Inductor's folders)
+/// in the trace with the same text (annotations reduced as in [`normalize_graph`]); identical
+/// graphs are told apart by order. Each attempt logs its own graph, so a folder left by an
+/// attempt that restarted joins that attempt. Models whose graph the trace does not hold stay
+/// unjoined.
 pub fn join_models(trace: &CompileTrace, models: &[ModelGraph]) -> Vec<ModelLink> {
     use crate::model::compile::GraphKind;
-    // (compile, is an AOT graph, text)
-    let graphs: Vec<(usize, bool, String)> = trace
+    struct Cand {
+        compile: usize,
+        attempt: u32,
+        aot: bool,
+        text: String,
+    }
+    let graphs: Vec<Cand> = trace
         .compiles
         .iter()
         .enumerate()
         .flat_map(|(i, c)| {
-            c.graphs.iter().filter_map(move |g| match g.kind {
-                GraphKind::DynamoOutput => Some((i, false, normalize_graph(&g.text))),
-                GraphKind::AotForward | GraphKind::AotInference => {
-                    Some((i, true, aot_signature(&g.text)))
-                }
-                _ => None,
+            c.graphs.iter().filter_map(move |g| {
+                let (aot, text) = match g.kind {
+                    GraphKind::DynamoOutput => (false, normalize_graph(&g.text)),
+                    GraphKind::AotForward | GraphKind::AotInference => {
+                        (true, aot_signature(&g.text))
+                    }
+                    _ => return None,
+                };
+                Some(Cand {
+                    compile: i,
+                    attempt: g.attempt,
+                    aot,
+                    text,
+                })
             })
         })
         .collect();
@@ -111,12 +125,13 @@ pub fn join_models(trace: &CompileTrace, models: &[ModelGraph]) -> Vec<ModelLink
         } else {
             normalize_graph(&m.text)
         };
-        if let Some(k) =
-            (0..graphs.len()).find(|&k| !used[k] && graphs[k].1 == m.aot && graphs[k].2 == text)
+        if let Some(k) = (0..graphs.len())
+            .find(|&k| !used[k] && graphs[k].aot == m.aot && graphs[k].text == text)
         {
             used[k] = true;
             links.push(ModelLink {
-                compile: graphs[k].0,
+                compile: graphs[k].compile,
+                attempt: graphs[k].attempt,
                 model: m.name.clone(),
                 run: m.run.clone(),
             });
@@ -125,9 +140,35 @@ pub fn join_models(trace: &CompileTrace, models: &[ModelGraph]) -> Vec<ModelLink
     links
 }
 
-/// Where a compile's graph went, if joined.
+/// Where a compile's graph went, if joined: the folder of its last attempt that has one.
 pub fn model_of(links: &[ModelLink], compile: usize) -> Option<&ModelLink> {
-    links.iter().rfind(|l| l.compile == compile)
+    links
+        .iter()
+        .filter(|l| l.compile == compile)
+        .max_by_key(|l| l.attempt)
+}
+
+/// The folder attempt `attempt` of compile `compile` wrote, if joined.
+pub fn model_of_attempt(links: &[ModelLink], compile: usize, attempt: u32) -> Option<&ModelLink> {
+    links
+        .iter()
+        .rfind(|l| l.compile == compile && l.attempt == attempt)
+}
+
+/// The note above a model folder in the tree: `restarted attempt 0 of 2/1: <reason>` for a
+/// folder a restarted attempt left, else why the compile happened ([`why`]).
+pub fn model_note(trace: &CompileTrace, link: &ModelLink) -> String {
+    let Some(c) = trace.compiles.get(link.compile) else {
+        return String::new();
+    };
+    if link.attempt < c.attempt {
+        let reason = c
+            .restart_reason(link.attempt)
+            .map(|r| crate::model::compile::first_line(&r).to_string())
+            .unwrap_or_else(|| "no reason logged".into());
+        return format!("restarted attempt {} of {}: {reason}", link.attempt, c.id());
+    }
+    why(trace, link.compile)
 }
 
 /// The graph break whose resume function compile `c` is (`torch_dynamo_resume_in_f_at_86`

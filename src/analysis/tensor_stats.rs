@@ -210,6 +210,13 @@ macro_rules! dispatch {
                     $func::<2>(d, |b| half::f16::from_le_bytes(b).to_f64() $(, $arg)*)
                 }
             }
+            Elem::BF16 => {
+                if big {
+                    $func::<2>(d, |b| half::bf16::from_be_bytes(b).to_f64() $(, $arg)*)
+                } else {
+                    $func::<2>(d, |b| half::bf16::from_le_bytes(b).to_f64() $(, $arg)*)
+                }
+            }
             Elem::Bool => $func::<1>(d, |b: [u8; 1]| (b[0] != 0) as u8 as f64 $(, $arg)*),
             Elem::I8 => arm!(i8, 1),
             Elem::U8 => arm!(u8, 1),

@@ -35,6 +35,9 @@ pub struct CompilesState {
     /// link), and the runs holding them, shown in the tree beside the viewed folder's runs.
     pub extra_links: Vec<(usize, ModelLink)>,
     extra_runs: Vec<crate::model::index::Run>,
+    /// Per story, one row per compile attempt (tlparse's `[0/0]`, `[0/0_1]`), each with the
+    /// model folder it wrote, in the viewed tree or served from the trace.
+    pub rows: Vec<Vec<crate::analysis::compile_rows::AttemptRow>>,
 }
 
 /// What the background job read for the tree `key` (root, its indexed trace logs).
@@ -60,6 +63,21 @@ impl super::jobs::Apply for CompilesMsg {
                 compiles::why(&self.stories[*s].trace, l.compile),
             );
         }
+        st.rows = self
+            .stories
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                let mut links = s.links.clone();
+                links.extend(
+                    self.extra_links
+                        .iter()
+                        .filter(|(si, _)| *si == i)
+                        .map(|(_, l)| l.clone()),
+                );
+                crate::analysis::compile_rows::attempt_rows(&s.path, &s.trace, &links)
+            })
+            .collect();
         st.stories = self.stories.into_iter().map(Arc::new).collect();
         st.extra_links = self.extra_links;
         st.extra_runs = self.extra_runs;
@@ -110,6 +128,7 @@ impl App {
         st.notes.clear();
         st.extra_links.clear();
         st.extra_runs.clear();
+        st.rows.clear();
         st.selected = None;
         st.selected_break = None;
         st.loaded_for = Some(key.clone());

@@ -12,7 +12,7 @@ use crate::model::fx::FxGraph;
 use crate::model::tensor::{
     DumpCatalog, GraphDump, MsprobeStep, RankDump, Slice2d, TensorCompare, TensorSummary,
 };
-use crate::sources::npy::NpyArray;
+use crate::sources::tensor_file;
 use crate::sources::{data_dump, msprobe};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -233,7 +233,7 @@ impl App {
             for (p, step, who) in probes {
                 match msprobe::read(&p, step, &who) {
                     Ok(s) => steps.push(s),
-                    Err(e) => errors.push(e),
+                    Err(e) => errors.push(e.to_string()),
                 }
             }
             out.send(TensorsMsg::Msprobe {
@@ -386,7 +386,7 @@ impl App {
             result: Loading::Loading,
         });
         self.jobs.spawn(move |out| {
-            let result = NpyArray::open(&path).and_then(|a| {
+            let result = tensor_file::open(&path).and_then(|a| {
                 tensor_stats::slice2d(&a, &lead, SLICE_LIMIT)
                     .ok_or_else(|| "a 0-d array has no slice to show".to_string())
             });
@@ -417,8 +417,8 @@ impl App {
             let diffs = pairs
                 .par_iter()
                 .filter_map(|(node, a, b)| {
-                    let x = NpyArray::open(a).ok()?;
-                    let y = NpyArray::open(b).ok()?;
+                    let x = tensor_file::open(a).ok()?;
+                    let y = tensor_file::open(b).ok()?;
                     let c = tensor_stats::compare(&x, &y).ok()?;
                     Some((node.clone(), c.max_abs_diff))
                 })
@@ -448,8 +448,8 @@ impl App {
             result: Loading::Loading,
         });
         self.jobs.spawn(move |out| {
-            let result = NpyArray::open(&a).and_then(|x| {
-                let y = NpyArray::open(&b)?;
+            let result = tensor_file::open(&a).and_then(|x| {
+                let y = tensor_file::open(&b)?;
                 tensor_stats::compare(&x, &y).map_err(|e| e.to_string())
             });
             out.send(TensorsMsg::Compared { a, b, result });

@@ -68,6 +68,7 @@ pub fn materialize(
         }
         links.push(ModelLink {
             compile: k,
+            attempt: c.attempt,
             model,
             run: run_name.clone(),
         });

@@ -20,7 +20,8 @@ pub struct Options<'a> {
 
 #[derive(Serialize)]
 struct Linked<'a> {
-    graph: &'a Path,
+    /// The graphs the entries were linked to: the forward one, then the backward one.
+    graphs: Vec<&'a Path>,
     #[serde(flatten)]
     links: StepLinks,
 }
@@ -67,16 +68,23 @@ fn last_passes(root: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-/// Each step linked to the graph (of those given) that links most of its entries to the same op.
-pub fn link_all(steps: &[MsprobeStep], graphs: &[Candidate]) -> Vec<(usize, StepLinks)> {
+/// Each step's forward entries linked to the forward graph (of those given) that links most of
+/// them to the same op, and its backward entries likewise to a backward graph.
+pub fn link_all(steps: &[MsprobeStep], graphs: &[Candidate]) -> Vec<(Vec<usize>, StepLinks)> {
+    let best = |s: &MsprobeStep, backward: bool| {
+        graphs
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.backward == backward)
+            .filter_map(|(k, c)| Some((k, c.link(s)?)))
+            .max_by_key(|(k, l)| (l.same_op(), l.linked(), std::cmp::Reverse(*k)))
+    };
     steps
         .iter()
-        .filter_map(|s| {
-            graphs
-                .iter()
-                .enumerate()
-                .filter_map(|(k, c)| Some((k, c.link(s)?)))
-                .max_by_key(|(k, l)| (l.same_op(), l.linked(), std::cmp::Reverse(*k)))
+        .filter_map(|s| match (best(s, false), best(s, true)) {
+            (Some((f, fl)), Some((b, bl))) => Some((vec![f, b], StepLinks::merge(fl, bl, s))),
+            (Some((k, l)), None) | (None, Some((k, l))) => Some((vec![k], l)),
+            (None, None) => None,
         })
         .collect()
 }
@@ -90,7 +98,7 @@ pub fn run(root: &Path, o: &Options) -> Result<()> {
     if steps.is_empty() {
         let why = errors.first().cloned().unwrap_or_else(|| {
             format!(
-                "{}: no msprobe dump (step<N>/rank<R>|pid<P>/dump.json) found",
+                "{}: no msprobe dump (step<N>/proc<PID>|rank<R>|pid<P>/dump.json) found",
                 root.display()
             )
         });
@@ -114,8 +122,8 @@ pub fn run(root: &Path, o: &Options) -> Result<()> {
     let text = if o.json {
         let v: Vec<Linked> = linked
             .into_iter()
-            .map(|(k, links)| Linked {
-                graph: &graphs[k].path,
+            .map(|(ks, links)| Linked {
+                graphs: ks.iter().map(|&k| graphs[k].path.as_path()).collect(),
                 links,
             })
             .collect();
@@ -125,13 +133,17 @@ pub fn run(root: &Path, o: &Options) -> Result<()> {
         s
     } else {
         let mut out = String::new();
-        for (k, l) in &linked {
+        for (ks, l) in &linked {
+            let names: Vec<String> = ks
+                .iter()
+                .map(|&k| graphs[k].path.display().to_string())
+                .collect();
             let _ = writeln!(
                 out,
                 "msprobe step {} {} → {}",
                 l.step,
                 l.who,
-                graphs[*k].path.display()
+                names.join(" + ")
             );
             let _ = writeln!(out, "  {}", l.describe());
             for x in &l.links {
@@ -180,7 +192,8 @@ pub fn bench(graph: &Path, rounds: usize) -> Result<()> {
         r#"{{"task": "statistics", "data": {{{}}}}}"#,
         body.join(",")
     );
-    let step = msprobe::parse(text.as_bytes(), 0, "rank0").map_err(Error::user)?;
+    let step =
+        msprobe::parse(text.as_bytes(), 0, "rank0").map_err(|e| Error::user(e.to_string()))?;
     let mut times = Vec::with_capacity(rounds);
     let mut last = None;
     for _ in 0..rounds {

@@ -50,19 +50,29 @@ pub struct GraphBreak {
     pub attempt: u32,
     /// Line of the event in the trace file (1-based).
     pub line: usize,
+    /// Not logged as such: inferred from a later compile of the resume function
+    /// `torch_dynamo_resume_in_<fn>_at_<line>` (torch before ~2.6 logs no
+    /// `dynamo_graph_break_reason`); the reason is then the compile's restart reasons.
+    pub inferred: bool,
 }
 
 impl GraphBreak {
     /// The reason in one line: its first non-empty line that is not Dynamo's generic
     /// "Encountered graph break when attempting to trace …" header.
     pub fn title(&self) -> &str {
-        let mut lines = self.reason.lines().map(str::trim).filter(|l| !l.is_empty());
-        let first = lines.next().unwrap_or("");
-        if first.starts_with("Encountered graph break") {
-            lines.next().unwrap_or(first)
-        } else {
-            first
-        }
+        first_line(&self.reason)
+    }
+}
+
+/// The first non-empty line of a reason, past Dynamo's generic "Encountered graph break …"
+/// header.
+pub fn first_line(reason: &str) -> &str {
+    let mut lines = reason.lines().map(str::trim).filter(|l| !l.is_empty());
+    let first = lines.next().unwrap_or("");
+    if first.starts_with("Encountered graph break") {
+        lines.next().unwrap_or(first)
+    } else {
+        first
     }
 }
 
@@ -189,6 +199,12 @@ pub struct Compile {
     pub artifacts: Vec<Artifact>,
     /// First line of the trace that names this compile.
     pub first_line: usize,
+    /// Each attempt seen, with the first line naming it, in order.
+    pub attempt_lines: Vec<(u32, usize)>,
+    /// Every event of the compile that carried a payload or is a metrics record, as
+    /// (attempt, name: the artifact's name or the event kind), in file order: what tlparse
+    /// lists as the compile's output files.
+    pub outputs: Vec<(u32, String)>,
 }
 
 impl Compile {
@@ -204,10 +220,93 @@ impl Compile {
 
     /// tlparse's label: `[2/1]`, `[0/0_1]` for attempt 1.
     pub fn label(&self) -> String {
-        if self.attempt == 0 {
+        self.attempt_label(self.attempt)
+    }
+
+    /// tlparse's label of attempt `k`: `[2/1]` for 0, `[2/1_1]` for 1.
+    pub fn attempt_label(&self, k: u32) -> String {
+        if k == 0 {
             format!("[{}]", self.id())
         } else {
-            format!("[{}_{}]", self.id(), self.attempt)
+            format!("[{}_{}]", self.id(), k)
+        }
+    }
+
+    /// Why attempt `k` was thrown away, when it was (`k` below the last attempt): the
+    /// metrics' `restart_reasons` (one per restart when torch gave one each, else all of
+    /// them), else the graph break that attempt logged.
+    pub fn restart_reason(&self, k: u32) -> Option<String> {
+        if k >= self.attempt {
+            return None;
+        }
+        let reasons = self.restart_reasons();
+        let from_metrics = match reasons.len() {
+            0 => None,
+            n if n == self.attempt as usize => Some(reasons[k as usize].to_string()),
+            _ => Some(reasons.join("\n")),
+        };
+        from_metrics.or_else(|| {
+            self.breaks
+                .iter()
+                .find(|b| b.attempt == k)
+                .map(|b| b.reason.clone())
+        })
+    }
+
+    /// One row per attempt, in order: each restarted attempt with its reason, then the last
+    /// with how the compile ended.
+    pub fn attempts(&self) -> Vec<Attempt> {
+        (0..=self.attempt)
+            .map(|k| {
+                let last = k == self.attempt;
+                Attempt {
+                    attempt: k,
+                    label: self.attempt_label(k),
+                    status: if last {
+                        self.final_status()
+                    } else {
+                        Status::Restarted
+                    },
+                    restart_reason: self.restart_reason(k),
+                    graphs: (0..self.graphs.len())
+                        .filter(|&g| self.graphs[g].attempt == k)
+                        .collect(),
+                    breaks: (0..self.breaks.len())
+                        .filter(|&b| self.breaks[b].attempt == k)
+                        .collect(),
+                    first_line: self
+                        .attempt_lines
+                        .iter()
+                        .find(|(a, _)| *a == k)
+                        .map(|(_, l)| *l),
+                }
+            })
+            .collect()
+    }
+
+    /// Inductor's provenance of attempt `attempt`: one per graph Inductor compiled, in the
+    /// order it compiled them (a training step's forward, then its backward).
+    pub fn provenances(&self, attempt: u32) -> Vec<Provenance> {
+        self.artifacts
+            .iter()
+            .filter(|a| {
+                a.attempt == attempt && a.name == "inductor_provenance_tracking_node_mappings"
+            })
+            .filter_map(|a| Provenance::parse(&a.text))
+            .collect()
+    }
+
+    /// How the last attempt ended: failed, split at a graph break, or compiled (a restart
+    /// before it is the earlier attempts' status, not this one's).
+    pub fn final_status(&self) -> Status {
+        if self.metrics.is_none() {
+            Status::Unknown
+        } else if self.fail_type().is_some() {
+            Status::Failed
+        } else if !self.breaks.is_empty() {
+            Status::GraphBreak
+        } else {
+            Status::Ok
         }
     }
 
@@ -269,19 +368,27 @@ impl Compile {
     /// The compiled function: `co_name` from the metrics, else the innermost stack frame.
     pub fn co_name(&self) -> Option<&str> {
         self.metric_str("co_name")
-            .or_else(|| self.user_stack.last().map(|f| f.name.as_str()))
+            .or_else(|| self.user_frame().map(|f| f.name.as_str()))
     }
 
-    /// Where the compiled function is: the innermost frame of `dynamo_start`'s stack, else
-    /// `co_filename:co_firstlineno`.
+    /// Where the compiled function is: `co_filename:co_firstlineno` from the metrics, else the
+    /// innermost frame of `dynamo_start`'s stack that is not Dynamo's own (torch 2.4's stacks
+    /// end in `convert_frame.py`'s `__call__`, the caller of the compiled frame).
     pub fn location(&self) -> Option<Loc> {
-        if let Some(f) = self.user_stack.last() {
-            return Some(f.loc.clone());
-        }
-        Some(Loc {
-            file: self.metric_str("co_filename")?.to_string(),
-            line: self.metric("co_firstlineno")?.as_u64()? as u32,
-        })
+        let from_metrics = || {
+            Some(Loc {
+                file: self.metric_str("co_filename")?.to_string(),
+                line: self.metric("co_firstlineno")?.as_u64()? as u32,
+            })
+        };
+        from_metrics().or_else(|| self.user_frame().map(|f| f.loc.clone()))
+    }
+
+    /// The innermost frame of `dynamo_start`'s stack that is not Dynamo's own.
+    fn user_frame(&self) -> Option<&StackFrame> {
+        self.user_stack
+            .iter()
+            .rfind(|f| !f.loc.file.replace('\\', "/").contains("torch/_dynamo/"))
     }
 
     /// The Dynamo graph this compile produced (the last attempt's).
@@ -310,6 +417,149 @@ impl Compile {
     }
 }
 
+/// Inductor's provenance of one compile (`inductor_provenance_tracking_node_mappings`):
+/// which post-grad FX nodes each pre-grad node became, and which generated kernel
+/// (`cpp_fused_relu_3:6`, `extern_kernels.addmm:1`, `triton_poi_…:2`) runs each post-grad node.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Provenance {
+    pub pre_to_post: BTreeMap<String, Vec<String>>,
+    pub post_to_pre: BTreeMap<String, Vec<String>>,
+    pub kernel_to_post: BTreeMap<String, Vec<String>>,
+    pub post_to_kernel: BTreeMap<String, Vec<String>>,
+}
+
+impl Provenance {
+    /// Reads the artifact's JSON; the kernel maps are named by the code kind
+    /// (`cppCodeToPost`, `tritonCodeToPost`, …), so any `…ToPost`/`postTo…` pair is taken.
+    pub fn parse(text: &str) -> Option<Self> {
+        let Value::Object(o) = serde_json::from_str::<Value>(text).ok()? else {
+            return None;
+        };
+        let map = |v: &Value| -> BTreeMap<String, Vec<String>> {
+            v.as_object()
+                .map(|m| {
+                    m.iter()
+                        .map(|(k, v)| {
+                            let list = v
+                                .as_array()
+                                .map(|a| {
+                                    a.iter()
+                                        .filter_map(|s| s.as_str().map(str::to_string))
+                                        .collect()
+                                })
+                                .unwrap_or_default();
+                            (k.clone(), list)
+                        })
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let mut p = Provenance::default();
+        for (k, v) in &o {
+            match k.as_str() {
+                "preToPost" => p.pre_to_post = map(v),
+                "postToPre" => p.post_to_pre = map(v),
+                k if k.ends_with("ToPost") => p.kernel_to_post.extend(map(v)),
+                k if k.starts_with("postTo") => p.post_to_kernel.extend(map(v)),
+                _ => {}
+            }
+        }
+        Some(p)
+    }
+
+    /// The kernels that run post-grad node `node`.
+    pub fn kernels_of(&self, node: &str) -> &[String] {
+        self.post_to_kernel.get(node).map_or(&[], Vec::as_slice)
+    }
+
+    /// The pre-grad (user-level) nodes post-grad node `node` came from.
+    pub fn pre_grad_of(&self, node: &str) -> &[String] {
+        self.post_to_pre.get(node).map_or(&[], Vec::as_slice)
+    }
+}
+
+/// A compile's `compilation_metrics` in the groups tlparse shows, keys as torch writes them
+/// (null values left out). Grouped by the key's form, so keys of other torch releases land in
+/// their group too.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct MetricGroups {
+    /// Phase times: `*_time_s` in seconds, `*_time_us`/`duration_us` in microseconds.
+    pub times: BTreeMap<String, Value>,
+    /// Cache sizes, hits and misses.
+    pub cache: BTreeMap<String, Value>,
+    /// `guard_count`, `shape_env_guard_count`.
+    pub guards: BTreeMap<String, Value>,
+    /// `graph_node_count`, `graph_op_count`, `graph_input_count`.
+    pub graph: BTreeMap<String, Value>,
+    /// `fail_type`, `fail_reason`, `fail_user_frame_*`.
+    pub fail: BTreeMap<String, Value>,
+    /// `restart_reasons`.
+    pub restart_reasons: Vec<String>,
+    /// The backward's times (`bwd_compilation_metrics`), when it was compiled.
+    pub backward: BTreeMap<String, Value>,
+}
+
+impl MetricGroups {
+    pub fn of(c: &Compile) -> Self {
+        let mut g = MetricGroups {
+            restart_reasons: c.restart_reasons().iter().map(|s| s.to_string()).collect(),
+            ..Self::default()
+        };
+        for (k, v) in c.metrics.iter().flatten() {
+            if v.is_null() {
+                continue;
+            }
+            let group = if k.starts_with("fail_") {
+                &mut g.fail
+            } else if k.contains("guard_count") {
+                &mut g.guards
+            } else if k.starts_with("graph_") && k.ends_with("_count") {
+                &mut g.graph
+            } else if k.contains("cache")
+                && (k.contains("hit") || k.contains("miss") || k.ends_with("cache_size"))
+            {
+                &mut g.cache
+            } else if is_time(k) {
+                &mut g.times
+            } else {
+                continue;
+            };
+            group.insert(k.clone(), v.clone());
+        }
+        for (k, v) in c.bwd_metrics.iter().flatten() {
+            if !v.is_null() && (is_time(k) || k.starts_with("fail_")) {
+                g.backward.insert(k.clone(), v.clone());
+            }
+        }
+        g
+    }
+}
+
+/// A duration key: `entire_frame_compile_time_s`, `dynamo_time_before_restart_s`,
+/// `post_grad_pass_time_us`, `duration_us` —
+/// not a clock reading (`start_time`, `end_time_us`).
+fn is_time(k: &str) -> bool {
+    !k.starts_with("start_time")
+        && !k.starts_with("end_time")
+        && (k.contains("time") && (k.ends_with("_s") || k.ends_with("_us")) || k == "duration_us")
+}
+
+/// One attempt of a compile (Dynamo's analysis from the start; a restart throws it away and
+/// begins the next). Indices point into the compile's `graphs` and `breaks`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Attempt {
+    pub attempt: u32,
+    /// `[2/1_1]`.
+    pub label: String,
+    pub status: Status,
+    /// Why it was thrown away (restarted attempts only).
+    pub restart_reason: Option<String>,
+    pub graphs: Vec<usize>,
+    pub breaks: Vec<usize>,
+    /// First line of the trace naming this attempt.
+    pub first_line: Option<usize>,
+}
+
 /// A model folder's Dynamo graph (`model__N/dynamo_out_graph.txt`), as read.
 #[derive(Debug, Clone)]
 pub struct ModelGraph {
@@ -324,10 +574,12 @@ pub struct ModelGraph {
     pub aot: bool,
 }
 
-/// A compile joined to the model folder its Dynamo graph was written to.
+/// A compile attempt joined to the model folder its Dynamo graph was written to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ModelLink {
     pub compile: usize,
+    /// The attempt whose graph the folder holds (a restarted attempt can leave a folder too).
+    pub attempt: u32,
     pub model: String,
     pub run: String,
 }
@@ -356,6 +608,12 @@ pub struct CompileTrace {
     pub pid: Option<u32>,
     /// `rank` from the envelope, else from the file name (`…_rank_R_…`).
     pub rank: Option<u32>,
+    /// The rank the file's name gives (`…_rank_5_…`), set by `trace_log::load`.
+    pub rank_in_name: Option<u32>,
+    /// Every `rank` the records carry, in order of first sight (one in a sound log).
+    pub ranks_in_records: Vec<u32>,
+    /// Payloads whose md5 is not the one their header gives (each is also a problem line).
+    pub md5_mismatches: usize,
     pub torch_version: Option<String>,
     /// Compiles in order of first appearance.
     pub compiles: Vec<Compile>,
@@ -383,6 +641,27 @@ pub struct CompileTrace {
 impl CompileTrace {
     pub fn compile(&self, id: &str) -> Option<&Compile> {
         self.compiles.iter().find(|c| c.id() == id)
+    }
+
+    /// What is wrong with the file's rank, in one line each: records of several ranks, or a
+    /// file name naming another rank than its records.
+    pub fn rank_warnings(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.ranks_in_records.len() > 1 {
+            let all: Vec<String> = self.ranks_in_records.iter().map(u32::to_string).collect();
+            out.push(format!(
+                "its records carry several ranks ({}): logs of several processes were joined",
+                all.join(", ")
+            ));
+        }
+        if let (Some(n), Some(&r)) = (self.rank_in_name, self.ranks_in_records.first())
+            && n != r
+        {
+            out.push(format!(
+                "the file name says rank {n}, its records say rank {r}: fxray shows rank {r}"
+            ));
+        }
+        out
     }
 
     /// Every graph break, in file order, with the compile it ended.

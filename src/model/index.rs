@@ -189,7 +189,7 @@ pub struct DumpGraph {
     pub steps: Vec<(u32, usize)>,
 }
 
-/// msprobe statistics: `<root>/step<N>/<rank<R>|pid<P>>/dump.json`.
+/// msprobe statistics: `<root>/step<N>/<proc<PID>|rank<R>|pid<P>>/dump.json`.
 #[derive(Debug, Clone, Serialize)]
 pub struct MsprobeDump {
     pub path: PathBuf,

@@ -8,6 +8,7 @@ pub mod fx_fmt;
 pub mod index;
 pub mod launch;
 pub mod log;
+pub mod msprobe;
 pub mod npy;
 pub mod output_code;
 pub mod tensor;

@@ -9,6 +9,8 @@ use crate::model::tensor::TensorInfo;
 pub enum Elem {
     Bool,
     F16,
+    /// bfloat16 (torch `.pt` files; numpy has no such type).
+    BF16,
     F32,
     F64,
     I8,
@@ -25,14 +27,14 @@ impl Elem {
     pub fn size(self) -> usize {
         match self {
             Elem::Bool | Elem::I8 | Elem::U8 => 1,
-            Elem::F16 | Elem::I16 | Elem::U16 => 2,
+            Elem::F16 | Elem::BF16 | Elem::I16 | Elem::U16 => 2,
             Elem::F32 | Elem::I32 | Elem::U32 => 4,
             Elem::F64 | Elem::I64 | Elem::U64 => 8,
         }
     }
 
     pub fn is_float(self) -> bool {
-        matches!(self, Elem::F16 | Elem::F32 | Elem::F64)
+        matches!(self, Elem::F16 | Elem::BF16 | Elem::F32 | Elem::F64)
     }
 }
 
@@ -149,6 +151,15 @@ pub fn decode(elem: Elem, big: bool, b: &[u8]) -> f64 {
                 u16::from_le_bytes(a)
             };
             half::f16::from_bits(bits).to_f64()
+        }
+        Elem::BF16 => {
+            let a: [u8; 2] = b.try_into().unwrap_or([0; 2]);
+            let bits = if big {
+                u16::from_be_bytes(a)
+            } else {
+                u16::from_le_bytes(a)
+            };
+            half::bf16::from_bits(bits).to_f64()
         }
         Elem::F32 => num!(f32, 4),
         Elem::F64 => num!(f64, 8),

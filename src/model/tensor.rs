@@ -1,5 +1,5 @@
 //! Dumped tensors: what a TorchAir/npugraph_ex npy data dump holds (docs/formats.md §3.1), the
-//! statistics of one tensor, and msprobe's `dump.json` statistics (docs/formats.md §4.1).
+//! statistics of one tensor, and msprobe (its types are in `model::msprobe`).
 
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -178,6 +178,9 @@ pub fn fx_dtype_of_torch(torch: &str) -> Option<&'static str> {
 }
 
 pub fn short_dtype(descr: &str) -> String {
+    if descr == "bfloat16" {
+        return "bf16".into(); // a torch `.pt` tensor: numpy has no descriptor for it
+    }
     let (order, rest) = descr.split_at(descr.len().min(1));
     let bits = rest[1.min(rest.len())..]
         .parse::<u32>()
@@ -258,83 +261,8 @@ pub struct TensorCompare {
     pub at_max: Option<(f64, f64)>,
 }
 
-/// One tensor record of msprobe's `dump.json`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct MsprobeTensor {
-    /// `input_args.0`, `input_kwargs.scale`, `output.0`, `output.1.0`.
-    pub slot: String,
-    pub dtype: String,
-    pub shape: Vec<i64>,
-    /// `None` where msprobe wrote `null`: the value was not finite, or the dtype has no stats.
-    pub max: Option<f64>,
-    pub min: Option<f64>,
-    pub mean: Option<f64>,
-    pub norm: Option<f64>,
-}
-
-impl MsprobeTensor {
-    /// True when msprobe wrote `null` for the max or min: the tensor held NaN or ±Inf (or its
-    /// dtype has no statistics). A `null` mean or norm alone is an fp32 overflow of the sum
-    /// (a mask of −3.4e38), not a bad value.
-    pub fn null_stats(&self) -> bool {
-        self.max.is_none() || self.min.is_none()
-    }
-}
-
-/// What an msprobe key names (docs/formats.md §4.1): a module's call or an API's call.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case", tag = "kind")]
-pub enum MsprobeCall {
-    /// `Module.<path>.<Class>.<forward|backward>.<n>`; the root module's path is `__root__`.
-    Module {
-        path: String,
-        class: String,
-        backward: bool,
-        /// The n-th call of this module (0 = first) in the step.
-        n: u32,
-    },
-    /// `<prefix>.<op>[.<overload>].<n>.<forward|backward>`: `Aten.add.Tensor.3.forward`,
-    /// `Functional.linear.0.forward`, `Tensor.__add__.1.forward`, `NPU.npu_rms_norm.0.forward`.
-    Api {
-        prefix: String,
-        /// `add.Tensor`, `linear`, `__add__`.
-        op: String,
-        backward: bool,
-        /// The n-th call of this API (0 = first) in the step.
-        n: u32,
-    },
-}
-
-impl MsprobeCall {
-    pub fn backward(&self) -> bool {
-        match self {
-            MsprobeCall::Module { backward, .. } | MsprobeCall::Api { backward, .. } => *backward,
-        }
-    }
-}
-
-/// `Module.layers.0.mlp.MLP.forward.0` and its tensors.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct MsprobeEntry {
-    pub key: String,
-    /// The key parsed; `None` when it follows neither grammar.
-    pub call: Option<MsprobeCall>,
-    pub tensors: Vec<MsprobeTensor>,
-}
-
-/// One `step<N>/<rank<R>|pid<P>>/dump.json`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct MsprobeStep {
-    pub path: PathBuf,
-    pub step: u32,
-    pub who: String,
-    pub task: Option<String>,
-    pub level: Option<String>,
-    /// In file order, which is call order (a module before the calls inside it).
-    pub entries: Vec<MsprobeEntry>,
-    /// Records that were not understood (not a tensor, odd fields), in one line each.
-    pub skipped: Vec<String>,
-}
+// msprobe's types live in `model::msprobe`; re-exported for the paths that name them here.
+pub use super::msprobe::{MsprobeCall, MsprobeEntry, MsprobeStep, MsprobeTensor};
 
 /// A statistic for people: `0.047828`, `-3.3895e38`, `16`.
 pub fn fmt_value(v: f64) -> String {

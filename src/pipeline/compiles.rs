@@ -17,14 +17,15 @@ pub struct Story {
 }
 
 impl Story {
-    /// Why each joined model exists, by (run folder name, model name).
+    /// Why each joined model exists, by (run folder name, model name): a folder left by a
+    /// restarted attempt says so (`restarted attempt 0 of 2/1: <reason>`).
     pub fn model_notes(&self) -> HashMap<(String, String), String> {
         self.links
             .iter()
             .map(|l| {
                 (
                     (l.run.clone(), l.model.clone()),
-                    compiles::why(&self.trace, l.compile),
+                    compiles::model_note(&self.trace, l),
                 )
             })
             .collect()

@@ -3,12 +3,12 @@
 
 use crate::analysis::tensor_stats;
 use crate::model::tensor::TensorSummary;
-use crate::sources::npy::NpyArray;
+use crate::sources::tensor_file;
 use std::path::{Path, PathBuf};
 
-/// Opens and summarises one `.npy` file. The error is the file's problem in one line.
+/// Opens and summarises one `.npy` or `.pt` file. The error is the file's problem in one line.
 pub fn summarize_file(path: &Path) -> Result<TensorSummary, String> {
-    let arr = NpyArray::open(path)?;
+    let arr = tensor_file::open(path)?;
     Ok(tensor_stats::summarize(&arr))
 }
 

@@ -298,7 +298,10 @@ impl Builder {
         size: u64,
     ) {
         let name = file_name(path);
-        let number = names::model_dir(model).unwrap_or(0);
+        // `model___54` (torch 2.1, no AOT id): numbered by the graph it holds.
+        let number = names::model_dir(model)
+            .or_else(|| model.strip_prefix("model___")?.parse().ok())
+            .unwrap_or(0);
         let backend_dir = dir.parent().unwrap_or(dir);
         let run_b = match run {
             Some(r) => self.runs.entry(r.to_path_buf()).or_default(),

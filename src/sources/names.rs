@@ -77,14 +77,21 @@ pub fn pass_file(name: &str) -> Option<(u32, String)> {
     Some((index, pass))
 }
 
-/// Stock Inductor `model__0_forward_1.0` → (model name, kind, id `1.0`).
+/// Stock Inductor `model__0_forward_1.0` → (model name, kind, id `1.0`): torch names the folder
+/// `<model>__<aot id>_<kind>_<nth graph>.<n>`. Torch 2.1 also writes `model___54.0` (no AOT id,
+/// no kind, for a graph compiled outside its AOT bookkeeping): that is a model too, named
+/// `model___54` by the graph it holds, with the kind `graph`.
 pub fn inductor_model_dir(name: &str) -> Option<(String, String, String)> {
     static RE: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"^(model__-?\d+)_(forward|backward|inference)_(\d+\.\d+)$")
+        Regex::new(r"^(?:(model__-?\d+)_(forward|backward|inference|joint)|model__)_(\d+)\.(\d+)$")
             .expect("static regex")
     });
     let c = RE.captures(name)?;
-    Some((c[1].to_string(), c[2].to_string(), c[3].to_string()))
+    let id = format!("{}.{}", &c[3], &c[4]);
+    Some(match (c.get(1), c.get(2)) {
+        (Some(m), Some(k)) => (m.as_str().to_string(), k.as_str().to_string(), id),
+        _ => (format!("model___{}", &c[3]), "graph".to_string(), id),
+    })
 }
 
 /// Inductor's FX graphs, in the order they exist during compilation.
@@ -147,10 +154,12 @@ pub fn msprobe_step_dir(name: &str) -> Option<u32> {
     name.strip_prefix("step")?.parse().ok()
 }
 
-/// msprobe `rank3` / `pid4242`.
+/// msprobe `proc4242` (PrecisionDebugger without torch.distributed), `rank3` (with it),
+/// `pid4242` (AclGraphDumper without it): docs/formats.md §4.1.
 pub fn msprobe_who_dir(name: &str) -> bool {
     let digits = name
         .strip_prefix("rank")
+        .or_else(|| name.strip_prefix("proc"))
         .or_else(|| name.strip_prefix("pid"));
     digits.is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
 }
@@ -226,8 +235,23 @@ mod tests {
             inductor_model_dir("model__0_backward_3.1"),
             Some(("model__0".into(), "backward".into(), "3.1".into()))
         );
+        // torch 2.1: no AOT id and no kind.
+        assert_eq!(
+            inductor_model_dir("model___54.0"),
+            Some(("model___54".into(), "graph".into(), "54.0".into()))
+        );
+        assert_eq!(
+            inductor_model_dir("model__19_inference_55.1"),
+            Some(("model__19".into(), "inference".into(), "55.1".into()))
+        );
+        assert_eq!(inductor_model_dir("model___x.0"), None);
         assert_eq!(data_dump_dir("worldsize8_global_rank3"), Some((8, 3)));
         assert!(dump_graph_dir("graph_1") && !dump_graph_dir("graph_"));
         assert!(msprobe_who_dir("pid3064") && msprobe_who_dir("rank0") && !msprobe_who_dir("pid"));
+        assert!(
+            msprobe_who_dir("proc13733")
+                && !msprobe_who_dir("proc")
+                && !msprobe_who_dir("process1")
+        );
     }
 }

@@ -9,12 +9,12 @@ log (break lines from this file's source, reasons and the failing guard from tor
 `graph_breaks`/`recompiles` logs, and the compile id each `model__N` was written for, as the
 backend saw it).
 
-Three stories in one process, so one trace log holds them all:
+Four stories in one process, so one trace log holds them all:
   (a) `Breaky.forward` calls `print()` and `.item()`: two graph breaks, three graphs;
   (b) `scale` is compiled with `dynamic=False` and called with a new batch size: a recompile
       naming the failing size guard;
   (c) `strict` is compiled with `fullgraph=True` around an explicit graph break: the compile
-      fails.
+      fails; (d) `Normed` (below) restarts after its backend ran: two attempts, two folders.
 """
 
 import json
@@ -31,7 +31,7 @@ from torch._guards import CompileContext
 # without an NPU, but each still dumps a file.
 PASSES = ["post_grad_custom_pre_pass", "optimize_noop_ops", "eliminate_dead_code"]
 
-MODELS = {}  # model__N -> compile id, as the backend saw it
+MODELS, ATTEMPTS = {}, {}  # model__N -> compile id and attempt, as the backend saw them
 _count = [0]
 
 
@@ -66,8 +66,8 @@ def npugraph_ex_layout(gm, example_inputs):
     os.makedirs(folder, exist_ok=True)
     with open(os.path.join(folder, "dynamo_out_graph.txt"), "w") as f:
         f.write(_text(gm))
-    cid = CompileContext.current_compile_id()
-    MODELS[f"model__{n}"] = str(cid) if cid is not None else None
+    tid = CompileContext.current_trace_id()
+    MODELS[f"model__{n}"], ATTEMPTS[f"model__{n}"] = (str(tid.compile_id), tid.attempt) if tid else (None, None)
     inner = aot_autograd(
         fw_compiler=_phase_compiler(folder, "forward", "forward"),
         bw_compiler=_phase_compiler(folder, "backward", "backward"),
@@ -96,6 +96,19 @@ def strict(x):
     y = x + 1
     torch._dynamo.graph_break()  # FAIL: graph_break
     return y * 2
+
+
+class Normed(torch.nn.Module):
+    """(d) Compiled with `dynamic=True`: Dynamo hands its graph to the backend, then restarts
+    the compile (`TensorifyScalarRestartAnalysis`, for the LayerNorm's float `eps`), so attempt
+    0 leaves a `model__N` with only `dynamo_out_graph.txt` and attempt 1 writes the next one."""
+
+    def __init__(self):
+        super().__init__()
+        self.ln = torch.nn.LayerNorm(8)
+
+    def forward(self, x):
+        return self.ln(x) * 2.0
 
 
 def marker_line(tag):
@@ -139,6 +152,9 @@ def main():
     except Exception as e:  # the failure is the point
         failure = {"type": type(e).__name__, "first_line": str(e).splitlines()[0]}
 
+    with torch.no_grad():
+        torch.compile(Normed(), backend=npugraph_ex_layout, dynamic=True)(torch.randn(3, 8))
+
     breaks = [m for m in keep.messages if "Graph break in user code" in m]
     recompiles = [m for m in keep.messages if "triggered by the following guard failure" in m]
     expected = {
@@ -152,6 +168,7 @@ def main():
         "recompile": {"function": "scale", "logs": recompiles},
         "failure": dict(failure or {}, line=marker_line("FAIL: graph_break")),
         "models": MODELS,
+        "attempts": ATTEMPTS,
     }
     with open(os.path.join(out, "expected.json"), "w") as f:
         json.dump(expected, f, indent=1)

@@ -11,7 +11,7 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 /// Every `dedicated_log_torch_trace_*.log` under the fixtures.
-fn fixture_traces() -> Vec<PathBuf> {
+pub fn fixture_traces() -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = walkdir::WalkDir::new(fixture(""))
         .into_iter()
         .filter_map(Result::ok)
@@ -38,7 +38,11 @@ fn header_lines(text: &str) -> usize {
 
 #[test]
 fn every_fixture_trace_reads_whole_with_ids_metrics_and_spans() {
-    let traces = fixture_traces();
+    // The torch-version fixtures are checked against tlparse in `compiles_versions`.
+    let traces: Vec<PathBuf> = fixture_traces()
+        .into_iter()
+        .filter(|p| !p.starts_with(fixture("torch_versions")))
+        .collect();
     assert_eq!(traces.len(), 16, "15 shared fixture traces + compile_story");
     for path in traces {
         let p = path.display();
@@ -305,6 +309,59 @@ pub fn check_compile_story(root: &Path) {
     );
     assert!(f.dynamo_graph().is_none());
 
+    // (d) the restarted compile: attempt 0 handed its graph to the backend, then restarted
+    // (TensorifyScalarRestartAnalysis); each attempt is a row and has its own folder.
+    let restarted = t
+        .compiles
+        .iter()
+        .position(|c| c.co_name() == Some("forward") && c.attempt == 1 && c.breaks.is_empty())
+        .expect("the tensorify restart");
+    let c = &t.compiles[restarted];
+    let rows = c.attempts();
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[0].status, Status::Restarted);
+    assert!(
+        rows[0]
+            .restart_reason
+            .as_deref()
+            .unwrap()
+            .contains("TensorifyScalarRestartAnalysis")
+    );
+    assert_eq!(rows[1].status, Status::Ok, "the attempt that succeeded");
+    assert_eq!(c.final_status(), Status::Ok);
+    // Every model__N is linked to the attempt the backend was called in.
+    let attempts = expected["attempts"].as_object().unwrap();
+    assert_eq!(s.links.len(), attempts.len(), "every folder is linked");
+    for l in &s.links {
+        assert_eq!(
+            Some(l.attempt as u64),
+            attempts[&l.model].as_u64(),
+            "{}",
+            l.model
+        );
+        let note = compiles::model_note(t, l);
+        let cl = &t.compiles[l.compile];
+        if l.attempt < cl.attempt {
+            assert!(
+                note.starts_with(&format!("restarted attempt {} of {}: ", l.attempt, cl.id())),
+                "{}: {note}",
+                l.model
+            );
+        } else {
+            assert!(!note.starts_with("restarted"), "{}: {note}", l.model);
+        }
+    }
+    let orphan = s
+        .links
+        .iter()
+        .find(|l| l.compile == restarted && l.attempt == 0)
+        .expect("attempt 0's folder");
+    assert!(
+        compiles::model_note(t, orphan).contains("TensorifyScalarRestartAnalysis"),
+        "{}",
+        compiles::model_note(t, orphan)
+    );
+
     // The model__N links are the ones the backend was called for.
     let mut want: Vec<(String, String)> = expected["models"]
         .as_object()
@@ -330,8 +387,18 @@ fn cli_json_lists_compiles_breaks_and_recompiles() {
     let root = fixture("compile_story");
     let v = stdout_json(&fxray(&["compiles", root.to_str().unwrap(), "--json"]));
     let compiles = v["compiles"].as_array().unwrap();
-    assert_eq!(compiles.len(), 6);
+    // One row per attempt: 0/0, 1/0 and 5/0 restarted once (counted in the trace: their
+    // highest `attempt` is 1), 2/0, 3/0, 3/1 and 4/0 did not.
+    assert_eq!(compiles.len(), 10);
     let c0 = &compiles[0];
+    assert_eq!(c0["id"], "0/0");
+    assert_eq!(c0["attempt"], 0);
+    assert_eq!(c0["label"], "[0/0]");
+    assert_eq!(c0["status"], "restarted");
+    assert_eq!(c0["model"], Value::Null, "attempt 0 reached no backend");
+    assert!(c0["restart_reason"].as_str().unwrap().contains("`print`"));
+    assert_eq!(c0["graphs"].as_array().unwrap().len(), 0);
+    let c0 = &compiles[1];
     assert_eq!(c0["id"], "0/0");
     assert_eq!(c0["attempt"], 1);
     assert_eq!(c0["status"], "graph_break");
@@ -345,6 +412,7 @@ fn cli_json_lists_compiles_breaks_and_recompiles() {
             .ends_with("compile_story.py:86")
     );
     assert!(c0["guards"].as_u64().unwrap() > 0);
+    assert!(c0["trace"].as_str().unwrap().ends_with(".log"));
     let c4 = compiles.iter().find(|c| c["id"] == "3/1").unwrap();
     assert_eq!(c4["model"], "model__4");
     assert!(
@@ -352,6 +420,27 @@ fn cli_json_lists_compiles_breaks_and_recompiles() {
             .as_str()
             .unwrap()
             .contains("size mismatch")
+    );
+    // The restarted compile: attempt 0 wrote model__5 (only its Dynamo graph), attempt 1
+    // model__6; the tree's note says which attempt and why.
+    let r: Vec<&Value> = compiles.iter().filter(|c| c["id"] == "5/0").collect();
+    assert_eq!(r.len(), 2);
+    assert_eq!(
+        (&r[0]["status"], &r[0]["model"]),
+        (&"restarted".into(), &"model__5".into())
+    );
+    assert_eq!(
+        (&r[1]["status"], &r[1]["model"]),
+        (&"ok".into(), &"model__6".into())
+    );
+    let models = v["models"].as_array().unwrap();
+    let m5 = models.iter().find(|m| m["model"] == "model__5").unwrap();
+    assert_eq!((&m5["compile"], &m5["attempt"]), (&"5/0".into(), &0.into()));
+    assert!(
+        m5["note"]
+            .as_str()
+            .unwrap()
+            .starts_with("restarted attempt 0 of 5/0: ")
     );
     let failed = compiles.iter().find(|c| c["id"] == "4/0").unwrap();
     assert_eq!(failed["status"], "failed");
@@ -370,7 +459,7 @@ fn cli_json_lists_compiles_breaks_and_recompiles() {
         let w = stdout_json(&fxray(&["compiles", p.to_str().unwrap(), "--json"]));
         assert_eq!(
             w["compiles"].as_array().unwrap().len(),
-            6,
+            10,
             "{}",
             p.display()
         );
@@ -380,6 +469,7 @@ fn cli_json_lists_compiles_breaks_and_recompiles() {
     let text = String::from_utf8_lossy(&text.stdout);
     assert!(text.contains("graph break at"), "{text}");
     assert!(text.contains("[0/0_1]"), "{text}");
+    assert!(text.contains("[5/0_1]   ok"), "{text}");
 }
 
 #[test]
@@ -409,7 +499,8 @@ fn cut_traces_read_up_to_the_cut_and_say_so() {
     for at in (1..full.len()).step_by(1009) {
         let t = parse(&full[..at]);
         assert!(t.compiles.len() <= whole.compiles.len());
-        if full[at - 1] != b'\n' {
+        // A cut right before a newline leaves a complete last line: no cut (issue 28).
+        if full[at - 1] != b'\n' && full[at] != b'\n' {
             cuts += 1;
             let why = t.stopped.as_deref().expect("a cut says where");
             assert!(why.contains("ends mid-line"), "{why}");
@@ -457,8 +548,10 @@ fn damaged_lines_are_skipped_with_their_line_number() {
     lines.push("\t{\"name\": ".into());
     let text = lines.join("\n") + "\n";
     let t = parse(text.as_bytes());
-    // The broken header cut the first chromium event's payload short: that is a problem too.
-    assert_eq!(t.problems.len(), 5, "{:?}", t.problems);
+    // The broken header cut the first chromium event's payload short: that is a problem too,
+    // and so is its md5; the two made-up events' md5 `x` is none (tlparse counts them too).
+    assert_eq!(t.problems.len(), 8, "{:?}", t.problems);
+    assert_eq!(t.md5_mismatches, 3);
     assert!(
         t.problems
             .iter()

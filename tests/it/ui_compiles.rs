@@ -19,11 +19,15 @@ fn open_compiles() -> egui_kittest::Harness<'static, fxray::ui::Fxray> {
 #[test]
 fn breaks_are_listed_with_their_lines_and_a_click_shows_both_sides() {
     let mut h = open_compiles();
-    h.get_by_label_contains("6 compile ids · 2 graph breaks · 1 recompiles");
+    h.get_by_label_contains("7 compile ids · 2 graph breaks · 1 recompiles");
     h.get_by_label_contains("✂ compile_story.py:86");
     h.get_by_label_contains("✂ compile_story.py:87");
     h.get_by_label_contains("↻ [3/1] guard failed: 3/0: tensor 'x' size mismatch");
 
+    // One row per attempt makes the list longer than its pane: bring the break on screen.
+    h.get_by_label_contains("✂ compile_story.py:87")
+        .scroll_to_me();
+    h.run_steps(3);
     h.get_by_label_contains("✂ compile_story.py:87").click();
     h.run_steps(3);
     h.get_by_label("Graph break at /home/dev/models/compile_story.py:87");
@@ -193,4 +197,23 @@ fn graphs_found_only_in_the_trace_open_as_passes_of_their_compile() {
             .ends_with("forward/000_aot_forward_graph.txt")
     );
     h.get_by_label_contains("⤵ recompile: 3/0: tensor 'x' size mismatch");
+}
+
+/// Issue 24 §3: a restarted compile is two rows, each attempt with its own status and the
+/// model folder it wrote (compile_story's 5/0: attempt 0 reached the backend, wrote model__5,
+/// and restarted; attempt 1 wrote model__6).
+#[test]
+fn each_attempt_is_a_row_with_its_own_model() {
+    let h = open_compiles();
+    // The row, and the tree's Compiles section, list each attempt.
+    assert!(h.query_all_by_label("[5/0] forward").count() >= 1);
+    assert!(h.query_all_by_label("[5/0_1] forward").count() >= 1);
+    h.get_by_label_contains(
+        "restarted: <class 'torch._dynamo.exc.TensorifyScalarRestartAnalysis'>",
+    );
+    // One arrow per attempt that wrote a folder: model__0 … model__6, each once.
+    for m in 0..=6 {
+        let n = h.query_all_by_label(&format!("➡ model__{m}")).count();
+        assert_eq!(n, 1, "model__{m}");
+    }
 }

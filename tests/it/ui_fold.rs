@@ -3,14 +3,17 @@
 //! search and `n` open the boxes that hide their node, and a window at rest stops painting.
 
 use crate::common::fixture;
-use crate::common::ui::{first_pass_of, harness, opened, selected, settle, shoot};
+use crate::common::ui::{first_pass_of, harness_sized, opened, selected, settle, shoot};
 use egui::accesskit::Role;
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use fxray::ui::{Fxray, Viewport};
 
-/// The stress run with its forward phase on screen at `pass`.
-fn stress_forward(pass: usize) -> Harness<'static, Fxray> {
+/// A full-HD window.
+const SCREEN: egui::Vec2 = egui::vec2(1920.0, 1200.0);
+
+/// The stress run with its forward phase on screen at `pass`, as it opens.
+fn stress_forward_at_open(pass: usize) -> Harness<'static, Fxray> {
     let mut app = opened(&fixture("npugraph_ex/stress_20k"));
     let first = first_pass_of(&app, "forward");
     app.select_graph(&first);
@@ -18,9 +21,47 @@ fn stress_forward(pass: usize) -> Harness<'static, Fxray> {
     if let Some(ph) = app.phase.as_mut() {
         ph.current = pass;
     }
-    let mut h = harness(app);
+    let mut h = harness_sized(app, SCREEN);
     settle(&mut h);
     h
+}
+
+/// The same with the `layers` box opened: its 83 decoder layers folded in rows. (At open, the
+/// 83 layer boxes fitted to the canvas would draw their titles under 11 px: the graph opens
+/// one level up, where they read.)
+fn stress_forward(pass: usize) -> Harness<'static, Fxray> {
+    let mut h = stress_forward_at_open(pass);
+    h.get_by_label("layers").click();
+    h.run_steps(3);
+    h.get_by_label("Fit").click();
+    h.run_steps(3);
+    h
+}
+
+/// The on-screen size of the smallest box title drawn (folded boxes' titles are 28 px at zoom
+/// 1, open boxes' 16 px; the root has none).
+fn smallest_title_px(h: &Harness<'static, Fxray>) -> f32 {
+    let zoom = Viewport::load_ctx(&h.ctx).zoom;
+    let any_open = boxes(h)
+        .iter()
+        .any(|(p, _, folded)| !folded && !p.is_empty());
+    zoom * if any_open { 16.0 } else { 28.0 }
+}
+
+#[test]
+fn stress_graph_opens_where_its_box_titles_read() {
+    let mut h = stress_forward_at_open(0);
+    assert!(h.state().view.graph().is_folded(), "11k nodes open folded");
+    let px = smallest_title_px(&h);
+    assert!(px >= 11.0, "box titles at {px} px");
+    // At open: `layers` is one box (its 83 layers would read at under 11 px).
+    let b = boxes(&h);
+    assert!(
+        b.iter()
+            .any(|(p, n, folded)| p == "layers" && *folded && *n > 11_000),
+        "{b:?}"
+    );
+    h.run();
 }
 
 fn boxes(h: &Harness<'static, Fxray>) -> Vec<(String, u32, bool)> {
@@ -42,9 +83,9 @@ fn nodes_of(h: &Harness<'static, Fxray>, path: &str) -> Vec<String> {
 }
 
 #[test]
-fn stress_graph_opens_folded_by_layer_and_settles() {
+fn stress_graph_folds_by_layer_and_settles() {
     let mut h = stress_forward(0);
-    assert!(h.state().view.graph().is_folded(), "11k nodes open folded");
+    assert!(h.state().view.graph().is_folded(), "11k nodes stay folded");
     let b = boxes(&h);
     let layers: Vec<&(String, u32, bool)> = b
         .iter()
@@ -188,8 +229,11 @@ fn the_backward_opens_folded_by_layer_too() {
     let first = first_pass_of(&app, "backward");
     app.select_graph(&first);
     assert!(app.wait_idle(crate::common::ui::WAIT));
-    let mut h = harness(app);
+    let mut h = harness_sized(app, SCREEN);
     settle(&mut h);
+    assert!(smallest_title_px(&h) >= 11.0);
+    h.get_by_label("layers").click();
+    h.run_steps(3);
     assert_eq!(h.state().view.graph().counts().0, 20_048);
     let layers = boxes(&h)
         .into_iter()
@@ -197,4 +241,47 @@ fn the_backward_opens_folded_by_layer_too() {
         .count();
     assert!(layers >= 83, "{layers} layer boxes");
     shoot(&mut h, "fold_stress_backward");
+}
+
+/// What is written smallest at open: box titles when grouped (see `smallest_title_px`), else
+/// node names (12 px at zoom 1).
+fn smallest_text_px(h: &Harness<'static, Fxray>) -> f32 {
+    if h.state().view.graph().is_folded() {
+        smallest_title_px(h)
+    } else {
+        Viewport::load_ctx(&h.ctx).zoom * 12.0
+    }
+}
+
+/// Issue 24: the first view reads. The 280-node sample, a 982-node MoE backward and the 11k-node
+/// stress forward, each opened in the app's own window size, draw their box titles (or, shown
+/// whole, their node names) at 11 px or more at the opening fit.
+#[test]
+fn every_graph_opens_with_text_that_reads() {
+    let cases = [
+        ("showcase", "forward"),
+        ("module_truth/moe", "backward"),
+        ("npugraph_ex/stress_20k", "forward"),
+    ];
+    for (case, phase) in cases {
+        let mut app = opened(&fixture(case));
+        let first = first_pass_of(&app, phase);
+        app.select_graph(&first);
+        assert!(app.wait_idle(crate::common::ui::WAIT));
+        let mut h = crate::common::ui::harness(app);
+        settle(&mut h);
+        let px = smallest_text_px(&h);
+        let g = h.state().view.graph();
+        eprintln!(
+            "{case} {phase}: {} nodes, folded {}, {} boxes, smallest text {px:.1} px",
+            g.counts().0,
+            g.is_folded(),
+            g.module_boxes().len()
+        );
+        assert!(px >= 11.0, "{case} {phase}: {px} px");
+        if case == "showcase" {
+            assert!(g.is_folded(), "280 nodes do not read whole at fit: grouped");
+            shoot(&mut h, "first_view_sample");
+        }
+    }
 }

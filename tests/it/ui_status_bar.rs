@@ -14,7 +14,7 @@ fn a_long_path_is_elided_in_the_middle_not_drawn_over_the_figures() {
     }
     deep.push("the_run_that_matters");
     copy_tree(&fixture("showcase/torch_compile_debug"), &deep);
-    let mut h = harness_sized(opened(&deep), egui::vec2(1000., 700.));
+    let mut h = harness_sized(opened(&deep), egui::vec2(1100., 700.));
     settle(&mut h);
 
     let figures = h.get_by_label_contains("nodes shown of").rect();

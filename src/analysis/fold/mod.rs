@@ -225,18 +225,35 @@ impl FoldTree {
             .collect()
     }
 
-    /// The expanded set that opens the graph readably: every module down to the deepest
-    /// depth at which at most `max_items` items are visible. A module with a single sub-module
-    /// and no nodes of its own (a wrapper) opens with its parent, since it adds no clutter.
-    pub fn initial_expansion(&self, max_items: usize) -> Vec<bool> {
+    /// The opening fold state chosen by what reads: depths are tried from the shallowest, each
+    /// placed, and the deepest one `reads` accepts is kept (`None` when not even depth 1 does).
+    /// A deeper state only adds to the picture, so the search stops at the first that does not
+    /// read, or that shows more than `max_items` (the bound on what is placed to find out).
+    pub fn readable_expansion(
+        &self,
+        edges: &[(u32, u32)],
+        sizes: &[(f32, f32)],
+        max_items: usize,
+        reads: impl Fn(&FoldLayout) -> bool,
+    ) -> Option<Vec<bool>> {
         let max_depth = self.modules.iter().map(|m| m.depth).max().unwrap_or(0);
-        let mut best = self.expanded_to(0);
+        let mut cache = FoldCache::default();
+        let mut best = None;
+        let mut seen = 0;
         for d in 1..=max_depth + 1 {
             let e = self.expanded_to(d);
-            if self.visible_items(&e) > max_items {
+            let items = self.visible_items(&e);
+            if items > max_items {
                 break;
             }
-            best = e;
+            if items == seen {
+                continue; // nothing deeper opened (a wrapper chain)
+            }
+            seen = items;
+            match place(self, edges, sizes, &e, &mut cache) {
+                Ok(l) if reads(&l) => best = Some(e),
+                _ => break,
+            }
         }
         best
     }
@@ -398,8 +415,32 @@ mod tests {
         // more level shows attn boxes and nodes.
         assert_eq!(t.visible_items(&t.expanded_to(1)), 3);
         assert_eq!(t.visible_items(&t.expanded_to(2)), 4);
-        let e = t.initial_expansion(4);
+        // The deepest depth that "reads" (here: at most 4 items on screen), found by placing
+        // each depth in turn; depth 3 (attn boxes and nodes) shows more and stops the search.
+        let edges = [
+            (0, 1),
+            (1, 2),
+            (2, 3),
+            (3, 4),
+            (4, 5),
+            (5, 6),
+            (6, 7),
+            (3, 6),
+        ];
+        let sizes = vec![(40.0, 20.0); 8];
+        let shown = |l: &FoldLayout| {
+            l.boxes.iter().filter(|b| b.folded).count()
+                + l.node_pos.iter().filter(|p| p.is_some()).count()
+        };
+        let e = t
+            .readable_expansion(&edges, &sizes, 100, |l| shown(l) <= 4)
+            .expect("depth 1 reads");
         assert_eq!(e, t.expanded_to(2));
+        assert_eq!(
+            t.readable_expansion(&edges, &sizes, 100, |_| false),
+            None,
+            "nothing reads"
+        );
         assert_eq!(t.rep(1, &e), Rep::Box(t.find("layers.0").unwrap()));
         assert_eq!(t.rep(0, &e), Rep::Node(0));
         let all = vec![true; t.modules.len()];

@@ -2,9 +2,10 @@
 //! of that op.
 
 use super::module_call::chunk;
-use super::{Ctx, Link, within};
+use super::{Ctx, Link, same_type, within};
 use crate::analysis::modules::Confidence;
-use crate::model::tensor::{MsprobeCall, MsprobeStep};
+use crate::model::msprobe::StackFrame;
+use crate::model::tensor::{MsprobeCall, MsprobeStep, MsprobeTensor};
 use std::collections::HashMap;
 
 /// The module entry the dump was in at a call, and which call of that module it was.
@@ -15,16 +16,21 @@ pub(super) struct Inside<'a> {
     pub call: u32,
 }
 
-/// For each API entry: its index among the calls of the same API inside the same module entry.
+/// For each API entry: its index among the calls of the same API inside the same module entry,
+/// and among those made from the same source line (`stack.json`).
 pub(super) struct Calls {
     in_module: HashMap<usize, u32>,
+    at_line: HashMap<usize, u32>,
 }
 
 impl Calls {
-    pub(super) fn of(step: &MsprobeStep, backward: bool) -> Calls {
+    /// `parents`: each entry's parent module call from construct.json, where known.
+    pub(super) fn of(step: &MsprobeStep, backward: bool, parents: &[Option<usize>]) -> Calls {
         let mut seen: HashMap<(Option<usize>, &str, &str), u32> = HashMap::new();
+        let mut seen_line: HashMap<(&str, u32, &str, &str), u32> = HashMap::new();
         let mut inside = None;
         let mut in_module = HashMap::new();
+        let mut at_line = HashMap::new();
         for (i, e) in step.entries.iter().enumerate() {
             match &e.call {
                 Some(MsprobeCall::Module { backward: b, .. }) if *b == backward => inside = Some(i),
@@ -34,14 +40,20 @@ impl Calls {
                     backward: b,
                     ..
                 }) if *b == backward => {
-                    let k = seen.entry((inside, prefix, op)).or_default();
+                    let here = parents.get(i).copied().flatten().or(inside);
+                    let k = seen.entry((here, prefix, op)).or_default();
                     in_module.insert(i, *k);
                     *k += 1;
+                    if let Some(f) = step.source_of(i) {
+                        let k = seen_line.entry((&f.file, f.line, prefix, op)).or_default();
+                        at_line.insert(i, *k);
+                        *k += 1;
+                    }
                 }
                 _ => {}
             }
         }
-        Calls { in_module }
+        Calls { in_module, at_line }
     }
 }
 
@@ -136,6 +148,43 @@ fn related(m: &str, path: &str) -> bool {
     within(m, path) || within(path, m)
 }
 
+/// The node holding the call's value: the anchor op itself, or the reshape its value goes
+/// through when the op ran on flattened operands (`linear` on 3-d input is `mm` on 2-d, then
+/// `_unsafe_view` back to the output's shape).
+fn reshaped(ctx: &Ctx, i: usize, out: &MsprobeTensor) -> usize {
+    let mut at = i;
+    for _ in 0..3 {
+        if same_type(ctx.node(at).tensor(), out) {
+            return at;
+        }
+        let users = &ctx.node(at).users;
+        let [u] = users.as_slice() else { break };
+        let t = &ctx.node(*u).target;
+        if !["_unsafe_view", "view", "reshape"]
+            .iter()
+            .any(|v| t.contains(&format!("aten.{v}.")))
+        {
+            break;
+        }
+        at = *u;
+    }
+    if same_type(ctx.node(at).tensor(), out) {
+        at
+    } else {
+        i
+    }
+}
+
+/// The node's source comment names the frame's line (the same file, or at least its name:
+/// the run and the compile may sit in different folders).
+fn same_line(ctx: &Ctx, i: usize, f: &StackFrame) -> bool {
+    let Some(s) = ctx.node(i).source.as_ref() else {
+        return false;
+    };
+    let base = |p: &str| p.rsplit(['/', '\\']).next().unwrap_or("").to_string();
+    !s.backward_of && s.line == f.line && (s.file == f.file || base(&s.file) == base(&f.file))
+}
+
 #[allow(clippy::too_many_arguments)]
 pub(super) fn link(
     ctx: &Ctx,
@@ -144,6 +193,8 @@ pub(super) fn link(
     n: u32,
     at: Option<Inside>,
     calls: &Calls,
+    src: Option<&StackFrame>,
+    out0: Option<&MsprobeTensor>,
     entry: usize,
     l: &mut Link,
 ) {
@@ -156,7 +207,8 @@ pub(super) fn link(
     }
     let set = |l: &mut Link, i: usize, c: Confidence, reason: String| {
         l.node = Some(nodes[i].name.clone());
-        l.outputs = vec![("output.0".to_string(), nodes[i].name.clone())];
+        let o = out0.map_or(i, |t| reshaped(ctx, i, t));
+        l.outputs = vec![("output.0".to_string(), nodes[o].name.clone())];
         l.same_op = true;
         l.confidence = c;
         l.reason = reason;
@@ -192,6 +244,29 @@ pub(super) fn link(
             ),
         }
         return;
+    }
+    // The line that made the call (stack.json) is the line the graph's nodes cite: the k-th
+    // call of this API from that line is the k-th such node there (a loop over layers runs it
+    // once per layer).
+    if let (Some(f), Some(&k)) = (src, calls.at_line.get(&entry)) {
+        let here: Vec<usize> = cands
+            .iter()
+            .copied()
+            .filter(|&i| same_line(ctx, i, f))
+            .collect();
+        if let Some(&i) = here.get(k as usize) {
+            return set(
+                l,
+                i,
+                Confidence::High,
+                format!(
+                    "{op} decomposed: call {} of {} at {}",
+                    k + 1,
+                    want.shown,
+                    f.describe()
+                ),
+            );
+        }
     }
     if let Some(a) = at {
         let here: Vec<usize> = cands

@@ -46,6 +46,8 @@ pub struct Link {
     /// The node does what the entry says: the same aten op for an API call, the output's
     /// dtype and shape for a module call.
     pub same_op: bool,
+    /// The node's value has the dtype and shape of the entry's first output.
+    pub same_type: bool,
     pub reason: String,
 }
 
@@ -69,6 +71,14 @@ impl StepLinks {
         self.links.iter().filter(|l| l.same_op).count()
     }
 
+    /// Links to a node doing the same op whose value has the entry's output dtype and shape.
+    pub fn exact(&self) -> usize {
+        self.links
+            .iter()
+            .filter(|l| l.same_op && l.same_type)
+            .count()
+    }
+
     /// Share of the considered entries linked to a node doing the same op, 0..=1.
     pub fn same_op_share(&self) -> f64 {
         if self.considered == 0 {
@@ -78,15 +88,41 @@ impl StepLinks {
         }
     }
 
-    /// `32/32 entries linked, 32 to a node with the same op or output (100%)`.
+    /// `32/32 entries linked, 32 to a node with the same op or output (100%), 30 also with
+    /// the output's dtype and shape (94%)`.
     pub fn describe(&self) -> String {
+        let share = |n: usize| 100.0 * n as f64 / self.considered.max(1) as f64;
         format!(
-            "{}/{} entries linked, {} to a node with the same op or output ({:.0}%)",
+            "{}/{} entries linked, {} to a node with the same op or output ({:.0}%), {} also \
+             with the output's dtype and shape ({:.0}%)",
             self.linked(),
             self.considered,
             self.same_op(),
-            100.0 * self.same_op_share()
+            100.0 * self.same_op_share(),
+            self.exact(),
+            share(self.exact())
         )
+    }
+
+    /// One step's links to a forward graph and to a backward graph, each entry taken from the
+    /// graph of its direction. Both must be links of the same step.
+    pub fn merge(forward: StepLinks, backward: StepLinks, step: &MsprobeStep) -> StepLinks {
+        let mut links = forward.links;
+        for (l, b) in links.iter_mut().zip(backward.links) {
+            let dir_backward = step
+                .entries
+                .get(l.entry)
+                .and_then(|e| e.call.as_ref())
+                .is_some_and(MsprobeCall::backward);
+            if dir_backward {
+                *l = b;
+            }
+        }
+        StepLinks {
+            considered: forward.considered + backward.considered,
+            links,
+            ..forward
+        }
     }
 }
 
@@ -102,7 +138,8 @@ pub fn link(graph: &FxGraph, modules: &[&str], step: &MsprobeStep, backward: boo
     // The module the dump was in at each call: the last module entry before it (call order).
     let mut inside: Option<(usize, String)> = None;
     let module_calls = module_call::Calls::of(step, backward);
-    let api_calls = api::Calls::of(step, backward);
+    let parents = parent_modules(step);
+    let api_calls = api::Calls::of(step, backward, &parents);
     for (i, e) in step.entries.iter().enumerate() {
         let mut l = Link {
             entry: i,
@@ -111,6 +148,7 @@ pub fn link(graph: &FxGraph, modules: &[&str], step: &MsprobeStep, backward: boo
             outputs: Vec::new(),
             confidence: Confidence::None,
             same_op: false,
+            same_type: false,
             reason: String::new(),
         };
         match &e.call {
@@ -121,6 +159,10 @@ pub fn link(graph: &FxGraph, modules: &[&str], step: &MsprobeStep, backward: boo
                     dir(c.backward()),
                     dir(backward)
                 );
+            }
+            Some(MsprobeCall::ParamsGrad { .. }) => {
+                l.reason =
+                    "a parameter's gradient: an output of the backward graph, not a call".into();
             }
             Some(MsprobeCall::Module { path, class, n, .. }) => {
                 out.considered += 1;
@@ -137,17 +179,58 @@ pub fn link(graph: &FxGraph, modules: &[&str], step: &MsprobeStep, backward: boo
             }
             Some(MsprobeCall::Api { prefix, op, n, .. }) => {
                 out.considered += 1;
-                let at = inside.as_ref().map(|(k, p)| api::Inside {
-                    path: p.as_str(),
-                    calls: module_calls.count(p),
-                    call: module_calls.call_of(*k),
+                // construct.json's parent where there is one (a call after a sub-module
+                // returned is its parent's, not the sub-module's), else the last module entry.
+                let parent = parents[i].and_then(|k| {
+                    let p = step.entries[k].call.as_ref()?.module()?;
+                    Some((k, root_path(p).to_string()))
                 });
-                api::link(&ctx, prefix, op, *n, at, &api_calls, i, &mut l);
+                let at = parent
+                    .as_ref()
+                    .or(inside.as_ref())
+                    .map(|(k, p)| api::Inside {
+                        path: p.as_str(),
+                        calls: module_calls.count(p),
+                        call: module_calls.call_of(*k),
+                    });
+                let src = step.source_of(i);
+                let out0 = e.tensors.iter().find(|t| t.slot.starts_with("output"));
+                api::link(&ctx, prefix, op, *n, at, &api_calls, src, out0, i, &mut l);
             }
+        }
+        // The type is that of the node holding the first output (an op's reshape, say).
+        let holder = l
+            .outputs
+            .first()
+            .map(|(_, n)| n)
+            .or(l.node.as_ref())
+            .and_then(|n| graph.by_name.get(n));
+        if let (Some(&k), Some(out0)) = (
+            holder,
+            e.tensors.iter().find(|t| t.slot.starts_with("output")),
+        ) {
+            l.same_type = same_type(graph.nodes[k].tensor(), out0);
         }
         out.links.push(l);
     }
     out
+}
+
+/// Each entry's parent module call (construct.json), as an entry index.
+fn parent_modules(step: &MsprobeStep) -> Vec<Option<usize>> {
+    let by_key: HashMap<&str, usize> = step
+        .entries
+        .iter()
+        .enumerate()
+        .map(|(i, e)| (e.key.as_str(), i))
+        .collect();
+    step.entries
+        .iter()
+        .map(|e| {
+            let k = *by_key.get(e.parent.as_deref()?)?;
+            matches!(step.entries[k].call, Some(MsprobeCall::Module { .. })).then_some(k)
+        })
+        .collect()
 }
 
 fn dir(backward: bool) -> &'static str {

@@ -27,6 +27,8 @@ pub struct Envelope {
     pub autograd: Option<u32>,
     pub rank: Option<u32>,
     pub has_payload: bool,
+    /// `has_payload`'s value: the md5 of the payload, as torch computed it.
+    pub payload_md5: Option<String>,
 }
 
 /// Splits a header line; `Err` says what is wrong with it.
@@ -53,6 +55,11 @@ pub fn parse(line: &str) -> Result<Envelope, String> {
     let autograd = num(&obj, "compiled_autograd_id");
     let rank = num(&obj, "rank");
     let has_payload = obj.contains_key("has_payload");
+    let payload_md5 = match obj.get("has_payload") {
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(v) => Some(v.to_string()),
+        None => None,
+    };
     let kind = obj
         .keys()
         .find(|k| !META.contains(&k.as_str()))
@@ -69,7 +76,13 @@ pub fn parse(line: &str) -> Result<Envelope, String> {
         autograd,
         rank,
         has_payload,
+        payload_md5,
     })
+}
+
+/// The line starts with a glog prefix and then a JSON object (its end need not be there).
+pub fn prefix_ok(line: &str) -> bool {
+    split_prefix(line).is_some()
 }
 
 /// `(prefix, json)`: the glog prefix must start with a level letter and a date, and end with

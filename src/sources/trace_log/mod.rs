@@ -12,6 +12,7 @@ mod envelope;
 mod find;
 pub mod models;
 mod payloads;
+mod resume;
 mod spans;
 
 use crate::error::{Error, Result};
@@ -37,10 +38,11 @@ pub fn load(path: &Path) -> Result<CompileTrace> {
     })?;
     let reader = std::io::BufReader::with_capacity(1 << 18, file);
     let mut trace = parse(reader).map_err(|e| Error::io(path, &e))?;
+    trace.rank_in_name = path
+        .file_name()
+        .and_then(|n| rank_in_name(&n.to_string_lossy()));
     if trace.rank.is_none() {
-        trace.rank = path
-            .file_name()
-            .and_then(|n| rank_in_name(&n.to_string_lossy()));
+        trace.rank = trace.rank_in_name;
     }
     Ok(trace)
 }
@@ -59,6 +61,8 @@ pub fn parse(mut reader: impl BufRead) -> std::io::Result<CompileTrace> {
     let mut buf = Vec::with_capacity(1 << 12);
     let mut lineno = 0usize;
     let mut last_complete = true;
+    // Whether the last non-payload line was a header that parsed.
+    let mut last_header_ok = true;
     loop {
         buf.clear();
         let n = reader.read_until(b'\n', &mut buf)?;
@@ -86,12 +90,25 @@ pub fn parse(mut reader: impl BufRead) -> std::io::Result<CompileTrace> {
         st.finish();
         let text = String::from_utf8_lossy(line);
         match envelope::parse(&text) {
-            Ok(env) => st.start(env, lineno),
-            Err(why) => st.problem(lineno, why),
+            Ok(env) => {
+                last_header_ok = true;
+                st.start(env, lineno)
+            }
+            Err(why) => {
+                last_header_ok = false;
+                st.problem(lineno, why)
+            }
         }
     }
     st.trace.lines = lineno;
-    if !last_complete {
+    // A last line without its newline is complete when it reads whole: a header that parsed
+    // and expects no payload, or a payload whose md5 is the header's.
+    let cut = !last_complete
+        && match st.pending.as_ref() {
+            Some(p) => !p.md5_matches(),
+            None => !last_header_ok,
+        };
+    if cut {
         st.trace.cut = true;
         let what = st
             .pending
@@ -102,11 +119,16 @@ pub fn parse(mut reader: impl BufRead) -> std::io::Result<CompileTrace> {
         st.trace.stopped = Some(format!(
             "the file ends mid-line at line {lineno}, inside {what}: read up to there"
         ));
+        // The cut payload is not a checksum problem: the stop says it.
+        if let Some(p) = st.pending.as_mut() {
+            p.env.payload_md5 = None;
+        }
     }
     st.finish();
     let mut trace = st.trace;
     trace.spans = st.spans.spans;
     trace.unmatched_ends = st.spans.unmatched_ends;
+    resume::infer_breaks(&mut trace);
     Ok(trace)
 }
 
@@ -115,6 +137,27 @@ struct Pending {
     env: Envelope,
     line: usize,
     payload: String,
+}
+
+impl Pending {
+    /// The payload as torch hashed it: its lines joined by `\n`, with no newline at the end.
+    fn hashed(&self) -> &str {
+        self.payload.strip_suffix('\n').unwrap_or(&self.payload)
+    }
+
+    /// `None` when the header gave no md5 to check.
+    fn md5(&self) -> Option<(String, &str)> {
+        let want = self.env.payload_md5.as_deref()?;
+        use md5::Digest;
+        let got = md5::Md5::digest(self.hashed().as_bytes());
+        let hex: String = got.iter().map(|b| format!("{b:02x}")).collect();
+        Some((hex, want))
+    }
+
+    fn md5_matches(&self) -> bool {
+        self.md5()
+            .is_none_or(|(got, want)| got.eq_ignore_ascii_case(want))
+    }
 }
 
 /// (compiled autograd id, frame id, frame compile id).
@@ -142,8 +185,13 @@ impl State {
         if self.trace.pid.is_none() {
             self.trace.pid = env.pid;
         }
-        if self.trace.rank.is_none() {
-            self.trace.rank = env.rank;
+        if let Some(r) = env.rank {
+            if self.trace.rank.is_none() {
+                self.trace.rank = Some(r);
+            }
+            if !self.trace.ranks_in_records.contains(&r) {
+                self.trace.ranks_in_records.push(r);
+            }
         }
         if env.has_payload {
             self.pending = Some(Pending {
@@ -158,6 +206,19 @@ impl State {
 
     fn finish(&mut self) {
         if let Some(p) = self.pending.take() {
+            if let Some((got, want)) = p.md5()
+                && !got.eq_ignore_ascii_case(want)
+            {
+                self.trace.md5_mismatches += 1;
+                self.problem(
+                    p.line,
+                    format!(
+                        "the payload of `{}` does not match its md5 (header {want}, payload {got}): \
+                         lines were lost or changed",
+                        p.env.kind
+                    ),
+                );
+            }
             self.apply(p.env, p.line, p.payload);
         }
     }
@@ -181,6 +242,9 @@ impl State {
         });
         let c = &mut self.trace.compiles[i];
         c.attempt = c.attempt.max(env.attempt);
+        if !c.attempt_lines.iter().any(|(a, _)| *a == env.attempt) {
+            c.attempt_lines.push((env.attempt, line));
+        }
         Some(c)
     }
 
@@ -217,11 +281,16 @@ impl State {
         let attempt = env.attempt;
         if let Some(c) = self.compile_of(&env, line) {
             apply_to_compile(c, env, line, payload, &strings);
-        } else if kind == "artifact" && artifact_name(&env) == "torch_version" {
-            self.trace.torch_version = serde_json::from_str::<serde_json::Value>(&payload)
-                .ok()
-                .and_then(|v| v.get("pytorch_version")?.as_str().map(str::to_string));
-        } else if !payload.is_empty() {
+        } else {
+            if kind == "artifact" && artifact_name(&env) == "torch_version" {
+                self.trace.torch_version = serde_json::from_str::<serde_json::Value>(&payload)
+                    .ok()
+                    .and_then(|v| v.get("pytorch_version")?.as_str().map(str::to_string));
+            }
+            if payload.is_empty() {
+                self.trace.strings = strings;
+                return;
+            }
             self.trace.global_artifacts.push(Artifact {
                 name: event_name(&env),
                 text: payload,
@@ -254,6 +323,9 @@ fn apply_to_compile(
     strings: &std::collections::BTreeMap<u32, String>,
 ) {
     let attempt = env.attempt;
+    if env.has_payload || env.kind.ends_with("compilation_metrics") {
+        c.outputs.push((attempt, event_name(&env)));
+    }
     if let Some(kind) = GraphKind::from_event(&env.kind) {
         c.graphs.push(crate::model::compile::TraceGraph {
             kind,
@@ -285,6 +357,7 @@ fn apply_to_compile(
                 user_stack,
                 attempt,
                 line,
+                inferred: false,
             });
         }
         "artifact" if artifact_name(&env) == "recompile_reasons" => {

@@ -60,7 +60,7 @@ pub fn model_graphs(index: &DebugIndex, trace: &CompileTrace) -> Vec<ModelGraph>
 fn aot_graph(m: &crate::model::index::Model) -> Option<&std::path::PathBuf> {
     m.phases
         .iter()
-        .filter(|p| p.name == "forward" || p.name == "inference")
+        .filter(|p| matches!(p.name.as_str(), "forward" | "inference" | "graph"))
         .flat_map(|p| &p.passes)
         .map(|p| &p.path)
         .find(|p| p.file_name().is_some_and(|n| n == "fx_graph_readable.py"))

@@ -36,7 +36,11 @@ pub fn graph_break(text: &str) -> (Option<Loc>, String, Vec<StackFrame>) {
         }
         if in_stack {
             stack_lines.push(line);
-        } else if let Some(r) = line.strip_prefix("Graph Break Reason: ") {
+        } else if let Some(r) = line
+            .strip_prefix("Graph Break Reason: ")
+            // torch 2.6 writes `Reason: `.
+            .or_else(|| line.strip_prefix("Reason: "))
+        {
             reason.push(r);
         } else {
             reason.push(line);

@@ -9,7 +9,6 @@ mod tree_notes;
 
 pub use tree_notes::model_note;
 
-use crate::analysis::compiles;
 use crate::app::compiles::{CompilesState, Story};
 use crate::app::{App, Nav};
 use crate::model::compile::Status;
@@ -184,30 +183,42 @@ fn story_list(
         .striped(true)
         .num_columns(6)
         .show(ui, |ui| {
-            for (ci, c) in t.compiles.iter().enumerate() {
-                let st = c.status();
+            // One row per attempt: a restarted attempt is its own row, with its own status,
+            // reason and the model folder it wrote.
+            for r in state.rows.get(si).map_or(&[][..], Vec::as_slice) {
+                let (ci, st) = (r.compile, r.status);
                 ui.colored_label(status_colour(ui, st), status_icon(st))
                     .on_hover_text(st.label());
-                let selected = state.selected == Some((si, ci));
+                let selected = state.selected == Some((si, ci)) && r.last;
+                let co = r.co_name.as_deref().unwrap_or("?");
                 if ui
-                    .selectable_label(
-                        selected,
-                        format!("{} {}", c.label(), c.co_name().unwrap_or("?")),
-                    )
+                    .selectable_label(selected, format!("{} {co}", r.label))
                     .clicked()
                 {
                     *action = Some(Action::Select((si, ci)));
                 }
-                ui.weak(c.location().map(|l| l.short()).unwrap_or_default());
-                ui.label(c.time_s().map(|s| format!("{s:.3} s")).unwrap_or_default());
-                ui.label(
-                    state
-                        .link_of((si, ci))
-                        .map(|l| format!("➡ {}", l.model))
+                ui.weak(
+                    t.compiles
+                        .get(ci)
+                        .and_then(|c| c.location())
+                        .map(|l| l.short())
                         .unwrap_or_default(),
                 );
-                let why = compiles::why(t, ci);
-                ui.weak(&why).on_hover_text(&why);
+                ui.label(r.time_s.map(|s| format!("{s:.3} s")).unwrap_or_default());
+                ui.label(
+                    r.model
+                        .as_ref()
+                        .map(|m| format!("➡ {m}"))
+                        .unwrap_or_default(),
+                );
+                let why = match &r.restart_reason {
+                    Some(reason) if !r.last => format!("restarted: {reason}"),
+                    _ => r.why.clone(),
+                };
+                // One line a row (torch's reasons run to several): the rest on hover.
+                let first = why.lines().next().unwrap_or_default();
+                ui.add(egui::Label::new(egui::RichText::new(first).weak()).extend())
+                    .on_hover_text(&why);
                 ui.end_row();
             }
         });

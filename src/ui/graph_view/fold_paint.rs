@@ -11,6 +11,13 @@ use egui_graphs::DrawContext;
 const MIN_TEXT_PX: f32 = 6.0;
 /// A folded box's title is large for its box: it must read at the zoom that fits ~100 boxes.
 const FOLDED_FONT: f32 = 28.0;
+/// An open box's title, at zoom 1.
+const OPEN_FONT: f32 = 16.0;
+
+/// The size of a box title at zoom 1.
+pub(super) fn title_px(folded: bool) -> f32 {
+    if folded { FOLDED_FONT } else { OPEN_FONT }
+}
 const FOLDED_TITLE_H: f32 = 36.0;
 
 pub fn item(scene: &Scene, item: Item, ctx: &DrawContext, shapes: &mut Vec<Shape>) {
@@ -85,7 +92,7 @@ fn module_box(scene: &Scene, m: u32, ctx: &DrawContext, shapes: &mut Vec<Shape>)
     shapes.push(Shape::rect_filled(rect, radius, body_fill));
     shapes.push(Shape::rect_stroke(rect, radius, frame, StrokeKind::Outside));
     // Folded boxes carry bigger text than nodes: they must read at the zoom that fits 80 of them.
-    let font = if placed.folded { FOLDED_FONT } else { 16.0 } * zoom;
+    let font = title_px(placed.folded) * zoom;
     // Box titles are short and bold in their box: they still read a little smaller than labels.
     if font < MIN_TEXT_PX - 1.0 {
         if placed.folded {

@@ -8,12 +8,12 @@ use egui::Color32;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-/// Graphs with more union nodes than this open folded by module (smaller ones read whole).
-pub const FOLD_ABOVE: usize = 400;
-/// A graph opens folded at the deepest depth that shows at most this many boxes and nodes:
-/// about a screenful of readable boxes at fit. (`stress_20k`'s 83 layer boxes plus the 21–70
-/// nodes around them fit; the 9,000–18,000 nodes inside do not.)
-pub const MAX_OPEN_ITEMS: usize = 160;
+/// Text smaller than this on screen does not read (issue 24: box titles and node labels at
+/// the opening fit are at least this tall).
+pub const READABLE_PX: f32 = 11.0;
+/// The most boxes and nodes placed to find the opening depth: a bound on the work, far above
+/// what reads at fit on any screen.
+pub const MAX_OPEN_ITEMS: usize = 2_000;
 
 /// Per module, for the pass on screen.
 #[derive(Debug, Clone, Default)]

@@ -256,7 +256,7 @@ pub fn show(app: &mut App, st: &mut GraphViewState, ui: &mut egui::Ui) {
     scene.apply(&file, &view, &hits);
     st.diff_counts = scene.counted.diff;
     let tree_known = fold_tree.is_some();
-    let refolded = sync_fold(scene, st.fold_mode, fold_tree);
+    let refolded = sync_fold(scene, st.fold_mode, fold_tree, ui.available_size());
     if let Some(open) = st.carried_open.take_if(|_| scene.fold.is_some()) {
         reopen(scene, &open);
     } else if refolded && !keep_view {
@@ -391,17 +391,46 @@ fn reopen(scene: &mut Scene, open: &[String]) {
 
 /// Groups the scene by module, or not, as the mode (or the graph's size) says; true when the
 /// placement changed (the view then fits it).
+///
+/// A graph that reads whole at fit (node labels at least `READABLE_PX` on the canvas of size
+/// `view`) opens whole; any other opens grouped, at the deepest depth whose box titles still
+/// read at fit, whatever its size.
 fn sync_fold(
     scene: &mut Scene,
     mode: Option<bool>,
     tree: Option<Arc<crate::analysis::fold::FoldTree>>,
+    view: egui::Vec2,
 ) -> bool {
     let tree = tree.filter(|t| t.modules.len() > 1);
-    let auto = scene.layout.union.names().len() > fold_view::FOLD_ABOVE;
+    let view = Rect::from_min_size(Pos2::ZERO, view.max(egui::vec2(100.0, 100.0)));
+    let fit = |b: Rect| Viewport::fitting(b, view).zoom;
+    if tree.is_some() && scene.opens_folded.is_none() {
+        let whole = fit(scene.bounds()) * shapes::FONT_PX >= fold_view::READABLE_PX;
+        scene.opens_folded = Some(!whole);
+    }
+    let auto = scene.opens_folded.unwrap_or(false);
     let want = mode.unwrap_or(auto) && tree.is_some();
     match (want, scene.fold.is_some(), tree) {
         (true, false, Some(t)) => {
-            let e = t.initial_expansion(fold_view::MAX_OPEN_ITEMS);
+            let reads = |l: &crate::analysis::fold::FoldLayout| {
+                let [x0, y0, x1, y1] = l.bounds;
+                let b = Rect::from_min_max(Pos2::new(x0, y0), Pos2::new(x1, y1));
+                // The smallest title drawn: an open box's when there is one (the root's box
+                // has no title to read).
+                let any_open = l
+                    .boxes
+                    .iter()
+                    .any(|b| !b.folded && b.module != crate::analysis::fold::ROOT);
+                fit(b) * fold_paint::title_px(!any_open) >= fold_view::READABLE_PX
+            };
+            let e = t
+                .readable_expansion(
+                    scene.layout.union.edges(),
+                    &scene.layout.sizes,
+                    fold_view::MAX_OPEN_ITEMS,
+                    reads,
+                )
+                .unwrap_or_else(|| t.expanded_to(1));
             scene.set_fold(Some((t, e)));
             true
         }

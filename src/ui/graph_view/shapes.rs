@@ -14,7 +14,8 @@ use std::sync::Arc;
 
 /// Below this on-screen font size labels are skipped: unreadable, and the costliest part.
 const MIN_TEXT_PX: f32 = 5.5;
-const FONT_PX: f32 = 12.0;
+/// A node's name at zoom 1.
+pub const FONT_PX: f32 = 12.0;
 
 /// What a node shows; rebuilt when the pass changes, shared by clones.
 #[derive(Debug)]

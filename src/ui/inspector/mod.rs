@@ -20,6 +20,7 @@ use std::sync::{Arc, Weak};
 
 mod args;
 mod history;
+mod msprobe_source;
 mod node;
 mod summary;
 
@@ -82,6 +83,9 @@ pub fn show(
         .auto_shrink(false)
         .show(ui, |ui| {
             action = phase_view(ui, ph, facts, state);
+            if let Some((_, node)) = ph.selected_node() {
+                msprobe_source::show(ui, &app.tensors, &node.name);
+            }
             tensor_action = tensor_panel::show(&app.tensors, ph, tensors, ui);
         });
     if let Some(a) = tensor_action {

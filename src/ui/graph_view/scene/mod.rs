@@ -109,6 +109,9 @@ pub struct Scene {
     applied: Option<Applied>,
     /// Grouped by module (`None`: the flat union layout).
     pub fold: Option<FoldView>,
+    /// Whether the graph opened grouped by module (decided once, when its module tree came:
+    /// resizing the window later must not fold or unfold it).
+    pub opens_folded: Option<bool>,
     grid: Grid,
     grid_items: Vec<Item>,
     /// Boxes and bundles only: all a view zoomed out past its nodes asks of the index.
@@ -215,6 +218,7 @@ impl Scene {
             ghosts: 0,
             applied: None,
             fold: None,
+            opens_folded: None,
             grid: Grid::default(),
             grid_items: Vec::new(),
             coarse: Grid::default(),
