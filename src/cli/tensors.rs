@@ -457,7 +457,7 @@ pub fn bench(mib: usize, rounds: usize) -> Result<()> {
 }
 
 /// A `kB` field of /proc/self/status (`VmRSS`, `VmHWM`), where there is one.
-fn proc_kib(field: &str) -> Option<f64> {
+pub(super) fn proc_kib(field: &str) -> Option<f64> {
     let s = std::fs::read_to_string("/proc/self/status").ok()?;
     s.lines()
         .find(|l| l.starts_with(field) && l[field.len()..].starts_with(':'))?
