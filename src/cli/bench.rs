@@ -122,6 +122,17 @@ pub enum BenchCommand {
         #[arg(long, default_value_t = 5)]
         rounds: usize,
     },
+    /// Accuracy compare of two dumps (`fxray compare` start to finish), best of --rounds, with
+    /// peak memory; with --msprobe PYTHON, `msprobe compare` on the same msprobe dumps beside it.
+    Compare {
+        target: PathBuf,
+        golden: PathBuf,
+        #[arg(long, default_value_t = 3)]
+        rounds: usize,
+        /// The Python whose `msprobe` (mindstudio-probe) to time on the same dumps.
+        #[arg(long)]
+        msprobe: Option<PathBuf>,
+    },
     /// Watch latency: pass files written at --rate per second into a temp folder; prints the
     /// time from each file's last write to its appearance in the index, and to "settled".
     Watch {
@@ -183,6 +194,12 @@ pub fn run(what: BenchCommand) -> Result<()> {
         BenchCommand::Modules { path, rounds } => super::modules::bench(&path, rounds.max(1)),
         BenchCommand::Msprobe { graph, rounds } => super::msprobe::bench(&graph, rounds.max(1)),
         BenchCommand::Watch { files, rate, poll } => super::bench_watch::run(files, rate, poll),
+        BenchCommand::Compare {
+            target,
+            golden,
+            rounds,
+            msprobe,
+        } => super::compare::bench(&target, &golden, rounds.max(1), msprobe.as_deref()),
     }
 }
 

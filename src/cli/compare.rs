@@ -259,3 +259,116 @@ fn text(c: &Comparison, d: &Described) -> String {
     }
     out
 }
+
+/// `fxray bench compare TARGET GOLDEN`: the whole compare (find, read, pair, compute) timed,
+/// best of `rounds`, with the peak resident memory; with `msprobe` (a Python with
+/// mindstudio-probe), `msprobe compare` on the same two msprobe dumps beside it.
+pub fn bench(target: &Path, golden: &Path, rounds: usize, msprobe: Option<&Path>) -> Result<()> {
+    let bytes: u64 = [target, golden].iter().map(|p| tensor_bytes(p)).sum();
+    let before = super::tensors::proc_kib("VmRSS");
+    // Linux: "5" clears the peak RSS, so it measures the compare alone.
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+    let mut times = Vec::with_capacity(rounds);
+    let mut last = None;
+    for _ in 0..rounds {
+        let t = std::time::Instant::now();
+        last = Some(pipeline::compare(
+            target,
+            golden,
+            &pipeline::Options::default(),
+        )?);
+        times.push(t.elapsed());
+    }
+    let peak = super::tensors::proc_kib("VmHWM");
+    let (c, _) = last.expect("rounds >= 1");
+    let best = super::bench::min(&times).as_secs_f64();
+    println!(
+        "pairs={} unpaired={} tensor_bytes_gb={:.3} threads={}",
+        c.pairs.len(),
+        c.unpaired_target.len() + c.unpaired_golden.len(),
+        bytes as f64 / 1e9,
+        rayon::current_num_threads()
+    );
+    println!(
+        "fxray_best_s={best:.3} fxray_median_s={:.3} fxray_gb_s={:.2}",
+        super::bench::median(&mut times).as_secs_f64(),
+        bytes as f64 / 1e9 / best
+    );
+    if let (Some(b), Some(p)) = (before, peak) {
+        println!(
+            "fxray_rss_before_mib={:.0} fxray_peak_rss_mib={:.0}",
+            b / 1024.0,
+            p / 1024.0
+        );
+    }
+    let Some(python) = msprobe else {
+        return Ok(());
+    };
+    let json = |p: &Path, side: &str| -> Result<std::path::PathBuf> {
+        let found = pipeline::locate::find(p, side)?;
+        found
+            .msprobe
+            .first()
+            .map(|s| s.path.clone())
+            .ok_or_else(|| {
+                Error::user(format!(
+                    "{}: no msprobe dump.json for msprobe to compare",
+                    p.display()
+                ))
+            })
+    };
+    let (tj, gj) = (json(target, "target")?, json(golden, "golden")?);
+    let out = std::env::temp_dir().join(format!("fxray-bench-msprobe-{}", std::process::id()));
+    let exe = python.with_file_name("msprobe");
+    let t = std::time::Instant::now();
+    let status = std::process::Command::new(&exe)
+        .args(["compare", "-tp"])
+        .arg(&tj)
+        .arg("-gp")
+        .arg(&gj)
+        .arg("-o")
+        .arg(&out)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .map_err(|e| Error::user(format!("{}: {e}", exe.display())))?;
+    let msprobe_s = t.elapsed().as_secs_f64();
+    let _ = std::fs::remove_dir_all(&out);
+    if !status.success() {
+        return Err(Error::user(format!(
+            "{} compare failed: {status}",
+            exe.display()
+        )));
+    }
+    println!(
+        "msprobe_s={msprobe_s:.3} msprobe_peak_rss_mib={:.0} speedup={:.1}",
+        children_peak_kib() / 1024.0,
+        msprobe_s / best
+    );
+    Ok(())
+}
+
+/// Bytes of the `.pt`/`.npy` files under `path`.
+fn tensor_bytes(path: &Path) -> u64 {
+    walkdir::WalkDir::new(path)
+        .into_iter()
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            e.path()
+                .extension()
+                .is_some_and(|x| x == "pt" || x == "npy")
+        })
+        .filter_map(|e| e.metadata().ok())
+        .map(|m| m.len())
+        .sum()
+}
+
+/// The largest resident set of any child process waited for (msprobe and its worker pool).
+fn children_peak_kib() -> f64 {
+    // SAFETY: getrusage writes into the struct we pass and nothing else.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut u) } != 0 {
+        return 0.0;
+    }
+    u.ru_maxrss as f64
+}

@@ -65,6 +65,41 @@ pub fn run(root: &Path, o: &Options) -> Result<()> {
         .iter()
         .filter(|s| o.step.is_none_or(|n| s.step == n))
         .collect();
+    // msprobe's tensor mode: each record's `.pt` (`.npy` on MindSpore), summarised as a data
+    // dump's files are.
+    let probe_files: Vec<ProbeFile> = probe
+        .iter()
+        .flat_map(|s| {
+            s.entries
+                .iter()
+                .filter(|e| o.node.is_none_or(|n| e.key.contains(n)))
+                .flat_map(move |e| {
+                    e.tensors.iter().filter_map(move |t| {
+                        Some(ProbeFile {
+                            step: s.step,
+                            who: &s.who,
+                            key: &e.key,
+                            slot: &t.slot,
+                            file: s.tensor_file(t)?,
+                            summary: None,
+                            error: None,
+                        })
+                    })
+                })
+        })
+        .collect();
+    let paths: Vec<PathBuf> = probe_files.iter().map(|f| f.file.clone()).collect();
+    let probe_files: Vec<ProbeFile> = probe_files
+        .into_iter()
+        .zip(crate::pipeline::tensors::summarize_all(&paths))
+        .map(|(mut f, (_, r))| {
+            match r {
+                Ok(s) => f.summary = Some(s),
+                Err(e) => f.error = Some(e),
+            }
+            f
+        })
+        .collect();
     let text = if o.json {
         let records: Vec<Record> = selected(&catalog, o)
             .map(|(rank, graph, step, node, f)| {
@@ -88,6 +123,7 @@ pub fn run(root: &Path, o: &Options) -> Result<()> {
             "odd_names": odd,
             "warnings": catalog.warnings,
             "msprobe": probe,
+            "msprobe_files": probe_files,
             "msprobe_errors": probe_errors,
         });
         let mut s = serde_json::to_string_pretty(&v).map_err(|e| Error::Internal(e.to_string()))?;
@@ -117,6 +153,19 @@ pub fn run(root: &Path, o: &Options) -> Result<()> {
         }
         for s in &probe {
             msprobe_text(&mut out, s, o.node);
+        }
+        for f in &probe_files {
+            let _ = write!(
+                out,
+                "msprobe step {} {}  {}  {}  ",
+                f.step, f.who, f.key, f.slot
+            );
+            match (&f.summary, &f.error) {
+                (Some(s), _) => out.push_str(&line(s)),
+                (_, Some(e)) => out.push_str(&format!("unreadable {}: {e}", f.file.display())),
+                _ => {}
+            }
+            out.push('\n');
         }
         for e in &probe_errors {
             let _ = writeln!(out, "msprobe: {e}");
@@ -186,6 +235,18 @@ fn odd_files<'a>(cat: &'a DumpCatalog, o: &'a Options) -> impl Iterator<Item = &
         .flat_map(|g| &g.steps)
         .filter(move |s| o.step.is_none_or(|n| s.step == n))
         .flat_map(|s| s.odd_names.iter().map(PathBuf::as_path))
+}
+
+/// A tensor-mode msprobe record's file and fxray's statistics of it.
+#[derive(serde::Serialize)]
+struct ProbeFile<'a> {
+    step: u32,
+    who: &'a str,
+    key: &'a str,
+    slot: &'a str,
+    file: PathBuf,
+    summary: Option<TensorSummary>,
+    error: Option<String>,
 }
 
 fn msprobe_text(out: &mut String, s: &MsprobeStep, node: Option<&str>) {
@@ -396,7 +457,7 @@ pub fn bench(mib: usize, rounds: usize) -> Result<()> {
 }
 
 /// A `kB` field of /proc/self/status (`VmRSS`, `VmHWM`), where there is one.
-fn proc_kib(field: &str) -> Option<f64> {
+pub(super) fn proc_kib(field: &str) -> Option<f64> {
     let s = std::fs::read_to_string("/proc/self/status").ok()?;
     s.lines()
         .find(|l| l.starts_with(field) && l[field.len()..].starts_with(':'))?

@@ -125,3 +125,26 @@ fn user_errors_are_one_line_with_exit_code_1() {
         assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
     }
 }
+
+#[test]
+fn with_a_graph_msprobe_pairs_name_their_node() {
+    // The showcase's msprobe statistics dump against itself, linked to the graph that ran.
+    let dump = fixture("showcase/msprobe_dump");
+    let graph = crate::common::pass_files("showcase", "forward")
+        .pop()
+        .expect("last pass");
+    let v = stdout_json(&fxray(&[
+        "compare",
+        dump.to_str().unwrap(),
+        dump.to_str().unwrap(),
+        "--graph",
+        graph.to_str().unwrap(),
+        "--json",
+    ]));
+    let pairs = v["pairs"].as_array().expect("pairs");
+    let named = pairs.iter().filter(|p| p["node"].is_string()).count();
+    // 32 of 32 step-0 module entries link to a node (docs/formats.md §4.1).
+    assert!(named * 10 >= pairs.len() * 9, "{named} of {}", pairs.len());
+    assert!(v["first_divergence"].is_null(), "a dump against itself");
+    assert!(pairs.iter().all(|p| p["result"] == "pass"));
+}

@@ -172,8 +172,13 @@ fn parameters_and_their_gradients_are_entries_and_slots() {
 
 #[test]
 fn tensor_mode_pt_files_hold_what_msprobe_summarised() {
-    let root = fixture("msprobe_real");
-    let t = truth(&root);
+    check_tensor_files(&fixture("msprobe_real"));
+}
+
+/// Every `.pt` of the tensor-mode dump read by fxray holds torch's values (truth.json) and
+/// msprobe's statistics; `fxray tensors` summarises each one.
+fn check_tensor_files(root: &Path) {
+    let t = truth(root);
     let (steps, _) = msprobe::scan(&root.join("tensor_L0"));
     assert_eq!(steps.len(), 2);
     let mut checked = 0;
@@ -206,6 +211,27 @@ fn tensor_mode_pt_files_hold_what_msprobe_summarised() {
         }
     }
     assert!(checked >= 300, "{checked} float tensors compared");
+    let out = fxray(&[
+        "tensors",
+        root.join("tensor_L0").to_str().unwrap(),
+        "--json",
+    ]);
+    let v = stdout_json(&out);
+    let files = v["msprobe_files"].as_array().unwrap();
+    let want: u64 = steps
+        .iter()
+        .map(|s| {
+            t["dumps"]["tensor_L0"][truth_key(s)]["tensors"]
+                .as_u64()
+                .unwrap()
+        })
+        .sum();
+    assert_eq!(files.len() as u64, want, "one summary per tensor record");
+    assert!(
+        files
+            .iter()
+            .all(|f| f["error"].is_null() && f["summary"].is_object())
+    );
 }
 
 #[test]
@@ -229,34 +255,10 @@ fn summary_and_msprobe_commands_find_every_layout() {
 /// model: (exact, linked, considered), exact meaning a node doing the same op whose value has
 /// the entry's output dtype and shape.
 fn forward_link_shares(root: &Path) -> Vec<(&'static str, f64, f64, f64)> {
-    let graph = std::fs::read_dir(root.join("torch_compile_debug"))
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path()
-        .join("npugraph_ex/model__0/forward/003_aot_forward_graph_after_eliminate_dead_code.txt");
     ["statistics_mix", "statistics_L1", "statistics_L0"]
         .into_iter()
         .map(|dump| {
-            let out = fxray(&[
-                "msprobe",
-                root.join(dump).to_str().unwrap(),
-                "--graph",
-                graph.to_str().unwrap(),
-                "--step",
-                "0",
-                "--json",
-            ]);
-            let v = stdout_json(&out);
-            let s = &v["steps"][0];
-            let links = s["links"].as_array().unwrap();
-            let considered = s["considered"].as_u64().unwrap() as f64;
-            let linked = links.iter().filter(|l| !l["node"].is_null()).count() as f64;
-            let exact = links
-                .iter()
-                .filter(|l| l["same_op"] == true && l["same_type"] == true)
-                .count() as f64;
+            let (exact, linked, considered) = forward_link_shares_of(root, &root.join(dump));
             eprintln!(
                 "{dump}: {exact}/{considered} step-0 forward entries linked to the same op, dtype \
                  and shape ({:.0}%), {linked} linked",
@@ -265,6 +267,36 @@ fn forward_link_shares(root: &Path) -> Vec<(&'static str, f64, f64, f64)> {
             (dump, exact, linked, considered)
         })
         .collect()
+}
+
+/// (exact, linked, considered) of `dump`'s step 0 against `root`'s forward graph.
+fn forward_link_shares_of(root: &Path, dump: &Path) -> (f64, f64, f64) {
+    let graph = std::fs::read_dir(root.join("torch_compile_debug"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path()
+        .join("npugraph_ex/model__0/forward/003_aot_forward_graph_after_eliminate_dead_code.txt");
+    let out = fxray(&[
+        "msprobe",
+        dump.to_str().unwrap(),
+        "--graph",
+        graph.to_str().unwrap(),
+        "--step",
+        "0",
+        "--json",
+    ]);
+    let v = stdout_json(&out);
+    let s = &v["steps"][0];
+    let links = s["links"].as_array().unwrap();
+    let considered = s["considered"].as_u64().unwrap() as f64;
+    let linked = links.iter().filter(|l| !l["node"].is_null()).count() as f64;
+    let exact = links
+        .iter()
+        .filter(|l| l["same_op"] == true && l["same_type"] == true)
+        .count() as f64;
+    (exact, linked, considered)
 }
 
 /// Measured on the fixture: mix 96 of 126 (76%), L1 69 of 99 (70%), L0 27 of 27. The 25 mix
@@ -296,6 +328,7 @@ fn e2e_torch_msprobe_real() {
     let out = tempfile::tempdir().expect("temp");
     crate::common::run_e2e_script("msprobe_real.py", out.path());
     check_against_truth(out.path());
+    check_tensor_files(out.path());
     check_link_floors(out.path());
     // The committed fixture is the same model: the same keys in each step folder.
     let keys = |root: &Path| {
@@ -307,4 +340,66 @@ fn e2e_torch_msprobe_real() {
             .collect::<Vec<_>>()
     };
     assert_eq!(keys(out.path()), keys(&fixture("msprobe_real")));
+}
+
+/// Broken neighbours lose only their facts; a cut `dump.json` is an error or a shorter read,
+/// never a panic.
+#[test]
+fn broken_stack_and_construct_files_are_said_not_fatal() {
+    let (steps, _) = msprobe::scan(&fixture("msprobe_real/statistics_mix"));
+    let src = steps[0].path.parent().unwrap().to_path_buf();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("step0/proc1");
+    crate::common::copy_tree(&src, &dir);
+    let stack = std::fs::read(dir.join("stack.json")).unwrap();
+    std::fs::write(dir.join("stack.json"), &stack[..stack.len() / 2]).unwrap();
+    std::fs::write(dir.join("construct.json"), "[1, 2]").unwrap();
+    let s = msprobe::read(&dir.join("dump.json"), 0, "proc1").unwrap();
+    assert_eq!(s.entries.len(), steps[0].entries.len());
+    assert!(
+        s.entries
+            .iter()
+            .all(|e| e.stack.is_none() && e.parent.is_none())
+    );
+    assert_eq!(s.skipped.len(), 2, "{:?}", s.skipped);
+    assert!(s.skipped[0].starts_with("stack.json: not valid JSON"));
+    assert_eq!(
+        s.skipped[1],
+        "construct.json: the top level is not an object"
+    );
+    let dump = std::fs::read(dir.join("dump.json")).unwrap();
+    for n in (0..dump.len()).step_by(997) {
+        let _ = msprobe::parse(&dump[..n], 0, "proc1");
+        let _ = msprobe::beside::stacks(&stack[..n.min(stack.len())], &mut Vec::new());
+    }
+}
+
+/// What each file beside dump.json adds to linking (mix, step 0, forward): without stack.json
+/// the functional calls fall back to their module (construct.json's parent) and exact links drop
+/// from 96 to 86; without construct.json too, to 85 (the last module entry before a call).
+#[test]
+fn stack_and_construct_files_each_improve_linking() {
+    let root = fixture("msprobe_real");
+    let exact = |dump: &Path| forward_link_shares_of(&root, dump).0;
+    let tmp = tempfile::tempdir().unwrap();
+    let copy = tmp.path().join("statistics_mix");
+    crate::common::copy_tree(&root.join("statistics_mix"), &copy);
+    let full = exact(&copy);
+    let (steps, _) = msprobe::scan(&copy);
+    let dirs: Vec<PathBuf> = steps
+        .iter()
+        .map(|s| s.path.parent().unwrap().into())
+        .collect();
+    for d in &dirs {
+        std::fs::remove_file(d.join("stack.json")).unwrap();
+    }
+    let no_stack = exact(&copy);
+    for d in &dirs {
+        std::fs::remove_file(d.join("construct.json")).unwrap();
+    }
+    let neither = exact(&copy);
+    assert!(
+        full > no_stack && no_stack > neither,
+        "{full} {no_stack} {neither}"
+    );
 }

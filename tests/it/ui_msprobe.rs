@@ -109,3 +109,122 @@ fn links_follow_the_pass_on_screen() {
     assert!(app.wait_idle(crate::common::ui::WAIT));
     assert_eq!(q_node(&app).as_deref(), Some("add_1"));
 }
+
+/// Real msprobe output (tests/fixtures/msprobe_real): the selected node's inspector names the
+/// line that made the linked call, from stack.json (`var = x.pow(2)…` is module_truth.py:63).
+#[test]
+fn the_inspector_shows_the_call_site_of_a_real_msprobe_entry() {
+    let root = fixture("msprobe_real");
+    let mut h = harness_sized(opened(&root), egui::vec2(1500., 2400.));
+    settle(&mut h);
+    let forward = std::fs::read_dir(root.join("torch_compile_debug"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path()
+        .join("npugraph_ex/model__0/forward/003_aot_forward_graph_after_eliminate_dead_code.txt");
+    h.state_mut().app.select_graph(&forward);
+    settle(&mut h);
+    settle(&mut h);
+    let key = "Tensor.pow.0.forward";
+    let node = {
+        let links = h
+            .state()
+            .app
+            .tensors
+            .links
+            .as_ref()
+            .expect("links asked for");
+        (0..h.state().app.tensors.msprobe.len())
+            .filter_map(|k| links.step(k))
+            .flat_map(|s| &s.links)
+            .find(|l| l.key == key && l.node.is_some())
+            .and_then(|l| l.node.clone())
+            .expect("the L1 and mix dumps link the pow")
+    };
+    h.state_mut().app.reveal_node(node.clone());
+    h.run_steps(3);
+    let pos = h
+        .state()
+        .view
+        .graph()
+        .screen_pos_of(&h.ctx, &node)
+        .expect("laid out");
+    click_at(&mut h, pos);
+    h.run_steps(3);
+    assert_eq!(selected(&h).as_deref(), Some(node.as_str()));
+    h.get_by_label("msprobe call site");
+    h.get_by_label(&format!("module_truth.py:63 in forward · {key}"));
+    // The same code twice: the node's own source comment, and msprobe's frame.
+    let code = h
+        .get_all_by_label("var = x.pow(2).mean(-1, keepdim=True)")
+        .count();
+    assert_eq!(code, 2);
+}
+
+/// msprobe's tensor mode: the record's `.pt` opens in the tensor panel as a slice, read
+/// through the same door as `.npy` (q_proj's output is f32[2, 8, 16]: an 8 × 16 slice).
+#[test]
+fn a_tensor_mode_record_opens_its_pt_values() {
+    let root = fixture("msprobe_real");
+    let mut h = harness_sized(opened(&root), egui::vec2(1500., 3000.));
+    settle(&mut h);
+    let forward = std::fs::read_dir(root.join("torch_compile_debug"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path()
+        .join("npugraph_ex/model__0/forward/003_aot_forward_graph_after_eliminate_dead_code.txt");
+    h.state_mut().app.select_graph(&forward);
+    settle(&mut h);
+    settle(&mut h);
+    let key = "Module.layers.0.self_attn.q_proj.Linear.forward.0";
+    let node = {
+        let app = &h.state().app;
+        let links = app.tensors.links.as_ref().expect("links asked for");
+        let k = (0..app.tensors.msprobe.len())
+            .find(|&k| app.tensors.msprobe[k].tensor_dir.is_some())
+            .expect("the tensor_L0 dump is found");
+        links
+            .step(k)
+            .unwrap()
+            .links
+            .iter()
+            .find(|l| l.key == key)
+            .unwrap()
+            .node
+            .clone()
+            .unwrap()
+    };
+    h.state_mut().app.reveal_node(node.clone());
+    h.run_steps(3);
+    let pos = h
+        .state()
+        .view
+        .graph()
+        .screen_pos_of(&h.ctx, &node)
+        .expect("laid out");
+    click_at(&mut h, pos);
+    h.run_steps(3);
+    h.get_by_label_contains("step 0 output.0 values").click();
+    settle(&mut h);
+    settle(&mut h);
+    let view = h
+        .state()
+        .app
+        .tensors
+        .slice
+        .as_ref()
+        .expect("a slice asked for");
+    assert!(
+        view.path
+            .to_string_lossy()
+            .ends_with(".forward.0.output.0.pt"),
+        "{:?}",
+        view.path
+    );
+    let sl = view.result.ready().expect("read");
+    assert_eq!((sl.rows, sl.cols), (8, 16));
+}

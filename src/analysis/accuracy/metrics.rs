@@ -299,6 +299,7 @@ fn fill(a: &NpyArray, start: u64, out: &mut [f64]) {
         (Elem::F32, false) => run!(4, |b| f32::from_le_bytes(b) as f64),
         (Elem::F64, false) => run!(8, f64::from_le_bytes),
         (Elem::F16, false) => run!(2, |b| half::f16::from_le_bytes(b).to_f64()),
+        (Elem::BF16, false) => run!(2, |b| half::bf16::from_le_bytes(b).to_f64()),
         (e, big) => {
             for (o, b) in out.iter_mut().zip(bytes.chunks_exact(s)) {
                 *o = decode(e, big, b);

@@ -24,7 +24,8 @@ pub(super) struct Calls {
 }
 
 impl Calls {
-    pub(super) fn of(step: &MsprobeStep, backward: bool) -> Calls {
+    /// `parents`: each entry's parent module call from construct.json, where known.
+    pub(super) fn of(step: &MsprobeStep, backward: bool, parents: &[Option<usize>]) -> Calls {
         let mut seen: HashMap<(Option<usize>, &str, &str), u32> = HashMap::new();
         let mut seen_line: HashMap<(&str, u32, &str, &str), u32> = HashMap::new();
         let mut inside = None;
@@ -39,7 +40,8 @@ impl Calls {
                     backward: b,
                     ..
                 }) if *b == backward => {
-                    let k = seen.entry((inside, prefix, op)).or_default();
+                    let here = parents.get(i).copied().flatten().or(inside);
+                    let k = seen.entry((here, prefix, op)).or_default();
                     in_module.insert(i, *k);
                     *k += 1;
                     if let Some(f) = step.source_of(i) {

@@ -138,7 +138,8 @@ pub fn link(graph: &FxGraph, modules: &[&str], step: &MsprobeStep, backward: boo
     // The module the dump was in at each call: the last module entry before it (call order).
     let mut inside: Option<(usize, String)> = None;
     let module_calls = module_call::Calls::of(step, backward);
-    let api_calls = api::Calls::of(step, backward);
+    let parents = parent_modules(step);
+    let api_calls = api::Calls::of(step, backward, &parents);
     for (i, e) in step.entries.iter().enumerate() {
         let mut l = Link {
             entry: i,
@@ -178,11 +179,20 @@ pub fn link(graph: &FxGraph, modules: &[&str], step: &MsprobeStep, backward: boo
             }
             Some(MsprobeCall::Api { prefix, op, n, .. }) => {
                 out.considered += 1;
-                let at = inside.as_ref().map(|(k, p)| api::Inside {
-                    path: p.as_str(),
-                    calls: module_calls.count(p),
-                    call: module_calls.call_of(*k),
+                // construct.json's parent where there is one (a call after a sub-module
+                // returned is its parent's, not the sub-module's), else the last module entry.
+                let parent = parents[i].and_then(|k| {
+                    let p = step.entries[k].call.as_ref()?.module()?;
+                    Some((k, root_path(p).to_string()))
                 });
+                let at = parent
+                    .as_ref()
+                    .or(inside.as_ref())
+                    .map(|(k, p)| api::Inside {
+                        path: p.as_str(),
+                        calls: module_calls.count(p),
+                        call: module_calls.call_of(*k),
+                    });
                 let src = step.source_of(i);
                 let out0 = e.tensors.iter().find(|t| t.slot.starts_with("output"));
                 api::link(&ctx, prefix, op, *n, at, &api_calls, src, out0, i, &mut l);
@@ -204,6 +214,23 @@ pub fn link(graph: &FxGraph, modules: &[&str], step: &MsprobeStep, backward: boo
         out.links.push(l);
     }
     out
+}
+
+/// Each entry's parent module call (construct.json), as an entry index.
+fn parent_modules(step: &MsprobeStep) -> Vec<Option<usize>> {
+    let by_key: HashMap<&str, usize> = step
+        .entries
+        .iter()
+        .enumerate()
+        .map(|(i, e)| (e.key.as_str(), i))
+        .collect();
+    step.entries
+        .iter()
+        .map(|e| {
+            let k = *by_key.get(e.parent.as_deref()?)?;
+            matches!(step.entries[k].call, Some(MsprobeCall::Module { .. })).then_some(k)
+        })
+        .collect()
 }
 
 fn dir(backward: bool) -> &'static str {

@@ -18,10 +18,7 @@ pub struct Computed {
 
 /// Opens a dumped tensor: `.pt` through the pickle reader (never executing it), else `.npy`.
 pub fn open_tensor(path: &Path) -> Result<NpyArray, String> {
-    if path.extension().is_some_and(|e| e == "pt") {
-        return Err("reading .pt files needs sources::pt (not merged yet)".into());
-    }
-    NpyArray::open(path)
+    crate::sources::tensor_file::open(path)
 }
 
 fn read(side: &str, path: &Path) -> Result<NpyArray, String> {

@@ -4,6 +4,7 @@
 //! Also reads msprobe's own compare CSV into the same result.
 
 mod compute;
+mod link;
 pub mod locate;
 mod sides;
 
@@ -118,7 +119,13 @@ pub fn compare(
         (_, _, false, false) => {
             let (x, y) =
                 locate::select_msprobe(&ft.msprobe, &fg.msprobe, o.step, o.rank, &mut notes)?;
-            (sides::msprobe(x), sides::msprobe(y))
+            let (mut a, mut b) = (sides::msprobe(x), sides::msprobe(y));
+            if let Some(graph) = &o.graph {
+                let g = link::Graph::read(graph)?;
+                notes.push(g.name(&mut a, x, "target"));
+                notes.push(g.name(&mut b, y, "golden"));
+            }
+            (a, b)
         }
         _ => {
             let kind = |f: &locate::Found| {

@@ -79,8 +79,10 @@ pub fn msprobe(step: &MsprobeStep) -> Side {
         for t in &e.tensors {
             let slot = msprobe_slot(&t.slot);
             let key = format!("{}.{slot}", e.key);
+            // msprobe names the file in `data_name`; older dumps follow the key.
+            let file = t.data_name.clone().unwrap_or_else(|| format!("{key}.pt"));
             files.push(match (&data_dir, tensor_task) {
-                (Some(d), true) => Some(d.join(format!("{key}.pt"))),
+                (Some(d), true) => Some(d.join(file)),
                 _ => None,
             });
             tensors.push(TensorRef {

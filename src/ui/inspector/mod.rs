@@ -21,6 +21,7 @@ use std::sync::{Arc, Weak};
 mod args;
 mod golden;
 mod history;
+mod msprobe_source;
 mod node;
 mod summary;
 
@@ -84,6 +85,9 @@ pub fn show(
         .auto_shrink(false)
         .show(ui, |ui| {
             action = phase_view(ui, ph, facts, state);
+            if let Some((_, node)) = ph.selected_node() {
+                msprobe_source::show(ui, &app.tensors, &node.name);
+            }
             tensor_action = tensor_panel::show(&app.tensors, ph, tensors, ui);
             *pick_golden = golden::show(&app.accuracy, ph.selected.as_deref(), ui);
         });

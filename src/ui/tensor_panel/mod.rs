@@ -133,7 +133,10 @@ pub fn show(
     }
     if !tensors.msprobe.is_empty() {
         if let Some(sel) = phase.selected.as_deref() {
-            node_msprobe(ui, tensors, sel.rsplit('/').next().unwrap_or(sel));
+            let node = sel.rsplit('/').next().unwrap_or(sel);
+            if let Some(a) = node_msprobe(ui, tensors, state, node) {
+                action = Some(a);
+            }
         }
         if let Some(a) = msprobe_table(ui, tensors, state.step) {
             action = Some(a);

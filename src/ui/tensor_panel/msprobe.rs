@@ -102,19 +102,26 @@ pub(super) fn msprobe_table(
 }
 
 /// The msprobe records linked to the selected node, every step: one row per output slot that
-/// is this node's value, `null` statistics in red.
-pub(super) fn node_msprobe(ui: &mut egui::Ui, tensors: &TensorsState, node: &str) {
-    let Some(links) = &tensors.links else { return };
+/// is this node's value, `null` statistics in red. In tensor mode each record's file (`.pt`,
+/// or `.npy` on MindSpore) opens below as heatmap and values.
+pub(super) fn node_msprobe(
+    ui: &mut egui::Ui,
+    tensors: &TensorsState,
+    state: &mut TensorPanelState,
+    node: &str,
+) -> Option<Action> {
+    let links = tensors.links.as_ref()?;
     if links.result.is_loading() {
         crate::ui::loading::busy(ui, "linking msprobe entries to nodes…");
-        return;
+        return None;
     }
     let found = links.of_node(node);
     ui.add_space(4.0);
     if found.is_empty() {
         ui.weak(format!("msprobe: no entry linked to {node}"));
-        return;
+        return None;
     }
+    let mut files = Vec::new();
     ui.strong(format!("msprobe of {node}"));
     let v = |x: Option<f64>| {
         let t = RichText::new(x.map_or("null".to_string(), fmt_value)).monospace();
@@ -154,9 +161,25 @@ pub(super) fn node_msprobe(ui: &mut egui::Ui, tensors: &TensorsState, node: &str
                     ui.weak(format!("{:?}", l.confidence).to_lowercase())
                         .on_hover_text(&l.reason);
                     ui.end_row();
+                    if let Some(p) = s.tensor_file(t) {
+                        let shape: Vec<u64> = t.shape.iter().map(|&d| d.max(0) as u64).collect();
+                        files.push((format!("step {} {}", s.step, t.slot), p, shape));
+                    }
                 }
             }
         });
+    let mut action = None;
+    for (what, path, shape) in files.iter().filter(|(_, _, s)| !s.is_empty()) {
+        egui::CollapsingHeader::new(format!("{what} values"))
+            .id_salt(("msprobe_values", path))
+            .default_open(false)
+            .show(ui, |ui| {
+                if let Some(a) = slice_view(ui, tensors, state, path, shape) {
+                    action = Some(a);
+                }
+            });
+    }
+    action
 }
 
 /// `torch.bfloat16` → `bf16`; numpy descriptors go through `short_dtype`.

@@ -7,10 +7,9 @@ pub(super) fn slice_view(
     ui: &mut egui::Ui,
     tensors: &TensorsState,
     state: &mut TensorPanelState,
-    f: &DumpFile,
-    s: &TensorSummary,
+    path: &std::path::Path,
+    shape: &[u64],
 ) -> Option<Action> {
-    let shape = &s.info.shape;
     let nlead = shape.len().saturating_sub(2);
     state.lead.resize(nlead, 0);
     if nlead > 0 {
@@ -32,10 +31,10 @@ pub(super) fn slice_view(
     let view = tensors
         .slice
         .as_ref()
-        .filter(|v| v.path == f.path && v.lead == lead);
+        .filter(|v| v.path == path && v.lead == lead);
     let Some(view) = view else {
         crate::ui::loading::busy(ui, "");
-        return Some(Action::LoadSlice(f.path.clone(), lead));
+        return Some(Action::LoadSlice(path.to_path_buf(), lead));
     };
     if let Some(sl) = crate::ui::loading::show(ui, &view.result, "") {
         heatmap(ui, sl);

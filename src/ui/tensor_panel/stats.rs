@@ -76,7 +76,7 @@ pub(super) fn tensor_view(
                 egui::CollapsingHeader::new(format!("{slot} heatmap and values"))
                     .default_open(false)
                     .show(ui, |ui| {
-                        if let Some(a) = slice_view(ui, tensors, state, f, s) {
+                        if let Some(a) = slice_view(ui, tensors, state, &f.path, &s.info.shape) {
                             action = Some(a);
                         }
                     });

@@ -1,0 +1,59 @@
+//! `--graph`: msprobe calls linked to the FX nodes of a graph (`analysis::msprobe_link`), so a
+//! pair of an msprobe dump names its node as an npy dump's pair does.
+
+use super::CompareError;
+use super::sides::Side;
+use crate::analysis::msprobe_link;
+use crate::model::fx::FxFile;
+use crate::model::tensor::MsprobeStep;
+use std::collections::HashMap;
+use std::path::Path;
+
+pub struct Graph {
+    file: FxFile,
+    modules: Vec<String>,
+    backward: bool,
+}
+
+impl Graph {
+    pub fn read(path: &Path) -> Result<Graph, CompareError> {
+        let bad = |why: String| CompareError::NotADump {
+            side: "graph".into(),
+            path: path.into(),
+            why,
+        };
+        let file = crate::sources::load::graph(path).map_err(|e| bad(e.to_string()))?;
+        let Some(g) = file.graphs.first() else {
+            return Err(bad("no FX graph in this file".into()));
+        };
+        let gm = crate::pipeline::modules::for_graph_file(path, &file);
+        let modules = (0..g.nodes.len()).map(|i| gm.path(i).to_string()).collect();
+        Ok(Graph {
+            modules,
+            backward: path.components().any(|c| c.as_os_str() == "backward"),
+            file,
+        })
+    }
+
+    /// Sets the node of every tensor of `side` whose call links to one; says how many did.
+    pub fn name(&self, side: &mut Side, step: &MsprobeStep, who: &str) -> String {
+        let Some(g) = self.file.graphs.first() else {
+            return String::new();
+        };
+        let m: Vec<&str> = self.modules.iter().map(String::as_str).collect();
+        let links = msprobe_link::link(g, &m, step, self.backward);
+        let node: HashMap<&str, &str> = links
+            .links
+            .iter()
+            .filter_map(|l| Some((l.key.as_str(), l.node.as_deref()?)))
+            .collect();
+        for t in &mut side.tensors {
+            t.node = node.get(t.call.as_str()).map(|n| n.to_string());
+        }
+        format!(
+            "{who}: {} of {} calls linked to a node of the graph",
+            links.linked(),
+            links.considered
+        )
+    }
+}
