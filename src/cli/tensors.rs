@@ -91,7 +91,7 @@ pub fn run(root: &Path, o: &Options) -> Result<()> {
     let paths: Vec<PathBuf> = probe_files.iter().map(|f| f.file.clone()).collect();
     let probe_files: Vec<ProbeFile> = probe_files
         .into_iter()
-        .zip(crate::app::tensors::summarize_all(&paths))
+        .zip(crate::pipeline::tensors::summarize_all(&paths))
         .map(|(mut f, (_, r))| {
             match r {
                 Ok(s) => f.summary = Some(s),

@@ -148,7 +148,7 @@ fn the_inspector_shows_the_call_site_of_a_real_msprobe_entry() {
     let pos = h
         .state()
         .view
-        .graph
+        .graph()
         .screen_pos_of(&h.ctx, &node)
         .expect("laid out");
     click_at(&mut h, pos);
@@ -203,7 +203,7 @@ fn a_tensor_mode_record_opens_its_pt_values() {
     let pos = h
         .state()
         .view
-        .graph
+        .graph()
         .screen_pos_of(&h.ctx, &node)
         .expect("laid out");
     click_at(&mut h, pos);
