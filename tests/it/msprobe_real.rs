@@ -403,3 +403,30 @@ fn stack_and_construct_files_each_improve_linking() {
         "{full} {no_stack} {neither}"
     );
 }
+
+/// MindSpore's msprobe writes `.npy` in `dump_tensor_data/`: the same door reads them.
+#[test]
+fn a_mindspore_style_npy_record_reads_through_the_same_door() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("step0/rank0");
+    std::fs::create_dir_all(dir.join("dump_tensor_data")).unwrap();
+    let npy = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/npy/f32_le.npy");
+    std::fs::copy(
+        &npy,
+        dir.join("dump_tensor_data/Functional.relu.0.forward.output.0.npy"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("dump.json"),
+        r#"{"task": "tensor", "level": "L1", "framework": "mindspore", "dump_data_dir": "/x",
+            "data": {"Functional.relu.0.forward": {"output": [{"type": "mindspore.Tensor",
+            "dtype": "Float32", "shape": [5, 7], "Max": 1, "Min": 0, "Mean": 0.5, "Norm": 1,
+            "data_name": "Functional.relu.0.forward.output.0.npy"}]}}}"#,
+    )
+    .unwrap();
+    let s = msprobe::read(&dir.join("dump.json"), 0, "rank0").unwrap();
+    assert_eq!(s.framework.as_deref(), Some("mindspore"));
+    let rec = &s.entries[0].tensors[0];
+    let file = s.tensor_file(rec).unwrap();
+    assert_eq!(tensor_file::open(&file).unwrap().info.shape, [5, 7]);
+}
