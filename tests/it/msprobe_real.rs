@@ -236,7 +236,11 @@ fn check_tensor_files(root: &Path) {
 
 #[test]
 fn summary_and_msprobe_commands_find_every_layout() {
-    let root = fixture("msprobe_real");
+    check_commands_find_every_layout(&fixture("msprobe_real"));
+}
+
+/// `fxray summary` and `fxray msprobe` find every step folder of every layout.
+fn check_commands_find_every_layout(root: &Path) {
     let out = fxray(&["summary", root.to_str().unwrap(), "--json"]);
     let v = stdout_json(&out);
     let n = v["msprobe"].as_array().map_or(0, Vec::len);
@@ -249,6 +253,12 @@ fn summary_and_msprobe_commands_find_every_layout() {
     let whos: Vec<&str> = steps.iter().filter_map(|s| s["who"].as_str()).collect();
     assert!(whos.contains(&"rank0") && whos.contains(&"rank1"));
     assert!(whos.iter().filter(|w| w.starts_with("proc")).count() == 5);
+    // Each step is linked to the forward and the backward graph of the same model.
+    assert!(
+        steps
+            .iter()
+            .all(|s| s["graphs"].as_array().unwrap().len() == 2)
+    );
 }
 
 /// Step 0's forward entries of each statistics dump linked to the forward graph of the same
@@ -328,6 +338,7 @@ fn e2e_torch_msprobe_real() {
     let out = tempfile::tempdir().expect("temp");
     crate::common::run_e2e_script("msprobe_real.py", out.path());
     check_against_truth(out.path());
+    check_commands_find_every_layout(out.path());
     check_tensor_files(out.path());
     check_link_floors(out.path());
     // The committed fixture is the same model: the same keys in each step folder.
