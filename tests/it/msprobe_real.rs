@@ -281,13 +281,20 @@ fn forward_link_shares(root: &Path) -> Vec<(&'static str, f64, f64, f64)> {
 
 /// (exact, linked, considered) of `dump`'s step 0 against `root`'s forward graph.
 fn forward_link_shares_of(root: &Path, dump: &Path) -> (f64, f64, f64) {
+    link_shares_of(root, dump, "forward")
+}
+
+/// (exact, linked, considered) of `dump`'s step 0 against `root`'s `phase` graph.
+fn link_shares_of(root: &Path, dump: &Path, phase: &str) -> (f64, f64, f64) {
     let graph = std::fs::read_dir(root.join("torch_compile_debug"))
         .unwrap()
         .next()
         .unwrap()
         .unwrap()
         .path()
-        .join("npugraph_ex/model__0/forward/003_aot_forward_graph_after_eliminate_dead_code.txt");
+        .join(format!(
+            "npugraph_ex/model__0/{phase}/003_aot_{phase}_graph_after_eliminate_dead_code.txt"
+        ));
     let out = fxray(&[
         "msprobe",
         dump.to_str().unwrap(),
