@@ -68,16 +68,22 @@
 //! Measured against torch's own `nn_module_stack` on three architectures, see
 //! `tests/it/modules.rs` and `tests/e2e/module_truth.py`.
 
+mod backward;
+mod children;
+mod code;
+mod frames;
 mod infer;
 pub mod params;
 mod paths;
 mod repeat;
+mod runs;
 mod tree;
 
 pub use tree::{ModuleEntry, ModuleTree};
 
 use crate::model::fx::{FxFile, FxGraph, OpKind};
-use infer::{Evidence, LocKey};
+use frames::LineFrames;
+use infer::Evidence;
 use params::ParamMap;
 use paths::{ModId, Paths, ROOT};
 use serde::Serialize;
@@ -194,7 +200,7 @@ pub fn infer_phase(input: &PhaseInput<'_>) -> PhaseModules {
 
     // A backward reads the forward's first graph: its nodes by name, and its frames by line.
     let mut by_name: HashMap<String, (ModId, bool)> = HashMap::new();
-    let mut frames: HashMap<LocKey, Vec<ModId>> = HashMap::new();
+    let mut frames = LineFrames::default();
     if let Some(fw) = input
         .forward
         .and_then(|f| f.first())
@@ -230,6 +236,16 @@ pub fn infer_phase(input: &PhaseInput<'_>) -> PhaseModules {
     }
     let have_forward = input.forward.is_some();
     let named = params.by_position.iter().any(Option::is_some);
+    // A backward returns one gradient per forward input, in order.
+    let grad_of: Vec<Option<ModId>> = if have_forward {
+        params
+            .by_position
+            .iter()
+            .map(|o| o.as_ref().map(|o| o.module))
+            .collect()
+    } else {
+        Vec::new()
+    };
 
     let mut passes = Vec::with_capacity(input.passes.len());
     let mut prev: Option<(&FxGraph, Vec<(ModId, Confidence)>)> = None;
@@ -243,6 +259,7 @@ pub fn infer_phase(input: &PhaseInput<'_>) -> PhaseModules {
             by_name: have_forward.then_some(&by_name),
             frames: have_forward.then_some(&frames),
             attrs: Some(&attrs),
+            grad_of: &grad_of,
         };
         let mut own = infer::infer(g, &ev, &mut paths).modules;
         if !named {
