@@ -43,9 +43,12 @@ pub fn weight_gradients(g: &FxGraph, grad_of: &[Option<ModId>]) -> Vec<Option<Mo
         let mut agreed: Option<ModId> = None;
         let mut ok = true;
         for u in users {
+            // The gradient's own line: a sum that undoes a broadcast on another line is that
+            // line's.
+            let same_line = g.nodes[u].source == g.nodes[i].source;
             match (out[u], agreed) {
-                (Some(m), None) if !is_accumulation(g, u) => agreed = Some(m),
-                (Some(m), Some(a)) if m == a && !is_accumulation(g, u) => {}
+                (Some(m), None) if same_line && !is_accumulation(g, u) => agreed = Some(m),
+                (Some(m), Some(a)) if m == a && same_line && !is_accumulation(g, u) => {}
                 _ => ok = false,
             }
         }

@@ -4,7 +4,7 @@
 //! nodes sit under the caller's line.
 
 use super::code::{called_names, whole_call};
-use super::frames::{frame_of_anchor, names};
+use super::frames::{frame_of_anchor, is_index, names};
 use super::infer::{Stmt, child_path, is_getitem, op_name};
 use super::paths::{ModId, Paths, ROOT};
 use crate::model::fx::FxGraph;
@@ -23,7 +23,7 @@ pub fn tied_children(
     named: &[(String, Vec<ModId>)],
     anchor: &mut [Option<ModId>],
     paths: &mut Paths,
-) {
+) -> Option<ModId> {
     let code = &s.loc.code;
     let foreign: Vec<usize> = s
         .nodes
@@ -32,7 +32,7 @@ pub fn tied_children(
         .filter(|&i| anchor[i].is_some_and(|a| frame_of_anchor(a, s.loc, attrs, paths).is_none()))
         .collect();
     if foreign.is_empty() {
-        return;
+        return None;
     }
     // A weight-only node (`t(w)`) feeding a module the line names is that module's: the other
     // weights of the same call (its bias) say whose.
@@ -49,7 +49,7 @@ pub fn tied_children(
         .into_iter()
         .filter(|y| !named.iter().any(|(n, _)| n == y))
         .collect();
-    let [y] = unknown[..] else { return };
+    let [y] = unknown[..] else { return None };
     let parent = if s.anchored.is_some() { f } else { ROOT };
     let child = paths.intern(&child_path(paths.path(parent), y));
     for i in foreign {
@@ -57,12 +57,13 @@ pub fn tied_children(
             anchor[i] = Some(child);
         }
     }
+    Some(child)
 }
 
 /// A child without weights: when the whole line is its call (`x = self.dropout(x)`), every
 /// node under the line that no weight placed is the child's; when the line calls it among other
 /// things (`x = x + self.dropout(y)`), the nodes that do what such modules do (dropout, an
-/// activation) are.
+/// activation) are. Returns the child of a whole-line call.
 pub fn weightless_children(
     g: &FxGraph,
     s: &Stmt<'_>,
@@ -71,30 +72,51 @@ pub fn weightless_children(
     named: &[(String, Vec<ModId>)],
     sub: &mut [Option<ModId>],
     paths: &mut Paths,
-) {
+) -> Option<ModId> {
     let code = &s.loc.code;
     let known = |y: &str| named.iter().any(|(n, _)| n == y);
-    let free = |i: usize, sub: &[Option<ModId>]| anchor[i].is_none() && sub[i].is_none();
     if let Some(y) = whole_call(code) {
-        if !known(y) {
-            let m = paths.intern(&child_path(paths.path(f), y));
-            for &i in &s.nodes {
-                if free(i, sub) {
-                    sub[i] = Some(m);
-                }
-            }
+        if known(y) {
+            return None;
         }
-        return;
+        let m = paths.intern(&child_path(paths.path(f), y));
+        place_call(g, s, m, true, anchor, sub);
+        return Some(m);
     }
     let unknown: Vec<&str> = called_names(code)
         .into_iter()
         .filter(|y| !known(y))
         .collect();
-    let [y] = unknown[..] else { return };
+    let [y] = unknown[..] else { return None };
     let m = paths.intern(&child_path(paths.path(f), y));
+    place_call(g, s, m, false, anchor, sub);
+    None
+}
+
+/// The child a whole-line call ran, from the weights its nodes read (`x = self.wte(ids)`).
+pub fn called_child(s: &Stmt<'_>, anchor: &[Option<ModId>], paths: &Paths) -> Option<ModId> {
+    let y = whole_call(&s.loc.code)?;
+    s.nodes.iter().find_map(|&i| {
+        anchor[i].filter(|&a| {
+            let name = paths.name(a);
+            name == y || (is_index(name) && paths.name(paths.parent(a)) == y)
+        })
+    })
+}
+
+/// Places a child call's nodes: all that no weight placed (`whole`), else what weightless
+/// modules do.
+pub fn place_call(
+    g: &FxGraph,
+    s: &Stmt<'_>,
+    child: ModId,
+    whole: bool,
+    anchor: &[Option<ModId>],
+    sub: &mut [Option<ModId>],
+) {
     for &i in &s.nodes {
-        if free(i, sub) && is_module_op(g, i) {
-            sub[i] = Some(m);
+        if anchor[i].is_none() && sub[i].is_none() && (whole || is_module_op(g, i)) {
+            sub[i] = Some(child);
         }
     }
 }

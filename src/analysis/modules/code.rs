@@ -34,9 +34,13 @@ pub fn called_names(code: &str) -> Vec<&str> {
     out
 }
 
-/// `y` when the whole line is one call of a child, `a, b = self.y(…)` or `return self.y(…)`:
-/// every node under the line is then `y`'s.
+/// `y` when the whole line is one call of a child, `a, b = self.y(…)` or `return self.y(…)`,
+/// and calls no other (`self.attn(self.norm(x))` runs the norm on the line too): every node
+/// under the line is then `y`'s.
 pub fn whole_call(code: &str) -> Option<&str> {
+    if called_names(code).len() != 1 {
+        return None;
+    }
     let code = code.trim();
     let rhs = match code.strip_prefix("return ") {
         Some(r) => r,
@@ -104,5 +108,6 @@ mod tests {
         assert_eq!(whole_call("x = self.q(h).view(s)"), None);
         assert_eq!(whole_call("x[0] = self.f(y)"), None);
         assert_eq!(whole_call("x == self.f(y)"), None);
+        assert_eq!(whole_call("x = self.attn(self.norm(x))"), None);
     }
 }

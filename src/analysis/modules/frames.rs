@@ -19,11 +19,21 @@ pub struct LineFrames {
     /// same line elsewhere), not from the statement before: a weightless child their code
     /// calls (`self.dropout(x)`) can be named under that frame.
     pub own: HashSet<LocKey>,
+    /// Lines that are one call of a child (`x = self.dropout(x)`, `x = self.wte(ids)`): the
+    /// child each ran, for the backward, whose statements differentiate that call.
+    pub calls: HashMap<LocKey, Vec<ModId>>,
 }
 
 impl LineFrames {
     pub fn get(&self, k: &LocKey) -> &[ModId] {
         self.by_line.get(k).map_or(&[], Vec::as_slice)
+    }
+
+    pub fn add_call(&mut self, k: LocKey, m: ModId) {
+        let v = self.calls.entry(k).or_default();
+        if !v.contains(&m) {
+            v.push(m);
+        }
     }
 
     pub fn add(&mut self, k: LocKey, m: ModId, own: bool) {

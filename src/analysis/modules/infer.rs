@@ -3,8 +3,9 @@
 
 use super::Confidence;
 use super::backward::{backward_children, weight_gradients};
-use super::children::{tied_children, weightless_children};
+use super::children::{called_child, place_call, tied_children, weightless_children};
 use super::code::mentions;
+use super::code::whole_call;
 pub use super::frames::LocKey;
 use super::frames::{LineFrames, choose, frame_of_anchor, is_index, names};
 use super::paths::{ModId, Paths, ROOT};
@@ -125,14 +126,10 @@ pub fn infer(g: &FxGraph, ev: &Evidence<'_>, paths: &mut Paths) -> Inferred {
     }
     extend_linear(g, &mut anchor);
 
-    // Statements, their runs (one call of one function each) and their frames from weights.
+    // Statements, their frames from weights, and their runs (one call of one function each).
     let mut stmts = statements(g);
-    let locs: Vec<&SourceLoc> = stmts.iter().map(|s| s.loc).collect();
-    let run = runs(&locs, &statement_links(g, &stmts));
-
     let attrs = ev.attrs;
-    let mut run_counts: HashMap<usize, Vec<(ModId, usize)>> = HashMap::new();
-    for (si, s) in stmts.iter_mut().enumerate() {
+    for s in stmts.iter_mut() {
         let mut counts: Vec<(ModId, usize)> = Vec::new();
         for &i in &s.nodes {
             if let Some(a) = anchor[i]
@@ -145,15 +142,39 @@ pub fn infer(g: &FxGraph, ev: &Evidence<'_>, paths: &mut Paths) -> Inferred {
             s.anchored = Some(f);
             s.frame = Some((f, Confidence::Medium));
             s.own = true;
-            count(run_counts.entry(run[si]).or_default(), f);
             for &i in &s.nodes {
                 context[i] = Some(anchor[i].unwrap_or(f));
             }
         }
     }
+    let locs: Vec<&SourceLoc> = stmts.iter().map(|s| s.loc).collect();
+    let kinds: Vec<Vec<u64>> = stmts
+        .iter()
+        .map(|s| {
+            let elsewhere = ev.frames.map_or(&[][..], |fr| fr.get(&key(s.loc)));
+            let mut v = Vec::new();
+            for &f in s.anchored.iter().chain(elsewhere) {
+                let k = kind(f, paths);
+                if !v.contains(&k) {
+                    v.push(k);
+                }
+            }
+            v
+        })
+        .collect();
+    let run = runs(&locs, &statement_links(g, &stmts), &kinds);
+    let mut run_counts: HashMap<usize, Vec<(ModId, usize)>> = HashMap::new();
+    for (si, s) in stmts.iter().enumerate() {
+        if let Some(f) = s.anchored {
+            count(run_counts.entry(run[si]).or_default(), f);
+        }
+    }
+    // A run whose weights say two frames took in the caller's lines after a callee whose
+    // `return` printed none (the head's line after an MoE block's loop): it says nothing.
     let run_anchor: HashMap<usize, ModId> = run_counts
         .iter()
-        .filter_map(|(&r, c)| commonest(c).map(|f| (r, f)))
+        .filter(|(_, c)| c.len() == 1)
+        .map(|(&r, c)| (r, c[0].0))
         .collect();
 
     // Frames by source line: this graph's anchored statements, then what the caller knows.
@@ -169,6 +190,8 @@ pub fn infer(g: &FxGraph, ev: &Evidence<'_>, paths: &mut Paths) -> Inferred {
 
     // Unanchored statements, in graph order.
     let mut run_frame: HashMap<usize, ModId> = HashMap::new();
+    // What each statement's frame was chosen by (for the child its backward differentiates).
+    let mut stmt_ctx: Vec<Vec<ModId>> = vec![Vec::new(); stmts.len()];
     let mut first_of_run: HashMap<usize, usize> = HashMap::new();
     for (si, &r) in run.iter().enumerate() {
         first_of_run.entry(r).or_insert(si);
@@ -218,15 +241,33 @@ pub fn infer(g: &FxGraph, ev: &Evidence<'_>, paths: &mut Paths) -> Inferred {
             .collect();
         // A backward reads the forward's saved activations: where its run read them says which
         // layer it differentiates better than the gradient it was handed.
+        // Its inputs vote (a saved activation counts twice; a helper's, those of its whole
+        // run): a value one layer recomputed and the next reuses (the rotary `cos`) is outvoted.
         let mut ctx_or_prev: Vec<ModId> = Vec::new();
         if loc.backward_of {
-            for &j in run_inputs.get(&run[si]).into_iter().flatten() {
-                if g.nodes[j].op == OpKind::Placeholder
-                    && let Some(m) = context[j]
-                {
-                    push_unique(&mut ctx_or_prev, m);
+            let mut votes: Vec<(ModId, usize)> = Vec::new();
+            let own_inputs: Vec<usize> = stmts[si]
+                .nodes
+                .iter()
+                .flat_map(|&i| g.nodes[i].inputs.iter().copied())
+                .filter(|j| !stmts[si].nodes.contains(j))
+                .collect();
+            let inputs = if is_helper(loc) {
+                run_inputs.get(&run[si]).map_or(&[][..], Vec::as_slice)
+            } else {
+                &own_inputs[..]
+            };
+            for &j in inputs {
+                let saved = g.nodes[j].op == OpKind::Placeholder;
+                if let Some(m) = context[j].or(if saved { None } else { out[j].map(|o| o.0) }) {
+                    count(&mut votes, m);
+                    if saved {
+                        count(&mut votes, m);
+                    }
                 }
             }
+            votes.sort_by_key(|&(_, c)| std::cmp::Reverse(c));
+            ctx_or_prev.extend(votes.iter().map(|v| v.0));
         }
         for &m in &ctx {
             push_unique(&mut ctx_or_prev, m);
@@ -299,6 +340,7 @@ pub fn infer(g: &FxGraph, ev: &Evidence<'_>, paths: &mut Paths) -> Inferred {
         };
         stmts[si].frame = Some(frame);
         stmts[si].own = own;
+        stmt_ctx[si] = ctx_or_prev;
         run_frame.entry(run[si]).or_insert(frame.0);
         frames.add(k, frame.0, own);
         for &i in &stmts[si].nodes {
@@ -323,14 +365,38 @@ pub fn infer(g: &FxGraph, ev: &Evidence<'_>, paths: &mut Paths) -> Inferred {
     // Nodes: their anchor, else the gradient or child call their backward statement computes,
     // else a weightless child their line calls, else their statement's frame.
     let mut sub: Vec<Option<ModId>> = vec![None; n];
-    for s in &stmts {
+    for (si, s) in stmts.iter().enumerate() {
         let Some((f, _)) = s.frame else { continue };
+        let k = key(s.loc);
+        let tied = tied_children(g, s, f, attrs, &named, &mut anchor, paths);
         if s.loc.backward_of {
+            // The gradient of a line that called one child is that child's.
+            let calls = ev
+                .frames
+                .map_or(&[][..], |fr| fr.calls.get(&k).map_or(&[], Vec::as_slice));
+            if !calls.is_empty() {
+                let ctx = if stmt_ctx[si].is_empty() {
+                    vec![f]
+                } else {
+                    stmt_ctx[si].clone()
+                };
+                let child = choose(calls, &ctx, paths);
+                let whole = whole_call(&s.loc.code).is_some();
+                place_call(g, s, child, whole, &anchor, &mut sub);
+            }
             backward_children(g, s, f, &anchor, &context, &mut sub, paths);
         }
-        tied_children(g, s, f, attrs, &named, &mut anchor, paths);
-        if s.own {
-            weightless_children(g, s, f, &anchor, &named, &mut sub, paths);
+        let weightless = if s.own {
+            weightless_children(g, s, f, &anchor, &named, &mut sub, paths)
+        } else {
+            None
+        };
+        if !s.loc.backward_of
+            && let Some(c) = tied
+                .or(weightless)
+                .or_else(|| called_child(s, &anchor, paths))
+        {
+            frames.add_call(k, c);
         }
     }
     let grads = weight_gradients(g, ev.grad_of);
@@ -390,6 +456,16 @@ fn saved_views(g: &FxGraph, out: &mut [Option<(ModId, Confidence)>]) {
             out[i] = Some(m);
         }
     }
+}
+
+/// The kind of module a frame is: its path with the layer indices left out (`layers.#.attn`).
+fn kind(f: ModId, paths: &Paths) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    for seg in paths.segments(f) {
+        if is_index(seg) { "#" } else { seg }.hash(&mut h);
+    }
+    h.finish()
 }
 
 /// Per run: the nodes its statements read from outside it.

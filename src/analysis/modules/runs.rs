@@ -22,12 +22,14 @@ const SPAN: u32 = 40;
 /// it. Calls nest (an MoE block's loop calls an expert's `forward`, in the same file): the calls
 /// of one function still open are kept as a stack, and a line that continues a deeper one closes
 /// the calls above it.
-pub fn runs(locs: &[&SourceLoc], links: &[Vec<usize>]) -> Vec<usize> {
+pub fn runs(locs: &[&SourceLoc], links: &[Vec<usize>], kinds: &[Vec<u64>]) -> Vec<usize> {
     let n = locs.len();
     let mut run = vec![0; n];
     let mut run_known = vec![false; n];
     // Runs found to be one call (a line reading two earlier lines of it) are merged.
     let mut same: Vec<usize> = Vec::new();
+    // The kinds of module each run is known to run in.
+    let mut run_kinds: Vec<Vec<u64>> = Vec::new();
     fn find(same: &mut [usize], mut r: usize) -> usize {
         while same[r] != r {
             same[r] = same[same[r]];
@@ -75,31 +77,46 @@ pub fn runs(locs: &[&SourceLoc], links: &[Vec<usize>]) -> Vec<usize> {
             for r in shared.iter_mut() {
                 *r = find(&mut same, *r);
             }
-            // Open calls this line continues, innermost first.
+            // Open calls this line continues, innermost first: not one known to run in another
+            // kind of module (a caller's line after a callee's).
             let found: Vec<usize> = (0..stack.len())
                 .rev()
                 .take(DEPTH)
                 .filter(|&at| {
                     let pl = locs[stack[at]];
+                    let r = find(&mut same, run[stack[at]]);
+                    let ks = &run_kinds[r];
                     pl.line < l.line
                         && l.line - pl.line <= SPAN
                         && !is_return(pl)
-                        && shared.contains(&find(&mut same, run[stack[at]]))
+                        && shared.contains(&r)
+                        && (ks.is_empty()
+                            || kinds[s].is_empty()
+                            || kinds[s].iter().any(|k| ks.contains(k)))
                 })
                 .collect();
-            match (found.first(), found.last()) {
+            let r = match (found.first(), found.last()) {
                 (Some(&inner), Some(&outer)) => {
                     let r = find(&mut same, run[stack[inner]]);
                     for &at in &found[1..] {
                         let o = find(&mut same, run[stack[at]]);
                         same[o] = r;
+                        let moved = std::mem::take(&mut run_kinds[o]);
+                        run_kinds[r].extend(moved);
                     }
-                    run[s] = r;
                     stack.truncate(outer);
+                    r
                 }
                 _ => {
-                    run[s] = same.len();
                     same.push(same.len());
+                    run_kinds.push(Vec::new());
+                    same.len() - 1
+                }
+            };
+            run[s] = r;
+            for &k in &kinds[s] {
+                if !run_kinds[r].contains(&k) {
+                    run_kinds[r].push(k);
                 }
             }
             run_known[s] = true;
@@ -164,7 +181,7 @@ mod tests {
             vec![3],
             vec![5],
         ];
-        let r = runs(&refs, &links);
+        let r = runs(&refs, &links, &vec![Vec::new(); l.len()]);
         assert_eq!(r[0], r[1]);
         assert_eq!(r[1], r[2]);
         assert_ne!(r[2], r[3], "after a return");
@@ -192,7 +209,7 @@ mod tests {
             vec![3, 5],
             vec![4],
         ];
-        let r = runs(&refs, &links);
+        let r = runs(&refs, &links, &vec![Vec::new(); l.len()]);
         assert_eq!(r[1], r[2]);
         assert_eq!(
             r[0], r[3],
