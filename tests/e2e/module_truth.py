@@ -434,7 +434,10 @@ class Writer:
         return make_boxed_func(gm.forward)
 
 
-def backend_for(model_dir, on_dump=None, forward_runner=None):
+def backend_for(model_dir, on_dump=None, forward_runner=None, decompositions=None):
+    """`decompositions`: the table AOT Autograd lowers with (none: torch's own ops stay whole,
+    as TorchAir's default table leaves them; Inductor's splits `native_layer_norm` into
+    `var_mean`, `rsqrt`, `sub`, `mul`, …)."""
     w = Writer(model_dir, on_dump, forward_runner)
 
     def backend(gm, example_inputs):
@@ -443,6 +446,7 @@ def backend_for(model_dir, on_dump=None, forward_runner=None):
             fw_compiler=lambda g, _: w.phase(g, "forward"),
             bw_compiler=lambda g, _: w.phase(g, "backward"),
             partition_fn=min_cut_rematerialization_partition,
+            decompositions=decompositions,
         )(gm, example_inputs)
 
     return backend
@@ -455,12 +459,13 @@ def model_dir_for(out, case):
     return os.path.join(run, "npugraph_ex", "model__0")
 
 
-def train_step(out, case, model, loss_of):
+def train_step(out, case, model, loss_of, decompositions=None):
     """One training step of `model` compiled whole through the writer: `loss_of(compiled)` runs
     the forward and returns the loss, whose backward makes the backward graph."""
     torch._dynamo.reset()
     model_dir = model_dir_for(out, case)
-    compiled = torch.compile(model, backend=backend_for(model_dir), fullgraph=True)
+    backend = backend_for(model_dir, decompositions=decompositions)
+    compiled = torch.compile(model, backend=backend, fullgraph=True)
     loss = loss_of(compiled)
     loss.backward()
     print(f"{case}: {model_dir} loss {float(loss):.4f}")

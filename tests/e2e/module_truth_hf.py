@@ -17,6 +17,8 @@ Cases (CASES below):
       pip install --target ~/.cache/fxray/transformers-4.46.3 --no-deps transformers==4.46.3 \\
           tokenizers==0.20.3 huggingface-hub==0.26.5 requests charset-normalizer idna urllib3 certifi
 - gpt2 — Conv1D and a fused qkv projection, tied head;
+- gpt2_decomposed — the same through Inductor's decomposition table, as Inductor's own graphs
+  hold it: every LayerNorm is `var_mean`, `rsqrt`, `sub`, `mul`, … of its own;
 - bert — post-residual LayerNorm, masked-LM head;
 - t5 — encoder–decoder, relative position bias, cross-attention.
 
@@ -138,23 +140,25 @@ def t5(tf):
     return tf.T5ForConditionalGeneration(config)
 
 
-# case → (model builder, the transformers version it needs: None for the installed one)
+# case → (model builder, the transformers version it needs: None for the installed one,
+# whether AOT Autograd lowers through Inductor's decompositions)
 CASES = {
-    "llama": (llama, None),
-    "qwen2": (qwen2, None),
-    "mixtral_fused": (mixtral_fused, None),
-    "mixtral": (mixtral, LEGACY),
-    "qwen2_moe": (qwen2_moe, LEGACY),
-    "gpt2": (gpt2, None),
-    "bert": (bert, None),
-    "t5": (t5, None),
+    "llama": (llama, None, False),
+    "qwen2": (qwen2, None, False),
+    "mixtral_fused": (mixtral_fused, None, False),
+    "mixtral": (mixtral, LEGACY, False),
+    "qwen2_moe": (qwen2_moe, LEGACY, False),
+    "gpt2": (gpt2, None, False),
+    "gpt2_decomposed": (gpt2, None, True),
+    "bert": (bert, None, False),
+    "t5": (t5, None, False),
 }
 
 
 def generate(out, case):
     import transformers as tf
 
-    build, _ = CASES[case]
+    build, _, decomposed = CASES[case]
     torch.manual_seed(0)
     model = build(tf)
     model.train()
@@ -168,7 +172,14 @@ def generate(out, case):
         (LEGACY_DIR, f"/opt/transformers-{LEGACY}"),
         (sys.prefix, "/opt/venv"),
     ]
-    module_truth.train_step(out, case, model, lambda m: m(input_ids=ids, labels=ids).loss)
+    decompositions = None
+    if decomposed:
+        from torch._inductor.decomposition import select_decomp_table
+
+        decompositions = select_decomp_table()
+    module_truth.train_step(
+        out, case, model, lambda m: m(input_ids=ids, labels=ids).loss, decompositions
+    )
 
 
 def run_legacy(out, case):

@@ -7,13 +7,14 @@ use crate::common::fixture;
 use std::path::Path;
 
 /// Every case `module_truth_hf.py` writes.
-pub const CASES: [&str; 8] = [
+pub const CASES: [&str; 9] = [
     "llama",
     "qwen2",
     "mixtral_fused",
     "mixtral",
     "qwen2_moe",
     "gpt2",
+    "gpt2_decomposed",
     "bert",
     "t5",
 ];

@@ -1,8 +1,9 @@
 //! A backward graph's own evidence: which child module's call a gradient belongs to, and the
 //! gradients it returns for the parameters.
 
-use super::infer::{Stmt, compute_users, is_compute, op_name};
+use super::ops::{compute_users, is_compute, op_name};
 use super::paths::{ModId, Paths};
+use super::statements::Stmt;
 use crate::model::fx::{Arg, FxGraph, FxNode, OpKind};
 
 /// A backward returns the gradient of every forward input in order (output `k` is the gradient

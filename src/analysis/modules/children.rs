@@ -5,8 +5,9 @@
 
 use super::code::{called_names, whole_call};
 use super::frames::{frame_of_anchor, is_index, names};
-use super::infer::{Stmt, child_path, is_getitem, op_name};
+use super::ops::{is_getitem, op_name};
 use super::paths::{ModId, Paths, ROOT};
+use super::statements::Stmt;
 use crate::model::fx::FxGraph;
 use std::collections::HashMap;
 
@@ -51,7 +52,7 @@ pub fn tied_children(
         .collect();
     let [y] = unknown[..] else { return None };
     let parent = if s.anchored.is_some() { f } else { ROOT };
-    let child = paths.intern(&child_path(paths.path(parent), y));
+    let child = paths.child(parent, y);
     for i in foreign {
         if anchor[i].is_some_and(|a| frame_of_anchor(a, s.loc, attrs, paths).is_none()) {
             anchor[i] = Some(child);
@@ -79,7 +80,7 @@ pub fn weightless_children(
         if known(y) {
             return None;
         }
-        let m = paths.intern(&child_path(paths.path(f), y));
+        let m = paths.child(f, y);
         place_call(g, s, m, true, anchor, sub);
         return Some(m);
     }
@@ -88,7 +89,7 @@ pub fn weightless_children(
         .filter(|y| !known(y))
         .collect();
     let [y] = unknown[..] else { return None };
-    let m = paths.intern(&child_path(paths.path(f), y));
+    let m = paths.child(f, y);
     place_call(g, s, m, false, anchor, sub);
     None
 }

@@ -2,16 +2,18 @@
 //! The rules are described in the parent module's docs.
 
 use super::Confidence;
+use super::anchors::{Seeds, seed};
 use super::backward::{backward_children, weight_gradients};
+use super::callers::{Calls, caller_frame, inner_modules};
 use super::children::{called_child, place_call, tied_children, weightless_children};
-use super::code::mentions;
-use super::code::whole_call;
-pub use super::frames::LocKey;
-use super::frames::{LineFrames, choose, frame_of_anchor, is_index, names};
+use super::code::{mentions, whole_call};
+use super::frames::{LineFrames, LocKey, choose, frame_of_anchor, is_index};
+use super::ops::{compute_users, is_compute, op_name};
 use super::paths::{ModId, Paths, ROOT};
-use super::runs::{is_helper, is_return, runs};
-use crate::model::fx::{FxGraph, FxNode, OpKind, SourceLoc};
-use std::collections::{HashMap, HashSet};
+use super::runs::{is_helper, runs};
+use super::statements::{kind, run_inputs, statement_reads, statements};
+use crate::model::fx::{FxGraph, OpKind, SourceLoc};
+use std::collections::HashMap;
 
 /// What is known before looking at the graph's body.
 #[derive(Default)]
@@ -39,92 +41,14 @@ pub struct Inferred {
     pub frames: LineFrames,
 }
 
-/// Consecutive compute nodes under one source comment: one line, run once.
-pub struct Stmt<'g> {
-    pub loc: &'g SourceLoc,
-    pub nodes: Vec<usize>,
-    /// Frame decided from the statement's own weights.
-    pub anchored: Option<ModId>,
-    pub frame: Option<(ModId, Confidence)>,
-    /// The frame came from the statement's own evidence (see [`LineFrames::own`]).
-    pub own: bool,
-}
-
 pub fn infer(g: &FxGraph, ev: &Evidence<'_>, paths: &mut Paths) -> Inferred {
     let n = g.nodes.len();
-    let mut wd: Vec<Option<ModId>> = vec![None; n];
-    let mut out: Vec<Option<(ModId, Confidence)>> = vec![None; n];
-    let mut context: Vec<Option<ModId>> = vec![None; n];
-
-    // Seeds: placeholders that are weights, saved activations, get_attr of a submodule's tensor.
-    for (i, node) in g.nodes.iter().enumerate() {
-        match node.op {
-            OpKind::Placeholder => {
-                if let Some(&m) = ev.params.get(&i) {
-                    out[i] = Some((m, Confidence::High));
-                    wd[i] = Some(m);
-                } else if let Some(&(m, w)) = ev.by_name.and_then(|b| b.get(&node.name)) {
-                    out[i] = Some((m, Confidence::Medium));
-                    context[i] = Some(m);
-                    if w {
-                        wd[i] = Some(m);
-                    }
-                }
-            }
-            OpKind::GetAttr => {
-                if let Some(at) = node.target.rfind('.') {
-                    let m = paths.intern(&node.target[..at]);
-                    out[i] = Some((m, Confidence::High));
-                    wd[i] = Some(m);
-                }
-            }
-            _ => {}
-        }
-    }
-
-    // Anchors: a node that consumes a module's weights is that module's.
-    let mut anchor: Vec<Option<ModId>> = vec![None; n];
-    for (i, node) in g.nodes.iter().enumerate() {
-        if !is_compute(node) {
-            continue;
-        }
-        let mut mods: Vec<ModId> = Vec::new();
-        let mut all_weight = !node.inputs.is_empty();
-        for &j in &node.inputs {
-            match wd[j] {
-                // A weight read directly, or derived in the same statement; a value derived
-                // elsewhere (a root buffer sliced once and used by every layer) only says
-                // where it came from.
-                // The root's own buffers (rotary tables, a positional embedding) are read
-                // inside every layer: they say nothing about where a node is.
-                Some(m) if m != ROOT && reads_weight_here(node, &g.nodes[j]) => {
-                    push_unique(&mut mods, m);
-                }
-                _ => all_weight = false,
-            }
-        }
-        if is_getitem(node)
-            && let Some(&j) = node.inputs.first()
-            && anchor[j].is_some()
-        {
-            anchor[i] = anchor[j];
-            continue;
-        }
-        // Of two modules' weights (a tied weight and the bias of the module that uses it), the
-        // one the line names.
-        let code = node.source.as_ref().map_or("", |l| l.code.as_str());
-        let deepest = |it: &mut dyn Iterator<Item = ModId>| it.max_by_key(|&m| paths.depth(m));
-        let Some(m) = deepest(&mut mods.iter().copied().filter(|&m| names(code, m, paths)))
-            .or_else(|| deepest(&mut mods.iter().copied()))
-        else {
-            continue;
-        };
-        anchor[i] = Some(m);
-        if all_weight && mods.len() == 1 {
-            wd[i] = Some(m);
-        }
-    }
-    extend_linear(g, &mut anchor);
+    let Seeds {
+        wd,
+        mut out,
+        mut context,
+        mut anchor,
+    } = seed(g, ev, paths);
 
     // Statements, their frames from weights, and their runs (one call of one function each).
     let mut stmts = statements(g);
@@ -162,7 +86,7 @@ pub fn infer(g: &FxGraph, ev: &Evidence<'_>, paths: &mut Paths) -> Inferred {
             v
         })
         .collect();
-    let run = runs(&locs, &statement_links(g, &stmts), &kinds);
+    let run = runs(&locs, &statement_reads(g, &stmts), &kinds);
     let mut run_counts: HashMap<usize, Vec<(ModId, usize)>> = HashMap::new();
     for (si, s) in stmts.iter().enumerate() {
         if let Some(f) = s.anchored {
@@ -275,30 +199,6 @@ pub fn infer(g: &FxGraph, ev: &Evidence<'_>, paths: &mut Paths) -> Inferred {
         if ctx_or_prev.is_empty() {
             ctx_or_prev.extend(prev_frame);
         }
-        if std::env::var_os("FXRAY_DEBUG_RUNS").is_some() {
-            let names: Vec<String> = run_inputs
-                .get(&run[si])
-                .into_iter()
-                .flatten()
-                .filter(|&&j| g.nodes[j].op == OpKind::Placeholder)
-                .map(|&j| {
-                    format!(
-                        "{}={}",
-                        g.nodes[j].name,
-                        context[j].map(|m| paths.path(m)).unwrap_or("?")
-                    )
-                })
-                .collect();
-            eprintln!(
-                "ctx {} {:?} saved {:?}",
-                g.nodes[stmts[si].nodes[0]].name,
-                ctx_or_prev
-                    .iter()
-                    .map(|&m| paths.path(m))
-                    .collect::<Vec<_>>(),
-                names
-            );
-        }
         let resolved = run_frame.get(&run[si]).copied();
         let reads: Vec<ModId> = run_inputs
             .get(&run[si])
@@ -348,21 +248,6 @@ pub fn infer(g: &FxGraph, ev: &Evidence<'_>, paths: &mut Paths) -> Inferred {
         }
     }
 
-    if std::env::var_os("FXRAY_DEBUG_RUNS").is_some() {
-        for (si, s) in stmts.iter().enumerate() {
-            eprintln!(
-                "run {:>4} {:<20} {:<40} {:?} {}:{} {}",
-                run[si],
-                g.nodes[s.nodes[0]].name,
-                s.frame.map(|f| paths.path(f.0)).unwrap_or(""),
-                s.frame.map(|f| f.1),
-                s.loc.function,
-                s.loc.line,
-                s.loc.code.chars().take(50).collect::<String>()
-            );
-        }
-    }
-    // Nodes: their anchor, else the gradient or child call their backward statement computes,
     // else a weightless child their line calls, else their statement's frame.
     let mut sub: Vec<Option<ModId>> = vec![None; n];
     for (si, s) in stmts.iter().enumerate() {
@@ -458,83 +343,6 @@ fn saved_views(g: &FxGraph, out: &mut [Option<(ModId, Confidence)>]) {
     }
 }
 
-/// The kind of module a frame is: its path with the layer indices left out (`layers.#.attn`).
-fn kind(f: ModId, paths: &Paths) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    for seg in paths.segments(f) {
-        if is_index(seg) { "#" } else { seg }.hash(&mut h);
-    }
-    h.finish()
-}
-
-/// Per run: the nodes its statements read from outside it.
-fn run_inputs(g: &FxGraph, stmts: &[Stmt<'_>], run: &[usize]) -> HashMap<usize, Vec<usize>> {
-    let mut of_node: Vec<Option<usize>> = vec![None; g.nodes.len()];
-    for (si, s) in stmts.iter().enumerate() {
-        for &i in &s.nodes {
-            of_node[i] = Some(run[si]);
-        }
-    }
-    let mut out: HashMap<usize, Vec<usize>> = HashMap::new();
-    for (si, s) in stmts.iter().enumerate() {
-        for &i in &s.nodes {
-            for &j in &g.nodes[i].inputs {
-                if of_node[j] != Some(run[si]) {
-                    let v = out.entry(run[si]).or_default();
-                    if !v.contains(&j) {
-                        v.push(j);
-                    }
-                }
-            }
-        }
-    }
-    out
-}
-
-/// Modules with a known module (one whose weights the graph reads) inside them.
-fn inner_modules(anchor: &[Option<ModId>], ev: &Evidence<'_>, paths: &Paths) -> HashSet<ModId> {
-    let mut out = HashSet::new();
-    for &m in anchor.iter().flatten().chain(ev.params.values()) {
-        let mut p = m;
-        while p != ROOT {
-            p = paths.parent(p);
-            if !out.insert(p) {
-                break;
-            }
-        }
-    }
-    out
-}
-
-/// Per statement: the statements it reads from or feeds.
-fn statement_links(g: &FxGraph, stmts: &[Stmt<'_>]) -> Vec<Vec<usize>> {
-    let mut of_node: Vec<Option<usize>> = vec![None; g.nodes.len()];
-    for (si, s) in stmts.iter().enumerate() {
-        for &i in &s.nodes {
-            of_node[i] = Some(si);
-        }
-    }
-    let mut links: Vec<Vec<usize>> = vec![Vec::new(); stmts.len()];
-    for (si, s) in stmts.iter().enumerate() {
-        for &i in &s.nodes {
-            for &j in &g.nodes[i].inputs {
-                if let Some(sj) = of_node[j]
-                    && sj != si
-                {
-                    if !links[si].contains(&sj) {
-                        links[si].push(sj);
-                    }
-                    if !links[sj].contains(&si) {
-                        links[sj].push(si);
-                    }
-                }
-            }
-        }
-    }
-    links
-}
-
 /// Modules by their last name (`self_attn` → every `layers.N.self_attn`), from the weights
 /// this graph uses and the parameters it was given.
 fn module_names(
@@ -559,84 +367,6 @@ fn module_names(
         }
     }
     named
-}
-
-/// What the statement before says about the module a statement's call runs in.
-struct Calls<'a> {
-    stmts: &'a [Stmt<'a>],
-    run: &'a [usize],
-    first_of_run: &'a HashMap<usize, usize>,
-    /// The modules of what the statement's run reads from outside the run.
-    reads: &'a [ModId],
-    /// Modules with a known module inside them (not a leaf).
-    inner: &'a HashSet<ModId>,
-    /// Per run: its frame from weights.
-    run_anchor: &'a HashMap<usize, ModId>,
-}
-
-/// The module a call made from the statement before runs in (a forward graph runs in call
-/// order): that statement's frame, with whether the statement's line can be read as that
-/// module's own code (see [`LineFrames::own`]). The previous call has returned, and its parent
-/// is meant, when:
-/// - its statement was its `forward`'s `return`;
-/// - it ran in a module with weights and no known module inside (a `Conv1D`'s own `forward`):
-///   such a module calls no other;
-/// - this is a helper that reads what the previous call's caller made (the `q` that
-///   `apply_rotary_pos_emb(q, k, cos, sin)` takes beside the rotary module's `cos`, after
-///   `return (self.cos[:n], self.sin[:n])` over several lines, which does not say `return`).
-///
-/// A module's `forward` whose only line sits inside one line of its caller
-/// (`self.act_fn(self.gate_proj(x)) * self.up_proj(x)`) is the child that line calls, when it
-/// calls one no weight names.
-fn caller_frame(
-    c: &Calls<'_>,
-    si: usize,
-    named: &[(String, Vec<ModId>)],
-    paths: &mut Paths,
-) -> Option<(ModId, bool)> {
-    let stmts = c.stmts;
-    let p = stmts.get(si.checked_sub(1)?)?;
-    let me = stmts[si].loc;
-    if p.loc.backward_of || me.backward_of {
-        return None;
-    }
-    let f = p.frame?.0;
-    let returned = is_return(p.loc) && !is_helper(p.loc);
-    let leaf = c.run_anchor.get(&c.run[si - 1]) == Some(&f) && f != ROOT && !c.inner.contains(&f);
-    if returned || leaf {
-        return Some((paths.parent(f), true));
-    }
-    if is_helper(me)
-        && let Some(&r0) = c.first_of_run.get(&c.run[si - 1])
-        && let Some(y) = r0.checked_sub(1).and_then(|q| stmts[q].frame)
-        && y.0 != f
-        && paths.within(f, y.0)
-        && c.reads
-            .iter()
-            .any(|&m| paths.within(m, y.0) && !paths.within(m, f))
-    {
-        return Some((y.0, false));
-    }
-    let around = stmts.get(si + 1).is_some_and(|n| n.loc == p.loc);
-    if around && !is_helper(me) {
-        let unknown: Vec<&str> = super::code::called_names(&p.loc.code)
-            .into_iter()
-            .filter(|y| !named.iter().any(|(n, _)| n == y))
-            .collect();
-        if let [y] = unknown[..] {
-            return Some((paths.intern(&child_path(paths.path(f), y)), false));
-        }
-    }
-    Some((f, false))
-}
-
-/// `f.y` (`y` under the root).
-pub fn child_path(f: &str, y: &str) -> String {
-    if f.is_empty() {
-        y.to_string()
-    } else {
-        format!("{f}.{y}")
-    }
 }
 
 /// Nodes no statement placed (no source comment: made by a pass, or the graph has no comments):
@@ -675,32 +405,17 @@ pub fn fill_by_data_flow(g: &FxGraph, out: &mut [Option<(ModId, Confidence)>], p
     }
 }
 
-fn reads_weight_here(node: &FxNode, input: &FxNode) -> bool {
-    matches!(input.op, OpKind::Placeholder | OpKind::GetAttr)
-        || node.source.is_none()
-        || node.source == input.source
-}
-
-/// Users that compute (the output node lists the values a forward saves for the backward).
-pub fn compute_users(g: &FxGraph, i: usize) -> impl Iterator<Item = usize> + '_ {
-    g.nodes[i]
-        .users
-        .iter()
-        .copied()
-        .filter(|&u| g.nodes[u].op != OpKind::Output)
-}
-
-fn key(loc: &SourceLoc) -> LocKey {
+pub fn key(loc: &SourceLoc) -> LocKey {
     (loc.file.clone(), loc.line)
 }
 
-fn push_unique(v: &mut Vec<ModId>, m: ModId) {
+pub fn push_unique(v: &mut Vec<ModId>, m: ModId) {
     if !v.contains(&m) {
         v.push(m);
     }
 }
 
-fn count(counts: &mut Vec<(ModId, usize)>, m: ModId) {
+pub fn count(counts: &mut Vec<(ModId, usize)>, m: ModId) {
     match counts.iter_mut().find(|(c, _)| *c == m) {
         Some(c) => c.1 += 1,
         None => counts.push((m, 1)),
@@ -708,87 +423,7 @@ fn count(counts: &mut Vec<(ModId, usize)>, m: ModId) {
 }
 
 /// The commonest, the first seen on a tie.
-fn commonest(counts: &[(ModId, usize)]) -> Option<ModId> {
+pub fn commonest(counts: &[(ModId, usize)]) -> Option<ModId> {
     let best = counts.iter().map(|c| c.1).max()?;
     counts.iter().find(|c| c.1 == best).map(|c| c.0)
-}
-
-pub fn is_compute(n: &FxNode) -> bool {
-    matches!(
-        n.op,
-        OpKind::CallFunction | OpKind::CallMethod | OpKind::CallModule
-    )
-}
-
-pub fn is_getitem(n: &FxNode) -> bool {
-    n.target == "operator.getitem" || n.target == "getitem"
-}
-
-pub fn op_name(n: &FxNode) -> &str {
-    let t = n
-        .target
-        .strip_prefix("torch.ops.aten.")
-        .unwrap_or(&n.target);
-    t.split('.').next().unwrap_or(t)
-}
-
-/// `F.linear` decomposes into `view(x)`, `mm`/`addmm`, `_unsafe_view`: the flattening view whose
-/// only user is the weight's matmul, and the `_unsafe_view` after it, belong to the same module
-/// (a user's own `.view` after the call is a plain `view`, and belongs to the caller).
-fn extend_linear(g: &FxGraph, anchor: &mut [Option<ModId>]) {
-    for i in 0..g.nodes.len() {
-        let Some(m) = anchor[i] else { continue };
-        let node = &g.nodes[i];
-        if !matches!(op_name(node), "mm" | "addmm" | "bmm" | "baddbmm") {
-            continue;
-        }
-        for &j in &node.inputs {
-            let inp = &g.nodes[j];
-            // The flattened input of q, k and v projections is one `view` with three users:
-            // it was made by the first.
-            if anchor[j].is_none()
-                && matches!(op_name(inp), "view" | "reshape" | "_unsafe_view")
-                && inp.source == node.source
-                && compute_users(g, j).next() == Some(i)
-                && compute_users(g, j)
-                    .all(|u| matches!(op_name(&g.nodes[u]), "mm" | "addmm" | "bmm" | "baddbmm"))
-            {
-                anchor[j] = Some(m);
-            }
-        }
-        let users: Vec<usize> = compute_users(g, i).collect();
-        if let [u] = users[..]
-            && anchor[u].is_none()
-            && op_name(&g.nodes[u]) == "_unsafe_view"
-        {
-            anchor[u] = Some(m);
-        }
-    }
-}
-
-/// Consecutive compute nodes under the same source comment; nodes without one are left out.
-fn statements(g: &FxGraph) -> Vec<Stmt<'_>> {
-    let mut out: Vec<Stmt<'_>> = Vec::new();
-    let mut last: Option<&SourceLoc> = None;
-    for (i, node) in g.nodes.iter().enumerate() {
-        if !is_compute(node) {
-            continue;
-        }
-        let Some(loc) = node.source.as_ref() else {
-            last = None;
-            continue;
-        };
-        match (last, out.last_mut()) {
-            (Some(l), Some(s)) if l == loc => s.nodes.push(i),
-            _ => out.push(Stmt {
-                loc,
-                nodes: vec![i],
-                anchored: None,
-                frame: None,
-                own: false,
-            }),
-        }
-        last = Some(loc);
-    }
-    out
 }

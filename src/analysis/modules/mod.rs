@@ -68,15 +68,19 @@
 //! Measured against torch's own `nn_module_stack` on three architectures, see
 //! `tests/it/modules.rs` and `tests/e2e/module_truth.py`.
 
+mod anchors;
 mod backward;
+mod callers;
 mod children;
 mod code;
 mod frames;
 mod infer;
+mod ops;
 pub mod params;
 mod paths;
 mod repeat;
 mod runs;
+mod statements;
 mod tree;
 
 pub use tree::{ModuleEntry, ModuleTree};

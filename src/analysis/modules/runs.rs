@@ -13,30 +13,34 @@ use std::collections::HashMap;
 /// in the same file).
 const SPAN: u32 = 40;
 
-/// Per statement (its source, in graph order): the id of its run. A backward's statements
-/// (`Backward of forward node`) run the forward's lines last to first, so they are read in
-/// reverse. Consecutive statements of helpers (functions other than a `forward`) are one run.
-/// A statement continues a call only when it shares a value with it (`links[s]`: the statements
-/// statement `s` reads from or feeds): a call whose `return` printed no line stays open, and a
-/// later call of the same function, or of one further down the file, would otherwise continue
-/// it. Calls nest (an MoE block's loop calls an expert's `forward`, in the same file): the calls
-/// of one function still open are kept as a stack, and a line that continues a deeper one closes
-/// the calls above it.
-pub fn runs(locs: &[&SourceLoc], links: &[Vec<usize>], kinds: &[Vec<u64>]) -> Vec<usize> {
+/// Per statement (its source, in graph order): the id of its run. `reads[s]`: the statements
+/// statement `s` reads from (they share values); `kinds[s]`: the kinds of module its line is known to run in
+/// (frames with the layer indices left out). A backward's statements (`Backward of forward
+/// node`) run the forward's lines last to first, so they are read in reverse. Consecutive
+/// statements of helpers (functions other than a `forward`) are one run.
+///
+/// A statement continues a call of its function only when it shares a value with it: a call
+/// whose `return` printed no line stays open, and a later call of the same function, or of one
+/// further down the file, would otherwise continue it. Nor does it continue a call known to run
+/// in another kind of module (a caller's line after its callee's). Calls nest (an MoE block's loop calls an expert's
+/// `forward`, in the same file): the calls of one function still open are kept as a stack, and
+/// a line that continues a deeper one closes the calls above it.
+pub fn runs(locs: &[&SourceLoc], reads: &[Vec<usize>], kinds: &[Vec<u64>]) -> Vec<usize> {
     let n = locs.len();
-    let mut run = vec![0; n];
-    let mut run_known = vec![false; n];
-    // Runs found to be one call (a line reading two earlier lines of it) are merged.
-    let mut same: Vec<usize> = Vec::new();
-    // The kinds of module each run is known to run in.
-    let mut run_kinds: Vec<Vec<u64>> = Vec::new();
-    fn find(same: &mut [usize], mut r: usize) -> usize {
-        while same[r] != r {
-            same[r] = same[same[r]];
-            r = same[r];
+    let mut links: Vec<Vec<usize>> = reads.to_vec();
+    for (s, rs) in reads.iter().enumerate() {
+        for &q in rs {
+            if !links[q].contains(&s) {
+                links[q].push(s);
+            }
         }
-        r
     }
+    let mut b = Builder {
+        run: vec![0; n],
+        placed: vec![false; n],
+        same: Vec::new(),
+        info: Vec::new(),
+    };
     for backward in [false, true] {
         let mine = |&s: &usize| locs[s].backward_of == backward;
         let order: Vec<usize> = if backward {
@@ -49,91 +53,134 @@ pub fn runs(locs: &[&SourceLoc], links: &[Vec<usize>], kinds: &[Vec<u64>]) -> Ve
         let mut prev: Option<usize> = None;
         for s in order {
             let l = locs[s];
+            let stack = open
+                .entry((l.file.as_str(), l.function.as_str()))
+                .or_default();
             // Helpers calling helpers (`grouped_mm_experts_forward` → `_grouped_linear` →
             // `_grouped_mm`) all run for the module that called the first: one run.
             if let Some(p) = prev.filter(|&p| is_helper(l) && is_helper(locs[p])) {
-                run[s] = run[p];
-                run_known[s] = true;
+                let r = b.find(b.run[p]);
+                b.place(s, r, kinds);
                 prev = Some(s);
                 // The function's open call now ends here.
-                let stack = open
-                    .entry((l.file.as_str(), l.function.as_str()))
-                    .or_default();
                 match stack.last_mut() {
-                    Some(top) if run[*top] == run[s] => *top = s,
+                    Some(top) if b.find(b.run[*top]) == r => *top = s,
                     _ => stack.push(s),
                 }
                 continue;
             }
             prev = Some(s);
-            let stack = open
-                .entry((l.file.as_str(), l.function.as_str()))
-                .or_default();
-            let mut shared: Vec<usize> = links[s]
+            let shared: Vec<usize> = links[s]
                 .iter()
-                .filter(|&&q| run_known[q])
-                .map(|&q| run[q])
+                .filter(|&&q| b.placed[q])
+                .map(|&q| b.run[q])
+                .collect::<Vec<_>>()
+                .into_iter()
+                .map(|r| b.find(r))
                 .collect();
-            for r in shared.iter_mut() {
-                *r = find(&mut same, *r);
-            }
-            // Open calls this line continues, innermost first: not one known to run in another
-            // kind of module (a caller's line after a callee's).
+            // Open calls this line continues, innermost first.
             let found: Vec<usize> = (0..stack.len())
                 .rev()
                 .take(DEPTH)
                 .filter(|&at| {
                     let pl = locs[stack[at]];
-                    let r = find(&mut same, run[stack[at]]);
-                    let ks = &run_kinds[r];
+                    let r = b.find(b.run[stack[at]]);
                     pl.line < l.line
                         && l.line - pl.line <= SPAN
                         && !is_return(pl)
                         && shared.contains(&r)
-                        && (ks.is_empty()
-                            || kinds[s].is_empty()
-                            || kinds[s].iter().any(|k| ks.contains(k)))
+                        && b.fits(r, s, kinds)
                 })
                 .collect();
             let r = match (found.first(), found.last()) {
                 (Some(&inner), Some(&outer)) => {
-                    let r = find(&mut same, run[stack[inner]]);
+                    let r = b.find(b.run[stack[inner]]);
                     for &at in &found[1..] {
-                        let o = find(&mut same, run[stack[at]]);
-                        same[o] = r;
-                        let moved = std::mem::take(&mut run_kinds[o]);
-                        run_kinds[r].extend(moved);
+                        let o = b.find(b.run[stack[at]]);
+                        b.merge(o, r);
                     }
                     stack.truncate(outer);
                     r
                 }
-                _ => {
-                    same.push(same.len());
-                    run_kinds.push(Vec::new());
-                    same.len() - 1
-                }
+                _ => b.new_run(),
             };
-            run[s] = r;
-            for &k in &kinds[s] {
-                if !run_kinds[r].contains(&k) {
-                    run_kinds[r].push(k);
-                }
-            }
-            run_known[s] = true;
+            b.place(s, r, kinds);
             stack.push(s);
             if stack.len() > 4 * DEPTH {
                 stack.drain(..DEPTH);
             }
         }
     }
-    for r in run.iter_mut() {
-        *r = find(&mut same, *r);
-    }
-    run
+    (0..n).map(|s| b.find(b.run[s])).collect()
 }
 
 /// How many open calls of one function are looked through.
 const DEPTH: usize = 8;
+
+/// What is known of one run while the statements are read.
+#[derive(Default)]
+struct RunInfo {
+    /// Kinds of module it is known to run in.
+    kinds: Vec<u64>,
+}
+
+struct Builder {
+    run: Vec<usize>,
+    placed: Vec<bool>,
+    /// Runs found to be one call (a line reading two earlier lines of it) are merged.
+    same: Vec<usize>,
+    info: Vec<RunInfo>,
+}
+
+impl Builder {
+    fn find(&mut self, mut r: usize) -> usize {
+        while self.same[r] != r {
+            self.same[r] = self.same[self.same[r]];
+            r = self.same[r];
+        }
+        r
+    }
+
+    fn new_run(&mut self) -> usize {
+        let r = self.same.len();
+        self.same.push(r);
+        self.info.push(RunInfo::default());
+        r
+    }
+
+    fn merge(&mut self, from: usize, into: usize) {
+        if from == into {
+            return;
+        }
+        self.same[from] = into;
+        let moved = std::mem::take(&mut self.info[from]);
+        let to = &mut self.info[into];
+        for k in moved.kinds {
+            if !to.kinds.contains(&k) {
+                to.kinds.push(k);
+            }
+        }
+    }
+
+    /// Statement `s` can be in run `r`: it is not known to run in another kind of module.
+    fn fits(&self, r: usize, s: usize, kinds: &[Vec<u64>]) -> bool {
+        let info = &self.info[r];
+        info.kinds.is_empty()
+            || kinds[s].is_empty()
+            || kinds[s].iter().any(|k| info.kinds.contains(k))
+    }
+
+    fn place(&mut self, s: usize, r: usize, kinds: &[Vec<u64>]) {
+        self.run[s] = r;
+        self.placed[s] = true;
+        let info = &mut self.info[r];
+        for &k in &kinds[s] {
+            if !info.kinds.contains(&k) {
+                info.kinds.push(k);
+            }
+        }
+    }
+}
 
 pub fn is_return(l: &SourceLoc) -> bool {
     l.code.trim_start().starts_with("return")
