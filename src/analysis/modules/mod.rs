@@ -74,14 +74,14 @@
 //!    the layer (a saved activation twice). The gradient of a line that called one child is that
 //!    child's.
 //! 10. **Dynamo graph**: rules 2–7 on its own placeholders. **Inductor** `fx_graph_readable.py`
-//!    / `fx_graph_transformed.py` have no Dynamo graph beside them: only their source comments
-//!    and data flow speak (rules 3–7), and most nodes stay at the root with no confidence.
+//!     / `fx_graph_transformed.py` have no Dynamo graph beside them: only their source comments
+//!     and data flow speak (rules 3–7), and most nodes stay at the root with no confidence.
 //! 11. **No Dynamo graph** (a tree that kept only the pass dumps): nothing names the modules, but
-//!    the layers still repeat. The source lines that run the same number of times K (the
-//!    commonest such count, K ≥ 2) are one block's; each time the first of them comes round,
-//!    the next block starts. Their nodes are `layers.0` … `layers.K-1` (a backward runs them
-//!    last to first) with `Low` confidence: the attribute name is a guess, the grouping is not.
-//!    An input (weight, saved activation) whose users all lie in one block joins it.
+//!     the layers still repeat. The source lines that run the same number of times K (the
+//!     commonest such count, K ≥ 2) are one block's; each time the first of them comes round,
+//!     the next block starts. Their nodes are `layers.0` … `layers.K-1` (a backward runs them
+//!     last to first) with `Low` confidence: the attribute name is a guess, the grouping is not.
+//!     An input (weight, saved activation) whose users all lie in one block joins it.
 //!
 //! [`Confidence`] says which rule placed a node: `High` weights (rules 1–2, 9's gradients),
 //! `Medium` a frame from weights, calls or the same line elsewhere (3–6, 9), `Low` a caller, a
