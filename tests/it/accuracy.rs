@@ -241,3 +241,71 @@ fn fxrays_csv_reads_back_as_msprobes_does() {
         check_first_divergence(&back, "scale (fxray's csv)", "Torch.mul.0.forward");
     }
 }
+
+#[test]
+fn a_pt_that_is_not_a_tensor_or_is_hostile_is_one_line_and_the_rest_compared() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let dir = tmp.path().join("scale");
+    crate::common::copy_tree(&case_dir("scale"), &dir);
+    let data = dir.join("target_tensor/step0/proc2002/dump_tensor_data");
+    let pt = fixture("../data/pt");
+    let swap = [
+        ("Functional.linear.1.forward.input.1.pt", "dict.pt"),
+        ("Functional.linear.2.forward.input.1.pt", "hostile.pt"),
+        ("Functional.silu.0.forward.input.0.pt", "f32.pt"),
+    ];
+    for (file, with) in swap {
+        std::fs::copy(pt.join(with), data.join(file)).expect("swap");
+    }
+    // A cut .pt: its last kilobyte gone.
+    let cut = data.join("Functional.gelu.0.forward.output.0.pt");
+    let bytes = std::fs::read(&cut).expect("read");
+    std::fs::write(&cut, &bytes[..bytes.len() - 1024]).expect("cut");
+    let (c, _) = compare::compare(
+        &dir.join("target_tensor"),
+        &dir.join("golden_tensor"),
+        &Options::default(),
+    )
+    .expect("the rest is compared");
+    let pair = |k: &str| {
+        c.pairs
+            .iter()
+            .find(|p| p.key == k)
+            .unwrap_or_else(|| panic!("{k}"))
+    };
+    for (key, says) in [
+        ("Functional.linear.1.forward.input.1", "not a tensor"),
+        ("Functional.linear.2.forward.input.1", "refused"),
+        (
+            "Functional.gelu.0.forward.output.0",
+            "unreadable torch.save archive",
+        ),
+    ] {
+        let p = pair(key);
+        assert_eq!(p.result, Level::Error, "{key}: {}", p.reason);
+        assert!(
+            p.reason.starts_with("not compared: target"),
+            "{key}: {}",
+            p.reason
+        );
+        assert!(p.reason.contains(says), "{key}: {}", p.reason);
+        assert!(!p.reason.contains('\n'), "{key}");
+    }
+    // A tensor of another shape where silu's input was: compared as msprobe does, shape unmatched.
+    let p = pair("Functional.silu.0.forward.input.0");
+    assert_eq!(
+        p.metrics.as_ref().expect("metrics").cosine,
+        Metric::ShapeUnmatched
+    );
+    // Everything else compares as before.
+    let ok = c
+        .pairs
+        .iter()
+        .filter(|p| {
+            p.metrics
+                .as_ref()
+                .is_some_and(|m| m.cosine != Metric::ShapeUnmatched)
+        })
+        .count();
+    assert_eq!(ok, c.pairs.len() - 4);
+}

@@ -148,3 +148,27 @@ fn with_a_graph_msprobe_pairs_name_their_node() {
     assert!(v["first_divergence"].is_null(), "a dump against itself");
     assert!(pairs.iter().all(|p| p["result"] == "pass"));
 }
+
+#[test]
+fn an_archive_or_a_run_folder_is_a_side() {
+    // The golden packed as a .tar.gz (read in place), the target the showcase's run folder
+    // (which holds the npy dump and an msprobe dump: both sides have npy, so npy is compared).
+    let tmp = tempfile::tempdir().expect("tmp");
+    let tgz = tmp.path().join("golden.tar.gz");
+    super::archive::pack_tar_gz(&fixture("showcase/data_dump"), &tgz);
+    let v = stdout_json(&fxray(&[
+        "compare",
+        fixture("showcase").to_str().unwrap(),
+        tgz.to_str().unwrap(),
+        "--json",
+    ]));
+    assert_eq!(v["pairs"].as_array().unwrap().len(), 646);
+    assert!(v["first_divergence"].is_null());
+    for p in v["pairs"].as_array().unwrap() {
+        assert!(
+            p["cosine"].as_f64().is_none_or(|c| (c - 1.0).abs() < 1e-12),
+            "{p}"
+        );
+        assert!(p["max_abs_err"].as_f64().is_none_or(|e| e == 0.0), "{p}");
+    }
+}

@@ -125,6 +125,8 @@ pub struct Pair {
     pub shape: Vec<u64>,
     pub golden_shape: Vec<u64>,
     pub paired_by: PairedBy,
+    /// The data files compared (tensor mode): what the inspector opens to show both sides.
+    pub files: Option<(std::path::PathBuf, std::path::PathBuf)>,
     /// Call order on each side (the verdict walks the target's).
     pub order: usize,
     pub golden_order: usize,

@@ -205,6 +205,7 @@ pub fn read(text: &str) -> Result<Comparison, CsvError> {
             shape: shape(get("NPU Tensor Shape").unwrap_or("")),
             golden_shape: shape(get("Bench Tensor Shape").unwrap_or("")),
             paired_by: PairedBy::Key,
+            files: None,
             order: k,
             golden_order: k,
             norm_ratio: stats::norm_ratio(&ts, &gs),

@@ -283,6 +283,111 @@ fn num(v: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::accuracy::{Level, PairedBy};
+
+    fn pair(call: &str, order: usize, role: Role, err: f64, dtype: &str) -> Pair {
+        let slot = if role == Role::Input {
+            "input.0"
+        } else {
+            "output.0"
+        };
+        Pair {
+            key: format!("{call}.{slot}"),
+            golden_key: format!("{call}.{slot}"),
+            call: call.into(),
+            golden_call: call.into(),
+            node: Some(call.into()),
+            slot: slot.into(),
+            role,
+            dtype: dtype.into(),
+            golden_dtype: "torch.float32".into(),
+            shape: vec![4],
+            golden_shape: vec![4],
+            paired_by: PairedBy::Key,
+            files: None,
+            order,
+            golden_order: order,
+            metrics: None,
+            target_summary: None,
+            golden_summary: None,
+            stats: None,
+            norm_ratio: Some(1.0 + err),
+            error: Some(err),
+            added_error: None,
+            result: Level::Pass,
+            reason: String::new(),
+            messages: Vec::new(),
+        }
+    }
+
+    fn chain(errs: &[(f64, f64)], dtype: &str) -> Comparison {
+        let mut c = Comparison::default();
+        for (k, &(i, o)) in errs.iter().enumerate() {
+            let call = format!("op{k}");
+            c.pairs.push(pair(&call, k * 2, Role::Input, i, dtype));
+            c.pairs.push(pair(&call, k * 2, Role::Output, o, dtype));
+        }
+        c
+    }
+
+    #[test]
+    fn the_first_call_whose_output_leaves_tolerance_with_clean_inputs() {
+        let mut c = chain(&[(0.0, 0.0), (0.0, 3e-4), (3e-4, 3e-4)], "torch.float32");
+        judge(&mut c);
+        let f = c.first_divergence.expect("divergence");
+        assert_eq!(f.call, "op1");
+        assert!(f.why.contains("introduces"), "{}", f.why);
+        assert_eq!(c.pairs[3].added_error, Some(3e-4));
+        assert_eq!(c.pairs[5].added_error, Some(0.0));
+    }
+
+    #[test]
+    fn bf16_rounding_alone_is_no_divergence() {
+        let mut c = chain(&[(2e-3, 4e-3), (4e-3, 6e-3)], "torch.bfloat16");
+        judge(&mut c);
+        assert!(c.first_divergence.is_none());
+        let mut c = chain(&[(2e-3, 4e-3), (4e-3, 6e-3)], "torch.float32");
+        judge(&mut c);
+        assert_eq!(c.first_divergence.expect("fp32 holds tighter").call, "op0");
+    }
+
+    #[test]
+    fn inputs_that_already_differ_name_the_op_only_one_side_runs() {
+        let mut c = chain(&[(0.0, 0.0), (0.3, 0.3)], "torch.float32");
+        c.unpaired_golden.push(Unpaired {
+            key: "golden_only.output.0".into(),
+            call: "golden_only".into(),
+            node: None,
+            slot: "output.0".into(),
+            role: Role::Output,
+            dtype: "torch.float32".into(),
+            order: 1,
+        });
+        judge(&mut c);
+        let f = c.first_divergence.expect("divergence");
+        assert_eq!(f.call, "golden_only");
+        assert!(
+            f.why.starts_with("only the golden runs golden_only"),
+            "{}",
+            f.why
+        );
+        // Without an unpaired op, the call whose input differs is named, its input the reason.
+        let mut c = chain(&[(0.0, 0.0), (0.3, 0.3)], "torch.float32");
+        judge(&mut c);
+        let f = c.first_divergence.expect("divergence");
+        assert_eq!(f.call, "op1");
+        assert!(f.why.contains("already differs"), "{}", f.why);
+    }
+
+    #[test]
+    fn integers_must_match_exactly() {
+        let mut c = chain(&[(0.0, 1e-9)], "torch.int64");
+        c.pairs
+            .iter_mut()
+            .for_each(|p| p.golden_dtype = "torch.int64".into());
+        judge(&mut c);
+        assert!(c.first_divergence.is_some());
+    }
 
     #[test]
     fn figures_keep_three_digits() {

@@ -51,6 +51,7 @@ fn base(t: &TensorRef, g: &TensorRef, how: PairedBy) -> Pair {
         shape: t.shape.clone(),
         golden_shape: g.shape.clone(),
         paired_by: how,
+        files: None,
         order: t.order,
         golden_order: g.order,
         metrics: None,
@@ -91,6 +92,7 @@ pub fn all(
 }
 
 fn tensor(p: &mut Pair, tf: &Path, gf: &Path) -> Result<(), String> {
+    p.files = Some((tf.to_path_buf(), gf.to_path_buf()));
     let (t, g) = rayon::join(|| read("target", tf), || read("golden", gf));
     let (t, g) = (t?, g?);
     if p.dtype.is_empty() {

@@ -9,7 +9,7 @@ use super::CompareError;
 use crate::model::tensor::{DumpCatalog, MsprobeStep};
 use crate::sources::{data_dump, msprobe, names, vfs};
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// What one path holds.
 #[derive(Debug, Default)]
@@ -279,10 +279,4 @@ pub fn select_msprobe<'a>(
         (Some(a), Some(b)) => Ok((a, b)),
         _ => Err(CompareError::Internal("chosen step vanished".into())),
     }
-}
-
-/// The path of a tensor-mode file next to its dump.json.
-pub fn tensor_dir(step: &MsprobeStep) -> Option<PathBuf> {
-    let dir = step.path.parent()?.join("dump_tensor_data");
-    vfs::is_dir(&dir).then_some(dir)
 }

@@ -1,7 +1,7 @@
 //! One side of a compare as a list of tensors in call order, each with the file holding its
 //! data (tensor mode) or the statistics its dump recorded.
 
-use super::locate::{NpySel, tensor_dir};
+use super::locate::NpySel;
 use crate::analysis::accuracy::msprobe_csv::call_op;
 use crate::analysis::accuracy::pairing::Naming;
 use crate::analysis::accuracy::{Role, Summary, TensorRef};
@@ -70,7 +70,6 @@ fn msprobe_slot(slot: &str) -> String {
 /// An msprobe dump.json: every tensor record of every call, in file order. Tensor mode finds
 /// each record's `.pt` under `dump_tensor_data/`.
 pub fn msprobe(step: &MsprobeStep) -> Side {
-    let data_dir = tensor_dir(step);
     let tensor_task = step.task.as_deref() == Some("tensor");
     let mut tensors = Vec::new();
     let mut files = Vec::new();
@@ -79,12 +78,8 @@ pub fn msprobe(step: &MsprobeStep) -> Side {
         for t in &e.tensors {
             let slot = msprobe_slot(&t.slot);
             let key = format!("{}.{slot}", e.key);
-            // msprobe names the file in `data_name`; older dumps follow the key.
-            let file = t.data_name.clone().unwrap_or_else(|| format!("{key}.pt"));
-            files.push(match (&data_dir, tensor_task) {
-                (Some(d), true) => Some(d.join(file)),
-                _ => None,
-            });
+            // The file `data_name` names, beside dump.json (docs/formats.md §4.2).
+            files.push(step.tensor_file(t).filter(|_| tensor_task));
             tensors.push(TensorRef {
                 role: if slot.starts_with("output") {
                     Role::Output
