@@ -106,3 +106,24 @@ fn a_row_of_the_accuracy_table_selects_its_node() {
     assert_eq!(selected(&h).as_deref(), Some(NODE));
     assert_eq!(h.state().view.central(), "graph");
 }
+
+/// The tensor panel's step picker acts on both sides: picking step 1 compares step 1 of the run
+/// with step 1 of the golden.
+#[test]
+fn the_step_picker_compares_that_step_on_both_sides() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (run, golden) = perturbed_showcase(tmp.path());
+    let mut app = opened(&run);
+    app.accuracy_step_for_test(Some(0));
+    app.compare_with_golden(&golden);
+    let mut h = harness(app);
+    settle(&mut h);
+    h.get_by_label("step 1").click();
+    h.run_steps(2);
+    settle(&mut h);
+    let acc = &h.state().app.accuracy;
+    assert_eq!(acc.step, Some(1));
+    let c = acc.comparison().expect("compared again");
+    // Step 1 of both sides is the showcase's own: nothing was perturbed there.
+    assert!(c.first_divergence.is_none(), "{:?}", c.first_divergence);
+}

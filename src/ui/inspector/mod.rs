@@ -80,6 +80,7 @@ pub fn show(
         .and_then(|(w, p)| w.facts.get(p));
     let mut action = None;
     let mut tensor_action = None;
+    let picked_before = (tensors.step, tensors.rank);
     egui::ScrollArea::vertical()
         .id_salt("inspector")
         .auto_shrink(false)
@@ -93,6 +94,10 @@ pub fn show(
         });
     if let Some(a) = tensor_action {
         tensor_panel::apply(app, tensors, a);
+    }
+    // The step and rank pickers act on both sides of a compare with a golden run.
+    if (tensors.step, tensors.rank) != picked_before && app.accuracy.golden.is_some() {
+        app.compare_at(tensors.step, tensors.rank);
     }
     match action {
         Some(Action::GoToPass(path, select)) => {
