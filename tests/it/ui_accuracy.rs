@@ -59,6 +59,18 @@ fn a_golden_colours_the_graph_and_first_divergence_selects_the_perturbed_node() 
     h.get_by_label("error vs golden").click();
     h.run_steps(3);
     h.get_by_label_contains("error vs golden: ‖t−g‖/‖g‖");
+    // The folded box hiding the perturbed node takes its worst node's colour: the top of the
+    // ramp (the largest error of the pass).
+    let [r, g, b] = fxray::ui::palette::RAMP_HIGH;
+    assert_eq!(
+        h.state().view.graph().box_tint("layers"),
+        Some(egui::Color32::from_rgb(r as u8, g as u8, b as u8))
+    );
+    assert_ne!(
+        h.state().view.graph().box_tint("embed_tokens"),
+        h.state().view.graph().box_tint("layers"),
+        "a box of exact nodes is not coloured as the worst"
+    );
     // The Accuracy tab: First divergence selects the node and opens the boxes around it.
     h.state_mut().view.tabs.show("accuracy");
     h.run_steps(2);

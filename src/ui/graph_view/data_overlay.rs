@@ -14,6 +14,9 @@ use std::sync::Arc;
 pub struct Tints {
     pub generation: u64,
     pub by_name: HashMap<String, Color32>,
+    /// How bad each node's value is, when the overlay ranks nodes (higher is worse): folded
+    /// boxes take their worst node's colour.
+    pub severity: HashMap<String, f32>,
     /// One line for the legend.
     pub legend: String,
 }
@@ -175,6 +178,7 @@ pub fn tints(app: &mut App, st: &mut DataOverlay) -> Option<Arc<Tints>> {
     let tints = Arc::new(Tints {
         generation: st.generation,
         by_name,
+        severity: HashMap::new(),
         legend,
     });
     st.cache = Some((key, tints.clone()));
@@ -218,6 +222,18 @@ fn golden_tints(app: &App, st: &mut DataOverlay) -> Option<Arc<Tints>> {
             (name.clone(), colour)
         })
         .collect();
+    // Worse than any error: NaN/Inf apart (3), then a node only one side has (2).
+    let severity = levels
+        .iter()
+        .map(|(name, e)| {
+            let s = match e {
+                None => 2.0,
+                Some(v) if !v.is_finite() => 3.0,
+                Some(v) => overlay::scale(*v, values.iter().copied()) as f32,
+            };
+            (name.clone(), s)
+        })
+        .collect();
     let unpaired = levels.values().filter(|e| e.is_none()).count();
     let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
@@ -235,6 +251,7 @@ fn golden_tints(app: &App, st: &mut DataOverlay) -> Option<Arc<Tints>> {
     let t = Arc::new(Tints {
         generation: st.generation,
         by_name,
+        severity,
         legend,
     });
     st.golden_cache = Some((c, file, t.clone()));

@@ -79,8 +79,9 @@ fn module_box(scene: &Scene, m: u32, ctx: &DrawContext, shapes: &mut Vec<Shape>)
     };
     let radius = CornerRadius::same((8.0 * zoom).clamp(1.0, 8.0) as u8);
     let empty = st.present == 0;
+    // A folded box takes its worst node's colour when the overlay ranks nodes.
     let body_fill = if placed.folded {
-        fill
+        st.tint.map_or(fill, |(_, c)| c)
     } else {
         fill.gamma_multiply(0.35)
     };

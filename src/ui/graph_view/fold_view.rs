@@ -29,6 +29,8 @@ pub struct BoxStats {
     pub selected: bool,
     /// Search hits inside.
     pub hits: u32,
+    /// The data overlay's colour of the worst node inside (the highest severity).
+    pub tint: Option<(f32, Color32)>,
 }
 
 impl BoxStats {
@@ -155,6 +157,11 @@ impl FoldView {
                     None => {}
                 }
                 s.selected |= f.selected;
+                if let Some((sev, c)) = f.tint.filter(|_| f.present)
+                    && s.tint.is_none_or(|(w, _)| sev > w)
+                {
+                    s.tint = Some((sev, c));
+                }
                 s.hits += u32::from(f.hit);
                 at = tree.modules[x as usize].parent;
             }
@@ -181,6 +188,8 @@ pub struct NodeFacts {
     pub present: bool,
     pub diff: Option<Change>,
     pub fill: Color32,
+    /// The data overlay's colour with its severity, when it ranks nodes (error vs golden).
+    pub tint: Option<(f32, Color32)>,
     pub selected: bool,
     pub hit: bool,
 }

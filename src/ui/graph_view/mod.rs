@@ -159,6 +159,12 @@ impl GraphViewState {
         ))
     }
 
+    /// The colour a module's box takes from the data overlay (its worst node's).
+    pub fn box_tint(&self, path: &str) -> Option<egui::Color32> {
+        let f = self.scene.as_ref()?.fold.as_ref()?;
+        f.stats[f.tree.find(path)? as usize].tint.map(|(_, c)| c)
+    }
+
     /// Module boxes drawn (0 when the graph is not folded).
     pub fn box_count(&self) -> usize {
         self.scene

@@ -75,6 +75,8 @@ pub struct NodeData {
     pub diff: DiffMark,
     /// A fill chosen by the data overlay, instead of the op family's.
     pub tint: Option<Color32>,
+    /// How bad the tinted value is (higher is worse), for a folded box to take its worst node's.
+    pub tint_severity: Option<f32>,
 }
 
 #[derive(Debug, Clone)]

@@ -164,6 +164,7 @@ impl Scene {
                     mark: Mark::Plain,
                     diff: DiffMark::Same,
                     tint: None,
+                    tint_severity: None,
                 };
                 graph.add_node_with_location(data, Pos2::new(x, y))
             })
@@ -470,6 +471,7 @@ impl Scene {
                     DiffMark::Removed => Some(Change::Removed),
                 },
                 fill: p.look.fill,
+                tint: p.tint_severity.zip(p.tint),
                 selected: p.selected,
                 hit: p.mark == Mark::Hit,
             })
@@ -549,8 +551,10 @@ impl Scene {
         for (i, &idx) in self.node_idx.iter().enumerate() {
             let name = &self.layout.union.names()[i];
             let tint = tints.and_then(|t| t.by_name.get(name)).copied();
+            let severity = tints.and_then(|t| t.severity.get(name)).copied();
             if let Some(n) = self.graph.node_mut(idx) {
                 n.payload_mut().tint = tint;
+                n.payload_mut().tint_severity = severity;
             }
         }
     }
