@@ -40,7 +40,7 @@ for t in "${targets[@]}"; do
         trace_json) mapfile -t s < <(small "$fixtures" -name '*.json' -path '*aclgraph*') ;;
         npy) mapfile -t s < <(find "$fixtures" -name '*.npy' -size -16k | sort | head -300) ;;
         pt) mapfile -t s < <(find "$data/pt" "$fixtures" -name '*.pt' -size -16k | sort | head -300) ;;
-        msprobe) mapfile -t s < <(small "$fixtures" -name 'dump.json') ;;
+        msprobe) mapfile -t s < <(small "$fixtures" \( -name 'dump.json' -o -name 'stack.json' -o -name 'construct.json' \)) ;;
         autotune) mapfile -t s < <(small "$data/autotune") ;;
         archive) # a small pass file packed both ways (a zip seed, if zip is installed)
             mkdir -p corpus/archive

@@ -2,6 +2,7 @@
 //! is loading. Slow work runs in [`jobs`] on other threads and comes back as messages, so the
 //! UI thread never waits on disk or parsing.
 
+pub mod accuracy;
 pub mod autotune;
 pub mod compare;
 pub mod compiles;

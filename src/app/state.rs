@@ -47,6 +47,8 @@ pub struct App {
     pub run: super::run::RunState,
     pub ranks: super::ranks::RanksState,
     pub compiles: super::compiles::CompilesState,
+    /// The golden run and the compare against it.
+    pub accuracy: super::accuracy::AccuracyState,
     /// Requests between views (show a tab, reveal a node, …).
     pub nav: super::nav::NavQueue,
     pub(super) jobs: Jobs,

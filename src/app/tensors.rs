@@ -386,10 +386,12 @@ impl App {
             result: Loading::Loading,
         });
         self.jobs.spawn(move |out| {
-            let result = tensor_file::open(&path).and_then(|a| {
-                tensor_stats::slice2d(&a, &lead, SLICE_LIMIT)
-                    .ok_or_else(|| "a 0-d array has no slice to show".to_string())
-            });
+            let result = tensor_file::open(&path)
+                .map_err(|e| e.to_string())
+                .and_then(|a| {
+                    tensor_stats::slice2d(&a, &lead, SLICE_LIMIT)
+                        .ok_or_else(|| "a 0-d array has no slice to show".to_string())
+                });
             out.send(TensorsMsg::Slice { path, lead, result });
         });
     }
@@ -448,10 +450,11 @@ impl App {
             result: Loading::Loading,
         });
         self.jobs.spawn(move |out| {
-            let result = tensor_file::open(&a).and_then(|x| {
-                let y = tensor_file::open(&b)?;
+            let result = (|| {
+                let x = tensor_file::open(&a).map_err(|e| e.to_string())?;
+                let y = tensor_file::open(&b).map_err(|e| e.to_string())?;
                 tensor_stats::compare(&x, &y).map_err(|e| e.to_string())
-            });
+            })();
             out.send(TensorsMsg::Compared { a, b, result });
         });
     }

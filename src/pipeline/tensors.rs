@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 /// Opens and summarises one `.npy` or `.pt` file. The error is the file's problem in one line.
 pub fn summarize_file(path: &Path) -> Result<TensorSummary, String> {
-    let arr = tensor_file::open(path)?;
+    let arr = tensor_file::open(path).map_err(|e| e.to_string())?;
     Ok(tensor_stats::summarize(&arr))
 }
 

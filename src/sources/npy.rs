@@ -15,38 +15,63 @@ const MAGIC: &[u8] = b"\x93NUMPY";
 /// Smaller files are read into memory: mapping a tiny (or empty) file costs more than it saves.
 const MAP_THRESHOLD: u64 = 1 << 16;
 
+/// Why a file is not an `.npy` array fxray can read: each kind its own variant, the message the
+/// one line the user sees.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NpyError {
+    #[error("{0}")]
+    Io(String),
+    #[error("empty file, not a .npy array")]
+    Empty,
+    #[error("not a .npy file (wrong magic bytes)")]
+    NotNpy,
+    #[error("unreadable .npy header: brackets nested too deeply")]
+    HeaderTooDeep,
+    #[error("unreadable .npy header: its shape has more elements than fit in memory")]
+    ShapeOverflow,
+    #[error("unreadable .npy header{}", .0.as_ref().map(|e| format!(": {e}")).unwrap_or_default())]
+    Header(Option<String>),
+    #[error(
+        "object array (pickled Python objects, e.g. a `None` argument), shape {0:?}: no numbers to read"
+    )]
+    ObjectArray(Vec<u64>),
+    #[error("structured dtype {0} is not supported")]
+    Structured(String),
+    #[error("dtype {0} holds no numbers fxray can summarise")]
+    NoNumbers(String),
+}
+
 /// The array type lives in `model` (analysis computes over it); opening and checking a file
 /// is this module's.
 impl NpyArray {
     /// Opens `path`. The error is one line naming what is wrong with the file.
-    pub fn open(path: &Path) -> Result<NpyArray, String> {
-        let bytes = crate::sources::vfs::bytes(path, MAP_THRESHOLD).map_err(|e| e.to_string())?;
+    pub fn open(path: &Path) -> Result<NpyArray, NpyError> {
+        let bytes = crate::sources::vfs::bytes(path, MAP_THRESHOLD)
+            .map_err(|e| NpyError::Io(e.to_string()))?;
         Self::from_bytes(bytes)
     }
 
     /// Parses an in-memory `.npy` image (tests, fuzzing).
-    pub fn from_vec(bytes: Vec<u8>) -> Result<NpyArray, String> {
+    pub fn from_vec(bytes: Vec<u8>) -> Result<NpyArray, NpyError> {
         Self::from_bytes(Box::new(bytes))
     }
 
-    fn from_bytes(bytes: Bytes) -> Result<NpyArray, String> {
+    fn from_bytes(bytes: Bytes) -> Result<NpyArray, NpyError> {
         let all: &[u8] = (*bytes).as_ref();
         if all.len() < MAGIC.len() || &all[..MAGIC.len()] != MAGIC {
             return Err(if all.is_empty() {
-                "empty file, not a .npy array".to_string()
+                NpyError::Empty
             } else {
-                "not a .npy file (wrong magic bytes)".to_string()
+                NpyError::NotNpy
             });
         }
         if header_too_deep(all) {
             // npyz's header parser backtracks on nested brackets: 100 `[` take seconds
             // (found by fuzzing). Real headers nest a few levels (structured dtypes).
-            return Err("unreadable .npy header: brackets nested too deeply".into());
+            return Err(NpyError::HeaderTooDeep);
         }
         if shape_overflows(all) {
-            return Err(
-                "unreadable .npy header: its shape has more elements than fit in memory".into(),
-            );
+            return Err(NpyError::ShapeOverflow);
         }
         let mut cursor = std::io::Cursor::new(all);
         // npyz multiplies the shape without overflow checks; the check above rules that out, and
@@ -55,22 +80,16 @@ impl NpyArray {
             npyz::NpyHeader::from_reader(&mut cursor)
         }));
         let header = match parsed {
-            Ok(r) => r.map_err(|e| format!("unreadable .npy header: {e}"))?,
-            Err(_) => return Err("unreadable .npy header".into()),
+            Ok(r) => r.map_err(|e| NpyError::Header(Some(e.to_string())))?,
+            Err(_) => return Err(NpyError::Header(None)),
         };
         let offset = cursor.position() as usize;
         let dtype = header.dtype();
         if header.uses_pickled_array() {
-            return Err(format!(
-                "object array (pickled Python objects, e.g. a `None` argument), shape {:?}: no numbers to read",
-                header.shape()
-            ));
+            return Err(NpyError::ObjectArray(header.shape().to_vec()));
         }
         let DType::Plain(ts) = &dtype else {
-            return Err(format!(
-                "structured dtype {} is not supported",
-                dtype.descr()
-            ));
+            return Err(NpyError::Structured(dtype.descr()));
         };
         let size = ts.size_field();
         let elem = match (ts.type_char(), size) {
@@ -86,7 +105,7 @@ impl NpyArray {
             (TypeChar::Uint, 2) => Elem::U16,
             (TypeChar::Uint, 4) => Elem::U32,
             (TypeChar::Uint, 8) => Elem::U64,
-            _ => return Err(format!("dtype {ts} holds no numbers fxray can summarise")),
+            _ => return Err(NpyError::NoNumbers(ts.to_string())),
         };
         let info = TensorInfo {
             dtype: ts.to_string(),

@@ -5,13 +5,22 @@
 use crate::model::npy::NpyArray;
 use std::path::Path;
 
+/// Why a tensor file could not be read, by its format.
+#[derive(Debug, thiserror::Error)]
+pub enum TensorFileError {
+    #[error(transparent)]
+    Npy(#[from] crate::sources::npy::NpyError),
+    #[error(transparent)]
+    Pt(#[from] crate::sources::pt::PtError),
+}
+
 /// Opens the tensor at `path`, chosen by its extension. The error is one line.
-pub fn open(path: &Path) -> Result<NpyArray, String> {
-    if is_pt(path) {
-        crate::sources::pt::open(path).map_err(|e| e.to_string())
+pub fn open(path: &Path) -> Result<NpyArray, TensorFileError> {
+    Ok(if is_pt(path) {
+        crate::sources::pt::open(path)?
     } else {
-        NpyArray::open(path)
-    }
+        NpyArray::open(path)?
+    })
 }
 
 /// `.pt` / `.pth`, any case.

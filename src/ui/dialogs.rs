@@ -17,6 +17,10 @@ pub enum Purpose {
     ExportPng {
         dark: bool,
     },
+    /// The golden run to compare the open one with: a dump, run or archive folder…
+    Golden,
+    /// …or msprobe's compare CSV, or an archive.
+    GoldenFile,
 }
 
 #[derive(Default)]
@@ -45,6 +49,13 @@ impl Dialogs {
                     .set_file_name(format!("{suggested_name}.svg"))
                     .add_filter("SVG", &["svg"])
                     .save_file(),
+                Purpose::Golden => rfd::FileDialog::new()
+                    .set_title("Compare with golden: a dump, an msprobe dump or a run folder")
+                    .pick_folder(),
+                Purpose::GoldenFile => rfd::FileDialog::new()
+                    .set_title("Compare with golden: msprobe's compare_result_*.csv, or an archive")
+                    .add_filter("CSV or archive", &["csv", "gz", "tgz", "tar", "zip"])
+                    .pick_file(),
                 Purpose::ExportPng { .. } => rfd::FileDialog::new()
                     .set_title("Export the graph as PNG")
                     .set_file_name(format!("{suggested_name}.png"))
@@ -68,6 +79,10 @@ impl Dialogs {
         let Some(path) = answer else { return };
         match purpose {
             Purpose::Open | Purpose::OpenArchive => app.open(&path),
+            Purpose::Golden | Purpose::GoldenFile => {
+                app.compare_with_golden(&path);
+                app.nav.push(crate::app::Nav::ShowTab("accuracy"));
+            }
             Purpose::ExportSvg { dark } => app.export_current(path, false, dark),
             Purpose::ExportPng { dark } => app.export_current(path, true, dark),
         }

@@ -160,13 +160,19 @@ pub fn show(app: &mut App, view: &mut ViewState, ui: &mut egui::Ui) {
         .resizable(true)
         .default_size(380.0)
         .show(ui, |ui| {
+            let mut pick_golden = false;
             inspector::show(
                 app,
                 &mut view.inspector,
                 &mut view.tensors,
                 ui,
                 &mut view.show_code,
-            )
+                &mut pick_golden,
+            );
+            if pick_golden {
+                view.dialogs
+                    .ask(dialogs::Purpose::Golden, ui.ctx(), String::new());
+            }
         });
     if view.show_logs {
         egui::Panel::bottom("logs")
@@ -210,6 +216,19 @@ fn menu_bar(app: &mut App, view: &mut ViewState, ui: &mut egui::Ui) {
             if ui.button("Open archive…").clicked() {
                 view.dialogs
                     .ask(dialogs::Purpose::OpenArchive, ui.ctx(), String::new());
+                ui.close();
+            }
+            if ui.button("Compare with golden…").clicked() {
+                view.dialogs
+                    .ask(dialogs::Purpose::Golden, ui.ctx(), String::new());
+                ui.close();
+            }
+            if ui
+                .button("Compare with msprobe's CSV or an archive…")
+                .clicked()
+            {
+                view.dialogs
+                    .ask(dialogs::Purpose::GoldenFile, ui.ctx(), String::new());
                 ui.close();
             }
             if ui.button("Open sample run").clicked() {
@@ -276,15 +295,21 @@ fn menu_bar(app: &mut App, view: &mut ViewState, ui: &mut egui::Ui) {
 }
 
 fn handle_dropped_files(app: &mut App, ctx: &egui::Context) {
-    let dropped: Vec<PathBuf> = ctx.input(|i| {
-        i.raw
+    let (dropped, shift): (Vec<PathBuf>, bool) = ctx.input(|i| {
+        let paths = i
+            .raw
             .dropped_files
             .iter()
             .map(|f| f.path().to_path_buf())
-            .collect()
+            .collect();
+        (paths, i.modifiers.shift)
     });
     if let Some(p) = dropped.into_iter().next() {
-        if app::timeline::is_trace_file(&p) {
+        // Shift held: the dropped folder is the golden run to compare the open one with.
+        if shift && app.workspace.is_some() {
+            app.compare_with_golden(&p);
+            app.nav.push(app::Nav::ShowTab("accuracy"));
+        } else if app::timeline::is_trace_file(&p) {
             app.open_trace_file(&p);
         } else {
             app.open(&p);

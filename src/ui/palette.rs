@@ -16,6 +16,8 @@ pub const OK: Color32 = Color32::from_rgb(90, 180, 90);
 pub const NAN: Color32 = Color32::from_rgb(214, 39, 90);
 pub const INF: Color32 = Color32::from_rgb(235, 140, 35);
 /// A node whose dumps hold no NaN nor Inf (graph overlay).
+/// A node only one side of an accuracy compare has (where a scale error hides).
+pub const UNPAIRED: Color32 = Color32::from_rgb(235, 60, 50);
 pub const CLEAN: Color32 = Color32::from_rgb(70, 105, 85);
 /// The graph overlay's ramp of "how much changed", from low to high.
 pub const RAMP_LOW: [f32; 3] = [45.0, 70.0, 125.0];

@@ -3,6 +3,7 @@
 //! list and rerun's view registry are the models). Views talk to each other only through the
 //! app's navigation queue ([`crate::app::Nav`]), never through each other's state.
 
+mod accuracy;
 mod problems;
 
 use super::ViewState;
@@ -31,6 +32,7 @@ fn registry() -> Vec<Box<dyn Tab>> {
         Box::new(super::compiles_view::CompilesTab::default()),
         Box::new(super::ranks_view::RanksTab::default()),
         Box::new(super::run_panel::RunTab::default()),
+        Box::new(accuracy::AccuracyTab::default()),
         Box::new(problems::ProblemsTab::default()),
     ]
 }

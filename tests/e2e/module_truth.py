@@ -268,7 +268,8 @@ ARCHS = {"llama": Llama, "moe": MoEModel, "tied": Tied}
 
 def dotted(qualified):
     """`L['self'].layers[0].attn`, `L['self']._modules['layers']._modules['0']`,
-    `getattr(L['self'].layers, '0')` → `layers.0.attn`; the root → ``."""
+    `getattr(L['self'].layers, '0')`, `L['args'][0].layers[0].attn` → `layers.0.attn`; the root
+    → ``."""
     s = qualified
     while True:
         m = re.search(r"getattr\(([^,()]+), '([^']+)'\)", s)
@@ -278,7 +279,9 @@ def dotted(qualified):
     s = re.sub(r"\._modules\['([^']+)'\]", r".\1", s)
     s = re.sub(r"\[(\d+)\]", r".\1", s)
     s = re.sub(r"\['([^']+)'\]", r".\1", s)
-    s = re.sub(r"^L\.self\.?|^self\.?", "", s)
+    # The root is the compiled module, reached as `self` or, through a decorator's `*args`
+    # (transformers' `@can_return_tuple`), as `args[0]`.
+    s = re.sub(r"^L\.(self|args\.\d+)(\.|$)|^self(\.|$)", "", s)
     return s.strip(".")
 
 
@@ -376,8 +379,15 @@ PASSES = [
 # --- the backend ------------------------------------------------------------------------------
 
 
+# (real path, neutral path) pairs applied to every file written; module_truth_hf.py adds the
+# site-packages its models' code comes from.
+REWRITES = [(HERE, NEUTRAL)]
+
+
 def neutral(text):
-    return text.replace(HERE, NEUTRAL)
+    for real, fake in REWRITES:
+        text = text.replace(real, fake)
+    return text
 
 
 def write(path, text):
@@ -424,7 +434,10 @@ class Writer:
         return make_boxed_func(gm.forward)
 
 
-def backend_for(model_dir, on_dump=None, forward_runner=None):
+def backend_for(model_dir, on_dump=None, forward_runner=None, decompositions=None):
+    """`decompositions`: the table AOT Autograd lowers with (none: torch's own ops stay whole,
+    as TorchAir's default table leaves them; Inductor's splits `native_layer_norm` into
+    `var_mean`, `rsqrt`, `sub`, `mul`, …)."""
     w = Writer(model_dir, on_dump, forward_runner)
 
     def backend(gm, example_inputs):
@@ -433,23 +446,36 @@ def backend_for(model_dir, on_dump=None, forward_runner=None):
             fw_compiler=lambda g, _: w.phase(g, "forward"),
             bw_compiler=lambda g, _: w.phase(g, "backward"),
             partition_fn=min_cut_rematerialization_partition,
+            decompositions=decompositions,
         )(gm, example_inputs)
 
     return backend
 
 
+def model_dir_for(out, case):
+    """`<out>/<case>/torch_compile_debug/run_<stamp>-pid_<pid>/npugraph_ex/model__0`."""
+    stamp = time.strftime("%Y_%m_%d_%H_%M_%S", time.gmtime()) + "_000000"
+    run = os.path.join(out, case, "torch_compile_debug", f"run_{stamp}-pid_{os.getpid()}")
+    return os.path.join(run, "npugraph_ex", "model__0")
+
+
+def train_step(out, case, model, loss_of, decompositions=None):
+    """One training step of `model` compiled whole through the writer: `loss_of(compiled)` runs
+    the forward and returns the loss, whose backward makes the backward graph."""
+    torch._dynamo.reset()
+    model_dir = model_dir_for(out, case)
+    backend = backend_for(model_dir, decompositions=decompositions)
+    compiled = torch.compile(model, backend=backend, fullgraph=True)
+    loss = loss_of(compiled)
+    loss.backward()
+    print(f"{case}: {model_dir} loss {float(loss):.4f}")
+
+
 def generate(out, arch):
     torch.manual_seed(0)
-    torch._dynamo.reset()
-    stamp = time.strftime("%Y_%m_%d_%H_%M_%S", time.gmtime()) + "_000000"
-    run = os.path.join(out, arch, "torch_compile_debug", f"run_{stamp}-pid_{os.getpid()}")
-    model_dir = os.path.join(run, "npugraph_ex", "model__0")
     model = ARCHS[arch]()
-    compiled = torch.compile(model, backend=backend_for(model_dir), fullgraph=True)
     ids = torch.randint(0, VOCAB, (B, T))
-    loss = compiled(ids).float().pow(2).mean()
-    loss.backward()
-    print(f"{arch}: {model_dir} loss {float(loss):.4f}")
+    train_step(out, arch, model, lambda compiled: compiled(ids).float().pow(2).mean())
 
 
 def main():

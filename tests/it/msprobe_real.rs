@@ -236,7 +236,11 @@ fn check_tensor_files(root: &Path) {
 
 #[test]
 fn summary_and_msprobe_commands_find_every_layout() {
-    let root = fixture("msprobe_real");
+    check_commands_find_every_layout(&fixture("msprobe_real"));
+}
+
+/// `fxray summary` and `fxray msprobe` find every step folder of every layout.
+fn check_commands_find_every_layout(root: &Path) {
     let out = fxray(&["summary", root.to_str().unwrap(), "--json"]);
     let v = stdout_json(&out);
     let n = v["msprobe"].as_array().map_or(0, Vec::len);
@@ -249,6 +253,12 @@ fn summary_and_msprobe_commands_find_every_layout() {
     let whos: Vec<&str> = steps.iter().filter_map(|s| s["who"].as_str()).collect();
     assert!(whos.contains(&"rank0") && whos.contains(&"rank1"));
     assert!(whos.iter().filter(|w| w.starts_with("proc")).count() == 5);
+    // Each step is linked to the forward and the backward graph of the same model.
+    assert!(
+        steps
+            .iter()
+            .all(|s| s["graphs"].as_array().unwrap().len() == 2)
+    );
 }
 
 /// Step 0's forward entries of each statistics dump linked to the forward graph of the same
@@ -271,13 +281,20 @@ fn forward_link_shares(root: &Path) -> Vec<(&'static str, f64, f64, f64)> {
 
 /// (exact, linked, considered) of `dump`'s step 0 against `root`'s forward graph.
 fn forward_link_shares_of(root: &Path, dump: &Path) -> (f64, f64, f64) {
+    link_shares_of(root, dump, "forward")
+}
+
+/// (exact, linked, considered) of `dump`'s step 0 against `root`'s `phase` graph.
+fn link_shares_of(root: &Path, dump: &Path, phase: &str) -> (f64, f64, f64) {
     let graph = std::fs::read_dir(root.join("torch_compile_debug"))
         .unwrap()
         .next()
         .unwrap()
         .unwrap()
         .path()
-        .join("npugraph_ex/model__0/forward/003_aot_forward_graph_after_eliminate_dead_code.txt");
+        .join(format!(
+            "npugraph_ex/model__0/{phase}/003_aot_{phase}_graph_after_eliminate_dead_code.txt"
+        ));
     let out = fxray(&[
         "msprobe",
         dump.to_str().unwrap(),
@@ -328,6 +345,7 @@ fn e2e_torch_msprobe_real() {
     let out = tempfile::tempdir().expect("temp");
     crate::common::run_e2e_script("msprobe_real.py", out.path());
     check_against_truth(out.path());
+    check_commands_find_every_layout(out.path());
     check_tensor_files(out.path());
     check_link_floors(out.path());
     // The committed fixture is the same model: the same keys in each step folder.
@@ -402,4 +420,31 @@ fn stack_and_construct_files_each_improve_linking() {
         full > no_stack && no_stack > neither,
         "{full} {no_stack} {neither}"
     );
+}
+
+/// MindSpore's msprobe writes `.npy` in `dump_tensor_data/`: the same door reads them.
+#[test]
+fn a_mindspore_style_npy_record_reads_through_the_same_door() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("step0/rank0");
+    std::fs::create_dir_all(dir.join("dump_tensor_data")).unwrap();
+    let npy = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/npy/f32_le.npy");
+    std::fs::copy(
+        &npy,
+        dir.join("dump_tensor_data/Functional.relu.0.forward.output.0.npy"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("dump.json"),
+        r#"{"task": "tensor", "level": "L1", "framework": "mindspore", "dump_data_dir": "/x",
+            "data": {"Functional.relu.0.forward": {"output": [{"type": "mindspore.Tensor",
+            "dtype": "Float32", "shape": [5, 7], "Max": 1, "Min": 0, "Mean": 0.5, "Norm": 1,
+            "data_name": "Functional.relu.0.forward.output.0.npy"}]}}}"#,
+    )
+    .unwrap();
+    let s = msprobe::read(&dir.join("dump.json"), 0, "rank0").unwrap();
+    assert_eq!(s.framework.as_deref(), Some("mindspore"));
+    let rec = &s.entries[0].tensors[0];
+    let file = s.tensor_file(rec).unwrap();
+    assert_eq!(tensor_file::open(&file).unwrap().info.shape, [5, 7]);
 }

@@ -2,13 +2,18 @@
 //! The rules are described in the parent module's docs.
 
 use super::Confidence;
+use super::anchors::{Seeds, seed};
+use super::backward::{backward_children, weight_gradients};
+use super::callers::{Calls, caller_frame, inner_modules};
+use super::children::{called_child, place_call, tied_children, weightless_children};
+use super::code::{mentions, whole_call};
+use super::frames::{LineFrames, LocKey, choose, frame_of_anchor, is_index};
+use super::ops::{compute_users, is_compute, op_name};
 use super::paths::{ModId, Paths, ROOT};
-use crate::model::fx::{FxGraph, FxNode, OpKind, SourceLoc};
+use super::runs::{is_helper, runs};
+use super::statements::{kind, run_inputs, statement_reads, statements};
+use crate::model::fx::{FxGraph, OpKind, SourceLoc};
 use std::collections::HashMap;
-
-/// Where a statement's code is: file and line (the backward's "Backward of forward node" comment
-/// names the forward's line, so both phases share the key).
-pub type LocKey = (String, u32);
 
 /// What is known before looking at the graph's body.
 #[derive(Default)]
@@ -19,9 +24,12 @@ pub struct Evidence<'a> {
     /// module and whether it is computed from weights only.
     pub by_name: Option<&'a HashMap<String, (ModId, bool)>>,
     /// Frames the same source lines ran in, elsewhere (the forward, for a backward graph).
-    pub frames: Option<&'a HashMap<LocKey, Vec<ModId>>>,
+    pub frames: Option<&'a LineFrames>,
     /// The attributes each module owns (`weight`, `bias`).
     pub attrs: Option<&'a HashMap<ModId, Vec<String>>>,
+    /// For a backward graph: the module owning forward input `k` when it is a parameter (its
+    /// gradient is the backward's output `k`).
+    pub grad_of: &'a [Option<ModId>],
 }
 
 /// The result for one graph.
@@ -30,179 +38,96 @@ pub struct Inferred {
     /// Nodes computed from one module's weights only (`t(w)`), by node index.
     pub weight: Vec<bool>,
     /// The frame of every statement, by source line (for the backward).
-    pub frames: HashMap<LocKey, Vec<ModId>>,
-}
-
-struct Stmt {
-    nodes: Vec<usize>,
-    /// Index of the node whose source the statement shares (all of them share it).
-    first: usize,
-    /// Frame decided from the statement's own weights.
-    anchored: Option<ModId>,
-    frame: Option<(ModId, Confidence)>,
+    pub frames: LineFrames,
 }
 
 pub fn infer(g: &FxGraph, ev: &Evidence<'_>, paths: &mut Paths) -> Inferred {
     let n = g.nodes.len();
-    let mut wd: Vec<Option<ModId>> = vec![None; n];
-    let mut out: Vec<Option<(ModId, Confidence)>> = vec![None; n];
-    let mut context: Vec<Option<ModId>> = vec![None; n];
+    let Seeds {
+        wd,
+        mut out,
+        mut context,
+        mut anchor,
+    } = seed(g, ev, paths);
 
-    // Seeds: placeholders that are weights, saved activations, get_attr of a submodule's tensor.
-    for (i, node) in g.nodes.iter().enumerate() {
-        match node.op {
-            OpKind::Placeholder => {
-                if let Some(&m) = ev.params.get(&i) {
-                    out[i] = Some((m, Confidence::High));
-                    wd[i] = Some(m);
-                } else if let Some(&(m, w)) = ev.by_name.and_then(|b| b.get(&node.name)) {
-                    out[i] = Some((m, Confidence::Medium));
-                    context[i] = Some(m);
-                    if w {
-                        wd[i] = Some(m);
-                    }
-                }
-            }
-            OpKind::GetAttr => {
-                if let Some(at) = node.target.rfind('.') {
-                    let m = paths.intern(&node.target[..at]);
-                    out[i] = Some((m, Confidence::High));
-                    wd[i] = Some(m);
-                }
-            }
-            _ => {}
-        }
-    }
-
-    // Anchors: a node that consumes a module's weights is that module's.
-    let mut anchor: Vec<Option<ModId>> = vec![None; n];
-    for (i, node) in g.nodes.iter().enumerate() {
-        if !is_compute(node) {
-            continue;
-        }
-        let mut mods: Vec<ModId> = Vec::new();
-        let mut all_weight = !node.inputs.is_empty();
-        for &j in &node.inputs {
-            match wd[j] {
-                // A weight read directly, or derived in the same statement; a value derived
-                // elsewhere (a root buffer sliced once and used by every layer) only says
-                // where it came from.
-                // The root's own buffers (rotary tables, a positional embedding) are read
-                // inside every layer: they say nothing about where a node is.
-                Some(m) if m != ROOT && reads_weight_here(node, &g.nodes[j]) => {
-                    if !mods.contains(&m) {
-                        mods.push(m);
-                    }
-                }
-                _ => all_weight = false,
-            }
-        }
-        if is_getitem(node)
-            && let Some(&j) = node.inputs.first()
-            && anchor[j].is_some()
-        {
-            anchor[i] = anchor[j];
-            continue;
-        }
-        let Some(m) = mods.iter().copied().max_by_key(|&m| paths.depth(m)) else {
-            continue;
-        };
-        anchor[i] = Some(m);
-        if all_weight && mods.len() == 1 {
-            wd[i] = Some(m);
-        }
-    }
-    extend_linear(g, &mut anchor);
-
-    // Statements: consecutive nodes under the same source comment.
+    // Statements, their frames from weights, and their runs (one call of one function each).
     let mut stmts = statements(g);
     let attrs = ev.attrs;
-    for s in &mut stmts {
-        let Some(loc) = g.nodes[s.first].source.as_ref() else {
-            continue;
-        };
+    for s in stmts.iter_mut() {
         let mut counts: Vec<(ModId, usize)> = Vec::new();
         for &i in &s.nodes {
-            if let Some(a) = anchor[i] {
-                let f = frame_of_anchor(a, &loc.code, attrs, paths);
-                match counts.iter_mut().find(|(m, _)| *m == f) {
-                    Some(c) => c.1 += 1,
-                    None => counts.push((f, 1)),
-                }
+            if let Some(a) = anchor[i]
+                && let Some(f) = frame_of_anchor(a, s.loc, attrs, paths)
+            {
+                count(&mut counts, f);
             }
         }
-        if let Some(&(f, _)) = counts.iter().max_by_key(|(_, c)| *c) {
+        if let Some(f) = commonest(&counts) {
             s.anchored = Some(f);
             s.frame = Some((f, Confidence::Medium));
+            s.own = true;
             for &i in &s.nodes {
                 context[i] = Some(anchor[i].unwrap_or(f));
             }
         }
     }
+    let locs: Vec<&SourceLoc> = stmts.iter().map(|s| s.loc).collect();
+    let kinds: Vec<Vec<u64>> = stmts
+        .iter()
+        .map(|s| {
+            let elsewhere = ev.frames.map_or(&[][..], |fr| fr.get(&key(s.loc)));
+            let mut v = Vec::new();
+            for &f in s.anchored.iter().chain(elsewhere) {
+                let k = kind(f, paths);
+                if !v.contains(&k) {
+                    v.push(k);
+                }
+            }
+            v
+        })
+        .collect();
+    let run = runs(&locs, &statement_reads(g, &stmts), &kinds);
+    let mut run_counts: HashMap<usize, Vec<(ModId, usize)>> = HashMap::new();
+    for (si, s) in stmts.iter().enumerate() {
+        if let Some(f) = s.anchored {
+            count(run_counts.entry(run[si]).or_default(), f);
+        }
+    }
+    // A run whose weights say two frames took in the caller's lines after a callee whose
+    // `return` printed none (the head's line after an MoE block's loop): it says nothing.
+    let run_anchor: HashMap<usize, ModId> = run_counts
+        .iter()
+        .filter(|(_, c)| c.len() == 1)
+        .map(|(&r, c)| (r, c[0].0))
+        .collect();
 
     // Frames by source line: this graph's anchored statements, then what the caller knows.
-    let mut frames: HashMap<LocKey, Vec<ModId>> = HashMap::new();
+    let mut frames = LineFrames::default();
     for s in &stmts {
-        if let (Some(f), Some(loc)) = (s.anchored, &g.nodes[s.first].source) {
-            push_unique(frames.entry(key(loc)).or_default(), f);
+        if let Some(f) = s.anchored {
+            frames.add(key(s.loc), f, true);
         }
     }
 
     // Modules by name (`self_attn` → every `layers.N.self_attn`), for code that calls them.
-    let mut named: Vec<(String, Vec<ModId>)> = Vec::new();
-    let mut seen: Vec<ModId> = Vec::new();
-    for &leaf in anchor.iter().flatten().chain(ev.params.values()) {
-        let mut m = leaf;
-        while m != ROOT && !seen.contains(&m) {
-            seen.push(m);
-            let name = paths.name(m);
-            if !is_index(name) {
-                match named.iter_mut().find(|(n, _)| n == name) {
-                    Some((_, ids)) => ids.push(m),
-                    None => named.push((name.to_string(), vec![m])),
-                }
-            }
-            m = paths.parent(m);
-        }
-    }
+    let named = module_names(&anchor, ev, paths);
 
-    // Tied weights: `logits = self.lm_head(x)` reads the embedding's weight. A statement whose
-    // weights belong to a sibling its code never names, and that calls exactly one child no
-    // weight names, runs that child.
-    for s in &stmts {
-        let (Some(f), Some(loc)) = (s.anchored, g.nodes[s.first].source.as_ref()) else {
-            continue;
-        };
-        let unknown: Vec<&str> = called_names(&loc.code)
-            .into_iter()
-            .filter(|y| !named.iter().any(|(n, _)| n == y))
-            .collect();
-        let [y] = unknown[..] else { continue };
-        let child = match paths.path(f) {
-            "" => y.to_string(),
-            p => format!("{p}.{y}"),
-        };
-        let child = paths.intern(&child);
-        for &i in &s.nodes {
-            if let Some(a) = anchor[i]
-                && a != f
-                && paths.parent(a) == f
-                && !mentions(&loc.code, paths.name(a))
-            {
-                anchor[i] = Some(child);
-                context[i] = Some(child);
-            }
-        }
+    // Unanchored statements, in graph order.
+    let mut run_frame: HashMap<usize, ModId> = HashMap::new();
+    // What each statement's frame was chosen by (for the child its backward differentiates).
+    let mut stmt_ctx: Vec<Vec<ModId>> = vec![Vec::new(); stmts.len()];
+    let mut first_of_run: HashMap<usize, usize> = HashMap::new();
+    for (si, &r) in run.iter().enumerate() {
+        first_of_run.entry(r).or_insert(si);
     }
-
-    // Unanchored statements, in file order.
+    let run_inputs = run_inputs(g, &stmts, &run);
+    let inner = inner_modules(&anchor, ev, paths);
     for si in 0..stmts.len() {
-        if stmts[si].frame.is_some() {
+        if let Some((f, _)) = stmts[si].frame {
+            run_frame.entry(run[si]).or_insert(f);
             continue;
         }
-        let Some(loc) = g.nodes[stmts[si].first].source.as_ref() else {
-            continue;
-        };
+        let loc = stmts[si].loc;
         // Modules of what the statement reads from outside itself, the latest value first.
         let mut read: Vec<(usize, ModId)> = Vec::new();
         for &i in &stmts[si].nodes {
@@ -222,15 +147,15 @@ pub fn infer(g: &FxGraph, ev: &Evidence<'_>, paths: &mut Paths) -> Inferred {
             push_unique(&mut ctx, m);
         }
         let prev_frame = stmts[..si].iter().rev().find_map(|s| s.frame.map(|f| f.0));
-        let neighbour = run_neighbour(g, &stmts, si, loc);
         let k = key(loc);
-        let known: Vec<ModId> = frames
-            .get(&k)
-            .into_iter()
-            .flatten()
-            .chain(ev.frames.and_then(|f| f.get(&k)).into_iter().flatten())
-            .copied()
-            .collect();
+        let mut known: Vec<ModId> = frames.get(&k).to_vec();
+        let mut known_own = frames.own.contains(&k);
+        if let Some(f) = ev.frames {
+            for &m in f.get(&k) {
+                push_unique(&mut known, m);
+            }
+            known_own |= f.own.contains(&k);
+        }
         // `x = x + self.attn(self.norm(x))`: the line calls child modules, so it runs in
         // their parent.
         let called: Vec<ModId> = named
@@ -238,48 +163,134 @@ pub fn infer(g: &FxGraph, ev: &Evidence<'_>, paths: &mut Paths) -> Inferred {
             .filter(|(name, _)| mentions(&loc.code, name))
             .flat_map(|(_, ids)| ids.iter().map(|&m| paths.parent(m)))
             .collect();
-        let ctx_or_prev: Vec<ModId> = if ctx.is_empty() {
-            prev_frame.into_iter().collect()
-        } else {
-            ctx.clone()
+        // A backward reads the forward's saved activations: where its run read them says which
+        // layer it differentiates better than the gradient it was handed.
+        // Its inputs vote (a saved activation counts twice; a helper's, those of its whole
+        // run): a value one layer recomputed and the next reuses (the rotary `cos`) is outvoted.
+        let mut ctx_or_prev: Vec<ModId> = Vec::new();
+        if loc.backward_of {
+            let mut votes: Vec<(ModId, usize)> = Vec::new();
+            let own_inputs: Vec<usize> = stmts[si]
+                .nodes
+                .iter()
+                .flat_map(|&i| g.nodes[i].inputs.iter().copied())
+                .filter(|j| !stmts[si].nodes.contains(j))
+                .collect();
+            let inputs = if is_helper(loc) {
+                run_inputs.get(&run[si]).map_or(&[][..], Vec::as_slice)
+            } else {
+                &own_inputs[..]
+            };
+            for &j in inputs {
+                let saved = g.nodes[j].op == OpKind::Placeholder;
+                if let Some(m) = context[j].or(if saved { None } else { out[j].map(|o| o.0) }) {
+                    count(&mut votes, m);
+                    if saved {
+                        count(&mut votes, m);
+                    }
+                }
+            }
+            votes.sort_by_key(|&(_, c)| std::cmp::Reverse(c));
+            ctx_or_prev.extend(votes.iter().map(|v| v.0));
+        }
+        for &m in &ctx {
+            push_unique(&mut ctx_or_prev, m);
+        }
+        if ctx_or_prev.is_empty() {
+            ctx_or_prev.extend(prev_frame);
+        }
+        let resolved = run_frame.get(&run[si]).copied();
+        let reads: Vec<ModId> = run_inputs
+            .get(&run[si])
+            .into_iter()
+            .flatten()
+            .filter_map(|&j| context[j].or(anchor[j]).or(out[j].map(|o| o.0)))
+            .collect();
+        let calls = Calls {
+            stmts: &stmts,
+            run: &run,
+            first_of_run: &first_of_run,
+            reads: &reads,
+            inner: &inner,
+            run_anchor: &run_anchor,
         };
-        let frame = if !called.is_empty() {
-            (choose(&called, &ctx_or_prev, paths), Confidence::Medium)
-        } else if let Some((f, true)) = neighbour {
-            (f, Confidence::Medium)
+        let caller = caller_frame(&calls, si, &named, paths);
+        let helper = is_helper(loc) && !loc.backward_of;
+        let (frame, own) = if let Some(&f) = run_anchor.get(&run[si]) {
+            ((f, Confidence::Medium), true)
+        } else if !called.is_empty() {
+            (
+                (choose(&called, &ctx_or_prev, paths), Confidence::Medium),
+                true,
+            )
+        } else if let (true, Some(f)) = (helper, resolved.or(caller.map(|c| c.0))) {
+            ((f, Confidence::Low), false)
         } else if !known.is_empty() {
-            (choose(&known, &ctx_or_prev, paths), Confidence::Medium)
-        } else if let Some((f, _)) = neighbour {
-            (f, Confidence::Low)
+            let f = choose(&known, &ctx_or_prev, paths);
+            ((f, Confidence::Medium), known_own)
+        } else if let Some(f) = resolved {
+            ((f, Confidence::Low), false)
+        } else if let Some((f, own)) = caller.filter(|_| !loc.backward_of) {
+            ((f, Confidence::Low), own)
         } else if let Some(first) = ctx.first() {
             let c = ctx.iter().fold(*first, |a, &b| paths.common(a, b));
-            (c, Confidence::Low)
+            ((c, Confidence::Low), false)
         } else {
-            (prev_frame.unwrap_or(ROOT), Confidence::Low)
+            ((prev_frame.unwrap_or(ROOT), Confidence::Low), false)
         };
         stmts[si].frame = Some(frame);
-        push_unique(frames.entry(k).or_default(), frame.0);
+        stmts[si].own = own;
+        stmt_ctx[si] = ctx_or_prev;
+        run_frame.entry(run[si]).or_insert(frame.0);
+        frames.add(k, frame.0, own);
         for &i in &stmts[si].nodes {
             context[i] = Some(frame.0);
         }
     }
 
-    // Nodes: their anchor, else the child module their backward statement differentiates,
-    // else their statement's frame.
+    // else a weightless child their line calls, else their statement's frame.
     let mut sub: Vec<Option<ModId>> = vec![None; n];
-    for s in &stmts {
-        let backward = g.nodes[s.first]
-            .source
-            .as_ref()
-            .is_some_and(|l| l.backward_of);
-        if let (true, Some((f, _))) = (backward, s.frame) {
+    for (si, s) in stmts.iter().enumerate() {
+        let Some((f, _)) = s.frame else { continue };
+        let k = key(s.loc);
+        let tied = tied_children(g, s, f, attrs, &named, &mut anchor, paths);
+        if s.loc.backward_of {
+            // The gradient of a line that called one child is that child's.
+            let calls = ev
+                .frames
+                .map_or(&[][..], |fr| fr.calls.get(&k).map_or(&[], Vec::as_slice));
+            if !calls.is_empty() {
+                let ctx = if stmt_ctx[si].is_empty() {
+                    vec![f]
+                } else {
+                    stmt_ctx[si].clone()
+                };
+                let child = choose(calls, &ctx, paths);
+                let whole = whole_call(&s.loc.code).is_some();
+                place_call(g, s, child, whole, &anchor, &mut sub);
+            }
             backward_children(g, s, f, &anchor, &context, &mut sub, paths);
         }
+        let weightless = if s.own {
+            weightless_children(g, s, f, &anchor, &named, &mut sub, paths)
+        } else {
+            None
+        };
+        if !s.loc.backward_of
+            && let Some(c) = tied
+                .or(weightless)
+                .or_else(|| called_child(s, &anchor, paths))
+        {
+            frames.add_call(k, c);
+        }
     }
+    let grads = weight_gradients(g, ev.grad_of);
     for s in &stmts {
         for &i in &s.nodes {
             if let Some(a) = anchor[i] {
                 out[i] = Some((a, Confidence::High));
+            } else if let Some(m) = grads[i] {
+                out[i] = Some((m, Confidence::High));
             } else if let Some(m) = sub[i] {
                 out[i] = Some((m, Confidence::Medium));
             } else if let Some(f) = s.frame {
@@ -287,7 +298,15 @@ pub fn infer(g: &FxGraph, ev: &Evidence<'_>, paths: &mut Paths) -> Inferred {
             }
         }
     }
+    for (i, m) in grads.iter().enumerate() {
+        if out[i].is_none()
+            && let Some(m) = m
+        {
+            out[i] = Some((*m, Confidence::High));
+        }
+    }
     fill_by_data_flow(g, &mut out, paths);
+    saved_views(g, &mut out);
 
     Inferred {
         modules: out
@@ -299,11 +318,64 @@ pub fn infer(g: &FxGraph, ev: &Evidence<'_>, paths: &mut Paths) -> Inferred {
     }
 }
 
+/// AOT's partitioner adds, after the forward's last statement, views of values it saves for the
+/// backward (`transpose_20 = transpose(view_7)`) under the source line of the node they copy.
+/// Nothing in the forward uses them: they are their input's, wherever the line says.
+fn saved_views(g: &FxGraph, out: &mut [Option<(ModId, Confidence)>]) {
+    for i in 0..g.nodes.len() {
+        let node = &g.nodes[i];
+        if !is_compute(node)
+            || node.users.is_empty()
+            || compute_users(g, i).next().is_some()
+            || !matches!(
+                op_name(node),
+                "t" | "transpose" | "permute" | "view" | "reshape" | "clone" | "detach"
+            )
+        {
+            continue;
+        }
+        if let [j] = node.inputs[..]
+            && is_compute(&g.nodes[j])
+            && let Some(m) = out[j]
+        {
+            out[i] = Some(m);
+        }
+    }
+}
+
+/// Modules by their last name (`self_attn` → every `layers.N.self_attn`), from the weights
+/// this graph uses and the parameters it was given.
+fn module_names(
+    anchor: &[Option<ModId>],
+    ev: &Evidence<'_>,
+    paths: &Paths,
+) -> Vec<(String, Vec<ModId>)> {
+    let mut named: Vec<(String, Vec<ModId>)> = Vec::new();
+    let mut seen: Vec<ModId> = Vec::new();
+    for &leaf in anchor.iter().flatten().chain(ev.params.values()) {
+        let mut m = leaf;
+        while m != ROOT && !seen.contains(&m) {
+            seen.push(m);
+            let name = paths.name(m);
+            if !is_index(name) {
+                match named.iter_mut().find(|(n, _)| n == name) {
+                    Some((_, ids)) => ids.push(m),
+                    None => named.push((name.to_string(), vec![m])),
+                }
+            }
+            m = paths.parent(m);
+        }
+    }
+    named
+}
+
 /// Nodes no statement placed (no source comment: made by a pass, or the graph has no comments):
 /// the module of what they feed when their users agree, else the common module of their inputs.
 pub fn fill_by_data_flow(g: &FxGraph, out: &mut [Option<(ModId, Confidence)>], paths: &Paths) {
     for i in (0..g.nodes.len()).rev() {
-        if out[i].is_some() || !is_compute(&g.nodes[i]) {
+        // A constant the graph holds (`_tensor_constant0`) is read where it is used.
+        let constant = g.nodes[i].op == OpKind::GetAttr;
+        if out[i].is_some() || !(is_compute(&g.nodes[i]) || constant) {
             continue;
         }
         let users: Vec<ModId> = g.nodes[i]
@@ -333,383 +405,25 @@ pub fn fill_by_data_flow(g: &FxGraph, out: &mut [Option<(ModId, Confidence)>], p
     }
 }
 
-/// In a backward statement of frame `f`, the gradient of a child module's call (`self.q_proj(x)`
-/// in `f`'s code) is that child's: the nodes that read its saved activations (the flattened
-/// input a weight gradient multiplies with), the layout ops and sums fed only by those (the
-/// gradient's reshapes, a bias gradient), and the transposes and fan-outs whose every user is
-/// the child's (the incoming gradient flattened once for both matmuls).
-fn backward_children(
-    g: &FxGraph,
-    s: &Stmt,
-    f: ModId,
-    anchor: &[Option<ModId>],
-    context: &[Option<ModId>],
-    sub: &mut [Option<ModId>],
-    paths: &Paths,
-) {
-    let inside = |m: ModId| m != f && paths.within(m, f);
-    let label = |sub: &[Option<ModId>], i: usize| anchor[i].or(sub[i]).filter(|&m| inside(m));
-    // A weight gradient `mm(t(grad), saved_input)` reads the child's saved input. (Not a
-    // frame-level product that reads a child's output, like the gate times an expert.)
-    for &i in &s.nodes {
-        if anchor[i].is_some() || !matches!(op_name(&g.nodes[i]), "mm" | "bmm") {
-            continue;
-        }
-        sub[i] = g.nodes[i].inputs.iter().find_map(|&j| {
-            (g.nodes[j].op == OpKind::Placeholder)
-                .then_some(context[j])
-                .flatten()
-                .filter(|&m| inside(m))
-        });
-    }
-    for _round in 0..2 {
-        // The incoming gradient flattened once for both matmuls (and the bias sum): its
-        // labelled users agree.
-        for &i in s.nodes.iter().rev() {
-            if anchor[i].is_some() || sub[i].is_some() {
-                continue;
-            }
-            let users: Vec<usize> = compute_users(g, i).collect();
-            let node = &g.nodes[i];
-            let transpose = matches!(op_name(node), "t" | "transpose" | "permute");
-            let flatten = matches!(op_name(node), "view" | "_unsafe_view" | "reshape");
-            if users.is_empty() || !(transpose || (flatten && users.len() >= 2)) {
-                continue;
-            }
-            let labels: Vec<Option<ModId>> = users
-                .iter()
-                .map(|&u| {
-                    if s.nodes.contains(&u) {
-                        label(sub, u)
-                    } else {
-                        None
-                    }
-                })
-                .collect();
-            let first = labels.iter().flatten().next().copied();
-            let agree = labels.iter().flatten().all(|&m| Some(m) == first);
-            let all = labels.iter().all(Option::is_some);
-            if first.is_some() && agree && (all || flatten) {
-                sub[i] = first;
-            }
-        }
-        // Reshapes, transposes and sums fed only by the child's nodes.
-        for &i in &s.nodes {
-            if anchor[i].is_some() || sub[i].is_some() || !is_layout_or_sum(&g.nodes[i]) {
-                continue;
-            }
-            let mut agreed: Option<ModId> = None;
-            let mut ok = true;
-            for &j in &g.nodes[i].inputs {
-                if !s.nodes.contains(&j) {
-                    continue;
-                }
-                match (label(sub, j), agreed) {
-                    (Some(m), None) => agreed = Some(m),
-                    (Some(m), Some(a)) if m == a => {}
-                    _ => ok = false,
-                }
-            }
-            if ok {
-                sub[i] = agreed;
-            }
-        }
-    }
-}
-
-fn is_layout_or_sum(n: &FxNode) -> bool {
-    matches!(
-        op_name(n),
-        "view"
-            | "_unsafe_view"
-            | "reshape"
-            | "t"
-            | "transpose"
-            | "permute"
-            | "sum"
-            | "squeeze"
-            | "unsqueeze"
-            | "clone"
-            | "mm"
-            | "bmm"
-    )
-}
-
-fn reads_weight_here(node: &FxNode, input: &FxNode) -> bool {
-    matches!(input.op, OpKind::Placeholder | OpKind::GetAttr)
-        || node.source.is_none()
-        || node.source == input.source
-}
-
-/// Users that compute (the output node lists the values a forward saves for the backward).
-fn compute_users(g: &FxGraph, i: usize) -> impl Iterator<Item = usize> + '_ {
-    g.nodes[i]
-        .users
-        .iter()
-        .copied()
-        .filter(|&u| g.nodes[u].op != OpKind::Output)
-}
-
-fn key(loc: &SourceLoc) -> LocKey {
+pub fn key(loc: &SourceLoc) -> LocKey {
     (loc.file.clone(), loc.line)
 }
 
-fn push_unique(v: &mut Vec<ModId>, m: ModId) {
+pub fn push_unique(v: &mut Vec<ModId>, m: ModId) {
     if !v.contains(&m) {
         v.push(m);
     }
 }
 
-pub fn is_compute(n: &FxNode) -> bool {
-    matches!(
-        n.op,
-        OpKind::CallFunction | OpKind::CallMethod | OpKind::CallModule
-    )
-}
-
-fn is_getitem(n: &FxNode) -> bool {
-    n.target == "operator.getitem" || n.target == "getitem"
-}
-
-fn op_name(n: &FxNode) -> &str {
-    let t = n
-        .target
-        .strip_prefix("torch.ops.aten.")
-        .unwrap_or(&n.target);
-    t.split('.').next().unwrap_or(t)
-}
-
-/// `F.linear` decomposes into `view(x)`, `mm`/`addmm`, `_unsafe_view`: the flattening view whose
-/// only user is the weight's matmul, and the `_unsafe_view` after it, belong to the same module
-/// (a user's own `.view` after the call is a plain `view`, and belongs to the caller).
-fn extend_linear(g: &FxGraph, anchor: &mut [Option<ModId>]) {
-    for i in 0..g.nodes.len() {
-        let Some(m) = anchor[i] else { continue };
-        let node = &g.nodes[i];
-        if !matches!(op_name(node), "mm" | "addmm" | "bmm" | "baddbmm") {
-            continue;
-        }
-        for &j in &node.inputs {
-            let inp = &g.nodes[j];
-            // The flattened input of q, k and v projections is one `view` with three users:
-            // it was made by the first.
-            if anchor[j].is_none()
-                && matches!(op_name(inp), "view" | "reshape" | "_unsafe_view")
-                && inp.source == node.source
-                && compute_users(g, j).next() == Some(i)
-                && compute_users(g, j)
-                    .all(|u| matches!(op_name(&g.nodes[u]), "mm" | "addmm" | "bmm" | "baddbmm"))
-            {
-                anchor[j] = Some(m);
-            }
-        }
-        let users: Vec<usize> = compute_users(g, i).collect();
-        if let [u] = users[..]
-            && anchor[u].is_none()
-            && op_name(&g.nodes[u]) == "_unsafe_view"
-        {
-            anchor[u] = Some(m);
-        }
+pub fn count(counts: &mut Vec<(ModId, usize)>, m: ModId) {
+    match counts.iter_mut().find(|(c, _)| *c == m) {
+        Some(c) => c.1 += 1,
+        None => counts.push((m, 1)),
     }
 }
 
-/// The frame (module whose code runs) of a statement that uses module `a`'s weights: `a` itself
-/// when the code reads one of its attributes (`self.weight`: the statement is in `a`'s own
-/// forward), else `a`'s parent (the code calls `self.q_proj(x)`, a torch module whose inside
-/// has no source comment of its own).
-fn frame_of_anchor(
-    a: ModId,
-    code: &str,
-    attrs: Option<&HashMap<ModId, Vec<String>>>,
-    paths: &Paths,
-) -> ModId {
-    if a == ROOT {
-        return ROOT;
-    }
-    let own = attrs
-        .and_then(|m| m.get(&a))
-        .is_some_and(|list| list.iter().any(|at| mentions(code, at)));
-    if own { a } else { paths.parent(a) }
-}
-
-/// `code` reads `self.<attr>` (followed by something that cannot continue a name).
-fn mentions(code: &str, attr: &str) -> bool {
-    let needle = format!("self.{attr}");
-    code.match_indices(&needle).any(|(at, _)| {
-        let after = code[at + needle.len()..].chars().next();
-        let before = code[..at].chars().next_back();
-        !after.is_some_and(|c| c.is_alphanumeric() || c == '_')
-            && !before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '.')
-    })
-}
-
-/// `y` of every `self.y(` in `code`.
-fn called_names(code: &str) -> Vec<&str> {
-    let mut out = Vec::new();
-    for (at, _) in code.match_indices("self.") {
-        if code[..at]
-            .chars()
-            .next_back()
-            .is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '.')
-        {
-            continue;
-        }
-        let rest = &code[at + 5..];
-        let len = rest
-            .find(|c: char| !(c.is_alphanumeric() || c == '_'))
-            .unwrap_or(rest.len());
-        if len > 0 && rest[len..].starts_with('(') && !out.contains(&&rest[..len]) {
-            out.push(&rest[..len]);
-        }
-    }
-    out
-}
-
-/// Consecutive compute nodes under the same source comment; nodes without one are left out.
-fn statements(g: &FxGraph) -> Vec<Stmt> {
-    let mut out: Vec<Stmt> = Vec::new();
-    let mut last: Option<&SourceLoc> = None;
-    for (i, node) in g.nodes.iter().enumerate() {
-        if !is_compute(node) {
-            continue;
-        }
-        let Some(loc) = node.source.as_ref() else {
-            last = None;
-            continue;
-        };
-        match (last, out.last_mut()) {
-            (Some(l), Some(s)) if l == loc => s.nodes.push(i),
-            _ => out.push(Stmt {
-                nodes: vec![i],
-                first: i,
-                anchored: None,
-                frame: None,
-            }),
-        }
-        last = Some(loc);
-    }
-    out
-}
-
-/// The statement just before or after, when it runs in the same function call (same file and
-/// function, a few lines further on): its frame, and whether it came from weights.
-fn run_neighbour(g: &FxGraph, stmts: &[Stmt], si: usize, loc: &SourceLoc) -> Option<(ModId, bool)> {
-    const SPAN: u32 = 40;
-    let same = |s: &Stmt, before: bool| -> bool {
-        g.nodes[s.first].source.as_ref().is_some_and(|l| {
-            l.file == loc.file
-                && l.function == loc.function
-                && l.backward_of == loc.backward_of
-                && if before != loc.backward_of {
-                    l.line < loc.line && loc.line - l.line <= SPAN
-                } else {
-                    l.line > loc.line && l.line - loc.line <= SPAN
-                }
-        })
-    };
-    // A statement after a `return` is not in the same call (a caller reading its callee's
-    // result, both `forward` in one file).
-    let returns = |s: &Stmt| {
-        g.nodes[s.first]
-            .source
-            .as_ref()
-            .is_some_and(|l| l.code.trim_start().starts_with("return"))
-    };
-    let me = &stmts[si];
-    let (earlier, later) = if loc.backward_of {
-        (stmts.get(si + 1), si.checked_sub(1).map(|p| &stmts[p]))
-    } else {
-        (si.checked_sub(1).map(|p| &stmts[p]), stmts.get(si + 1))
-    };
-    let prev_ok = earlier.filter(|s| !returns(s));
-    let next_ok = later.filter(|_| !returns(me));
-    let (prev, next) = if loc.backward_of {
-        (next_ok, prev_ok)
-    } else {
-        (prev_ok, next_ok)
-    };
-    let prev = prev.filter(|s| same(s, true));
-    let next = next.filter(|s| same(s, false));
-    let anchored = |s: &Stmt| s.anchored.map(|f| (f, true));
-    let resolved = |s: &Stmt| s.frame.map(|f| (f.0, false));
-    prev.and_then(anchored)
-        .or_else(|| next.and_then(anchored))
-        .or_else(|| prev.and_then(resolved))
-}
-
-/// Of the frames a line ran in, the one that fits the context best: each candidate's layer
-/// indices are replaced by the context's where the paths agree (`layers.0.attn` in the context of
-/// `layers.5.mlp` is `layers.5.attn`), then the longest shared prefix wins.
-fn choose(cands: &[ModId], ctx: &[ModId], paths: &mut Paths) -> ModId {
-    // (shared depth, earlier context, unchanged candidate): bigger is better.
-    type Key = (usize, std::cmp::Reverse<usize>, usize);
-    let mut best: Option<(Key, ModId)> = None;
-    for (xi, &x) in ctx.iter().enumerate() {
-        for &c in cands {
-            let filled = fill(c, x, paths);
-            let key = (
-                shared(filled, x, paths),
-                std::cmp::Reverse(xi),
-                usize::from(filled == c),
-            );
-            if best.is_none_or(|(k, _)| key > k) {
-                best = Some((key, filled));
-            }
-        }
-    }
-    best.map_or_else(|| cands.first().copied().unwrap_or(ROOT), |b| b.1)
-}
-
-fn fill(c: ModId, x: ModId, paths: &mut Paths) -> ModId {
-    let cs: Vec<String> = paths.segments(c).iter().map(|s| s.to_string()).collect();
-    let xs: Vec<String> = paths.segments(x).iter().map(|s| s.to_string()).collect();
-    let mut out: Vec<String> = Vec::with_capacity(cs.len());
-    for (i, seg) in cs.iter().enumerate() {
-        let agree = i < xs.len() && out[..] == xs[..i];
-        if agree && is_index(seg) && is_index(&xs[i]) {
-            out.push(xs[i].clone());
-        } else {
-            out.push(seg.clone());
-        }
-    }
-    paths.intern_segments(&out)
-}
-
-fn shared(a: ModId, b: ModId, paths: &Paths) -> usize {
-    paths.depth(paths.common(a, b))
-}
-
-fn is_index(s: &str) -> bool {
-    !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn mentions_needs_a_whole_name() {
-        assert!(mentions("return self.weight * x", "weight"));
-        assert!(!mentions("return self.weight_g * x", "weight"));
-        assert!(!mentions("return other.self.weight", "weight"));
-        assert!(mentions("cos = self.cos_cached[:T]", "cos_cached"));
-    }
-
-    #[test]
-    fn called_names_are_method_calls_on_self() {
-        assert_eq!(
-            called_names("return self.lm_head(self.ln_f(x)) + self.bias"),
-            ["lm_head", "ln_f"]
-        );
-    }
-
-    #[test]
-    fn choose_moves_a_frame_to_the_context_layer() {
-        let mut p = Paths::default();
-        let a0 = p.intern("layers.0.attn");
-        let n0 = p.intern("layers.0.norm");
-        let ctx = p.intern("layers.5.attn.q_proj");
-        let got = choose(&[a0, n0], &[ctx], &mut p);
-        assert_eq!(p.path(got), "layers.5.attn");
-    }
+/// The commonest, the first seen on a tie.
+pub fn commonest(counts: &[(ModId, usize)]) -> Option<ModId> {
+    let best = counts.iter().map(|c| c.1).max()?;
+    counts.iter().find(|c| c.1 == best).map(|c| c.0)
 }

@@ -11,73 +11,107 @@
 //! 1. **Parameters and buffers.** A Dynamo placeholder is named after the attribute path Dynamo
 //!    read it from: `L_self_modules_layers_modules_3_modules_attn_modules_q_proj_parameters_weight_`
 //!    is `self.layers[3].attn.q_proj.weight`, so its owner is `layers.3.attn.q_proj`
-//!    ([`params::decode`]). A flattened segment (`self_attn_rotary_emb`, a buffer read through a
+//!    ([`params::decode`]; the compiled module is `L_args_0_` when a decorator passed it on
+//!    through `*args`). A flattened segment (`self_attn_rotary_emb`, a buffer read through a
 //!    plain attribute) is split where a known sibling module's name ends. AOT Autograd lifts the
 //!    same inputs in the same order: `primals_k` (training) and `argk_1` (inference) are Dynamo
 //!    placeholder k-1 and k; the mapping is kept only where the annotated shapes agree, so a
 //!    graph from another model maps nothing rather than something wrong. `get_attr` nodes name
 //!    their tensor's path directly.
-//! 2. **Weight anchors.** A node computed from one module's weights only (`t(w)`, `w.to(bf16)`)
-//!    is that module's, and so is a node that consumes such a value (`mm(x, t)`,
+//! 2. **Weight anchors** (`anchors.rs`). A node computed from one module's weights only (`t(w)`,
+//!    `w.to(bf16)`) is that module's, and so is a node that consumes such a value (`mm(x, t)`,
 //!    `embedding(w, ids)`, `native_layer_norm(x, …, w, b)` and its `getitem`s): a module's
-//!    weights are used by its own forward only (tied weights are the exception: the second user
-//!    is placed in the first owner). `F.linear` decomposes into `view(x)` → `mm`/`addmm` →
-//!    `_unsafe_view`: the flattening view whose only user is that matmul, and the
-//!    `_unsafe_view` after it, join the matmul's module.
+//!    weights are used by its own forward only. Of two modules' weights on one node (a tied
+//!    weight and its user's bias), the one the line names wins. `F.linear` decomposes into
+//!    `view(x)` → `mm`/`addmm` → `_unsafe_view`: the flattening view whose only user is that
+//!    matmul, and the `_unsafe_view` after it, join the matmul's module. A norm a decomposition
+//!    table split (`var_mean`, `rsqrt`, `sub`, `mul`) reads its weight last: the norm arithmetic
+//!    under the same line that feeds only the norm's weighted nodes is the norm's.
 //! 3. **Statements and frames.** Nodes under one source comment come from one source line run
 //!    once, in one module's forward (its *frame*). For a statement with anchored nodes, the frame
 //!    is the anchor's module when the code reads one of that module's own attributes
-//!    (`return self.weight * x`: the line is in the module's forward), else its parent
-//!    (`q = self.q_proj(x).view(…)`: torch's own modules have no comment of their own, so the
-//!    caller's line is printed over their nodes). The other nodes of the statement (the
-//!    `.view`, the residual `+`) are the frame's.
-//! 4. **Statements without weights** take, in this order: the frame of the statement just
-//!    before or after when it is the same function a few lines on and has weights (the first
-//!    lines of an RMSNorm before `self.weight * …`); the frame the same source line ran in
-//!    elsewhere (the same line in another layer, or in the forward for the backward), moved to
-//!    the layer of what the statement reads (`layers.0.attn` read from `layers.5.…` is
-//!    `layers.5.attn`): layers repeat, so one anchored layer teaches every other; the frame of
-//!    the same function's neighbour statement; the common module of what it reads (a helper
-//!    like `rotate_half(q)` runs in its caller's module).
-//! 5. **Nodes without a comment** (made by a pass, or a dump without stack traces) take the
-//!    module of the nodes they feed when those agree, else the common module of their inputs.
-//! 6. **From pass to pass.** A node keeps its module while its name lives (passes rename
+//!    (`return self.weight * x`: the line is in the module's forward), its parent when the code
+//!    names it (`q = self.q_proj(x).view(…)`: torch's own modules have no comment of their own,
+//!    so the caller's line is printed over their nodes; `self.experts[i](x)`: the list's
+//!    parent), and the anchor itself in a helper handed the weights (`_grouped_mm(x, w)`). A
+//!    weight the code does not name is tied to another module's (`self.lm_head(x)` reading the
+//!    embedding's) and says nothing of the frame.
+//! 4. **Runs** (`runs.rs`): the statements one call of one function made. A statement continues
+//!    the open call of its file and function when its line comes after, not far on, the call
+//!    did not `return`, they share a value, and the line is not known to run in another kind of
+//!    module; calls of one function nest (an MoE block's loop around an expert's `forward`).
+//!    Helpers calling helpers are one run. A run whose anchored statements agree on a frame
+//!    gives it to its others (the first lines of an RMSNorm before `self.weight * …`).
+//! 5. **Statements without weights** take, in this order: their run's frame; the parent of the
+//!    modules their line calls (`x = x + self.attn(self.norm(x))`); for a helper (any function
+//!    but a `forward`: `apply_rotary_pos_emb`, `sdpa_attention_forward`, a cache's `update`),
+//!    the module that called it, from the statement before (`callers.rs`; a forward graph runs
+//!    in call order); the frame the same source line ran in elsewhere (the same line in another
+//!    layer, or in the forward for the backward), moved to the layer of what the statement reads
+//!    (`layers.0.attn` read from `layers.5.…` is `layers.5.attn`): layers repeat, so one
+//!    anchored layer teaches every other; the caller's module for a module's `forward` without
+//!    weights (an activation module); the common module of what it reads.
+//! 6. **Children without weights, or tied** (`children.rs`). A line that is one call of a child
+//!    no weight names (`x = self.dropout(x)`) puts its nodes in that child; a line that calls it
+//!    among other things gives it the nodes that do what such modules do (dropout,
+//!    activations). A tied weight's nodes go to the one child the line calls that no weight
+//!    names, under the root when nothing else on the line says where the line runs (the output
+//!    head shares the embedding's weight).
+//! 7. **Nodes without a comment** (made by a pass, or a dump without stack traces) take the
+//!    module of the nodes they feed when those agree, else the common module of their inputs;
+//!    the views AOT's partitioner adds at the forward's end to save for the backward are their
+//!    input's.
+//! 8. **From pass to pass.** A node keeps its module while its name lives (passes rename
 //!    nothing they keep). A node a pass creates takes the module of the node it replaces (the
-//!    node that fed its users in the previous pass and is gone), else rule 5 on its users, else
+//!    node that fed its users in the previous pass and is gone), else rule 7 on its users, else
 //!    its own evidence.
-//! 7. **Backward.** Its placeholders are the forward's: `primals_k` as in rule 1, saved
-//!    activations by name (`view_3`, `rsqrt_1`) with the module the forward's first pass gave
-//!    them, a saved `t(w)` still counting as a weight. Its statements carry the forward line
-//!    they differentiate, so the forward's frames of that line are the candidates (rule 4), and
-//!    the saved activations a statement reads pick the layer.
-//! 8. **Dynamo graph**: rules 2–5 on its own placeholders. **Inductor** `fx_graph_readable.py`
-//!    / `fx_graph_transformed.py` have no Dynamo graph beside them: only their source comments
-//!    and data flow speak (rules 3–5), and most nodes stay at the root with no confidence.
+//! 9. **Backward** (`backward.rs`). Its placeholders are the forward's: `primals_k` as in rule
+//!    1, saved activations by name (`view_3`, `rsqrt_1`) with the module the forward's first
+//!    pass gave them, a saved `t(w)` still counting as a weight. Its output `k` is the gradient
+//!    of forward input `k`: for a parameter, the nodes computing only that gradient are its
+//!    module's. Its statements carry the forward line they differentiate, so the forward's
+//!    frames of that line are the candidates (rule 5), and what the statement reads votes for
+//!    the layer (a saved activation twice). The gradient of a line that called one child is that
+//!    child's.
+//! 10. **Dynamo graph**: rules 2–7 on its own placeholders. **Inductor** `fx_graph_readable.py`
+//!     / `fx_graph_transformed.py` have no Dynamo graph beside them: only their source comments
+//!     and data flow speak (rules 3–7), and most nodes stay at the root with no confidence.
+//! 11. **No Dynamo graph** (a tree that kept only the pass dumps): nothing names the modules, but
+//!     the layers still repeat. The source lines that run the same number of times K (the
+//!     commonest such count, K ≥ 2) are one block's; each time the first of them comes round,
+//!     the next block starts. Their nodes are `layers.0` … `layers.K-1` (a backward runs them
+//!     last to first) with `Low` confidence: the attribute name is a guess, the grouping is not.
+//!     An input (weight, saved activation) whose users all lie in one block joins it.
 //!
-//! 9. **No Dynamo graph** (a tree that kept only the pass dumps): nothing names the modules, but
-//!    the layers still repeat. The source lines that run the same number of times K (the
-//!    commonest such count, K ≥ 2) are one block's; each time the first of them comes round,
-//!    the next block starts. Their nodes are `layers.0` … `layers.K-1` (a backward runs them
-//!    last to first) with `Low` confidence: the attribute name is a guess, the grouping is not.
-//!    An input (weight, saved activation) whose users all lie in one block joins it.
+//! [`Confidence`] says which rule placed a node: `High` weights (rules 1–2, 9's gradients),
+//! `Medium` a frame from weights, calls or the same line elsewhere (3–6, 9), `Low` a caller, a
+//! neighbour or data flow (5, 7–8), `None` nothing (the node is at the root because nothing says
+//! otherwise).
 //!
-//! [`Confidence`] says which rule placed a node: `High` weights (rules 1–2), `Medium` a frame
-//! from weights or from the same line elsewhere (3–4, 7), `Low` a neighbour or data flow
-//! (4–6), `None` nothing (the node is at the root because nothing says otherwise).
-//!
-//! Measured against torch's own `nn_module_stack` on three architectures, see
-//! `tests/it/modules.rs` and `tests/e2e/module_truth.py`.
+//! Measured against torch's own `nn_module_stack` on three models written here and nine
+//! `transformers` architectures, see `tests/it/modules.rs`, `tests/it/modules_hf.rs`,
+//! `tests/e2e/module_truth.py` and `tests/e2e/module_truth_hf.py`.
 
+mod anchors;
+mod backward;
+mod callers;
+mod children;
+mod code;
+mod frames;
 mod infer;
+mod ops;
 pub mod params;
 mod paths;
 mod repeat;
+mod runs;
+mod statements;
 mod tree;
 
 pub use tree::{ModuleEntry, ModuleTree};
 
 use crate::model::fx::{FxFile, FxGraph, OpKind};
-use infer::{Evidence, LocKey};
+use frames::LineFrames;
+use infer::Evidence;
 use params::ParamMap;
 use paths::{ModId, Paths, ROOT};
 use serde::Serialize;
@@ -194,7 +228,7 @@ pub fn infer_phase(input: &PhaseInput<'_>) -> PhaseModules {
 
     // A backward reads the forward's first graph: its nodes by name, and its frames by line.
     let mut by_name: HashMap<String, (ModId, bool)> = HashMap::new();
-    let mut frames: HashMap<LocKey, Vec<ModId>> = HashMap::new();
+    let mut frames = LineFrames::default();
     if let Some(fw) = input
         .forward
         .and_then(|f| f.first())
@@ -230,6 +264,16 @@ pub fn infer_phase(input: &PhaseInput<'_>) -> PhaseModules {
     }
     let have_forward = input.forward.is_some();
     let named = params.by_position.iter().any(Option::is_some);
+    // A backward returns one gradient per forward input, in order.
+    let grad_of: Vec<Option<ModId>> = if have_forward {
+        params
+            .by_position
+            .iter()
+            .map(|o| o.as_ref().map(|o| o.module))
+            .collect()
+    } else {
+        Vec::new()
+    };
 
     let mut passes = Vec::with_capacity(input.passes.len());
     let mut prev: Option<(&FxGraph, Vec<(ModId, Confidence)>)> = None;
@@ -243,6 +287,7 @@ pub fn infer_phase(input: &PhaseInput<'_>) -> PhaseModules {
             by_name: have_forward.then_some(&by_name),
             frames: have_forward.then_some(&frames),
             attrs: Some(&attrs),
+            grad_of: &grad_of,
         };
         let mut own = infer::infer(g, &ev, &mut paths).modules;
         if !named {

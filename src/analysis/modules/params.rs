@@ -15,11 +15,16 @@ pub struct OwnedTensor {
 
 /// The owner of `L_self_modules_layers_modules_3_modules_attn_modules_q_proj_parameters_weight_`
 /// (or its alias `l_self_…`): (`["layers", "3", "attn", "q_proj"]`, `weight`). `None` for inputs
-/// that are not the model's (`L_x_`, `s77`).
+/// that are not the model's (`L_x_`, `s77`). The compiled module is `self`, or `args_0` when a
+/// decorator passed it on through `*args` (transformers' `@can_return_tuple`):
+/// `L_args_0_modules_model_modules_embed_tokens_parameters_weight_`.
 pub fn decode(name: &str) -> Option<(Vec<String>, String)> {
     let rest = name
-        .strip_prefix("L_self_")
-        .or_else(|| name.strip_prefix("l_self_"))?;
+        .strip_prefix("L_")
+        .or_else(|| name.strip_prefix("l_"))?;
+    let rest = ["self_", "args_0_"]
+        .iter()
+        .find_map(|root| rest.strip_prefix(root))?;
     let rest = rest.strip_suffix('_').unwrap_or(rest);
     // The owner part ends where the last `parameters_`/`buffers_` starts.
     let (owner, attr) = ["parameters_", "buffers_"].iter().find_map(|kind| {
@@ -169,6 +174,12 @@ mod tests {
         let (s, a) = decode("L_self_parameters_pos_emb_").unwrap();
         assert!(s.is_empty());
         assert_eq!(a, "pos_emb");
+        let (s, a) =
+            decode("L_args_0_modules_model_modules_layers_modules_1_modules_mlp_parameters_w_")
+                .unwrap();
+        assert_eq!(s, ["model", "layers", "1", "mlp"]);
+        assert_eq!(a, "w");
+        assert_eq!(decode("L_args_1_modules_m_parameters_w_"), None);
         assert_eq!(decode("L_x_"), None);
         assert_eq!(decode("L_input_ids_"), None);
         assert_eq!(decode("s77"), None);

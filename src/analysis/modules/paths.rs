@@ -40,6 +40,15 @@ impl Paths {
         id
     }
 
+    /// `f.y` (`y` under the root).
+    pub fn child(&mut self, f: ModId, y: &str) -> ModId {
+        let path = match self.path(f) {
+            "" => y.to_string(),
+            p => format!("{p}.{y}"),
+        };
+        self.intern(&path)
+    }
+
     pub fn intern_segments(&mut self, segs: &[String]) -> ModId {
         self.intern(&segs.join("."))
     }

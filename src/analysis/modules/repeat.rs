@@ -7,7 +7,8 @@
 //! last to first); what comes before the first and after the last is the root's.
 
 use super::Confidence;
-use super::infer::{LocKey, is_compute};
+use super::frames::LocKey;
+use super::ops::is_compute;
 use crate::model::fx::FxGraph;
 use std::collections::HashMap;
 

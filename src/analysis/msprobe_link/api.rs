@@ -20,12 +20,18 @@ pub(super) struct Inside<'a> {
 /// and among those made from the same source line (`stack.json`).
 pub(super) struct Calls {
     in_module: HashMap<usize, u32>,
-    at_line: HashMap<usize, u32>,
+    /// (k, of n): the entry is the k-th of n calls of its API from its source line.
+    at_line: HashMap<usize, (u32, u32)>,
 }
 
 impl Calls {
     /// `parents`: each entry's parent module call from construct.json, where known.
-    pub(super) fn of(step: &MsprobeStep, backward: bool, parents: &[Option<usize>]) -> Calls {
+    pub(super) fn of(
+        step: &MsprobeStep,
+        backward: bool,
+        parents: &[Option<usize>],
+        sources: &[Option<&StackFrame>],
+    ) -> Calls {
         let mut seen: HashMap<(Option<usize>, &str, &str), u32> = HashMap::new();
         let mut seen_line: HashMap<(&str, u32, &str, &str), u32> = HashMap::new();
         let mut inside = None;
@@ -44,15 +50,24 @@ impl Calls {
                     let k = seen.entry((here, prefix, op)).or_default();
                     in_module.insert(i, *k);
                     *k += 1;
-                    if let Some(f) = step.source_of(i) {
-                        let k = seen_line.entry((&f.file, f.line, prefix, op)).or_default();
-                        at_line.insert(i, *k);
+                    if let Some(f) = sources.get(i).copied().flatten() {
+                        let k = seen_line
+                            .entry((f.file.as_str(), f.line, prefix.as_str(), op.as_str()))
+                            .or_default();
+                        at_line.insert(
+                            i,
+                            (*k, (f.file.as_str(), f.line, prefix.as_str(), op.as_str())),
+                        );
                         *k += 1;
                     }
                 }
                 _ => {}
             }
         }
+        let at_line = at_line
+            .into_iter()
+            .map(|(i, (k, line))| (i, (k, seen_line[&line])))
+            .collect();
         Calls { in_module, at_line }
     }
 }
@@ -182,7 +197,9 @@ fn same_line(ctx: &Ctx, i: usize, f: &StackFrame) -> bool {
         return false;
     };
     let base = |p: &str| p.rsplit(['/', '\\']).next().unwrap_or("").to_string();
-    !s.backward_of && s.line == f.line && (s.file == f.file || base(&s.file) == base(&f.file))
+    s.backward_of == ctx.backward
+        && s.line == f.line
+        && (s.file == f.file || base(&s.file) == base(&f.file))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -248,13 +265,26 @@ pub(super) fn link(
     // The line that made the call (stack.json) is the line the graph's nodes cite: the k-th
     // call of this API from that line is the k-th such node there (a loop over layers runs it
     // once per layer).
-    if let (Some(f), Some(&k)) = (src, calls.at_line.get(&entry)) {
+    // In a backward graph one call's gradient may take several nodes of the op: the k-th
+    // share of them, the one holding the entry's output type first.
+    if let (Some(f), Some(&(k, of))) = (src, calls.at_line.get(&entry)) {
         let here: Vec<usize> = cands
             .iter()
             .copied()
             .filter(|&i| same_line(ctx, i, f))
             .collect();
-        if let Some(&i) = here.get(k as usize) {
+        let part = chunk(&here, of, k);
+        let typed = out0.and_then(|t| {
+            part.iter()
+                .copied()
+                .find(|&i| same_type(ctx.node(reshaped(ctx, i, t)).tensor(), t))
+        });
+        let pick = if here.len() == of as usize {
+            here.get(k as usize).copied()
+        } else {
+            typed.or(part.first().copied())
+        };
+        if let Some(i) = pick {
             return set(
                 l,
                 i,

@@ -25,6 +25,7 @@ mod module_call;
 
 use crate::analysis::modules::Confidence;
 use crate::model::fx::{FxGraph, FxNode, OpKind, TensorType};
+use crate::model::msprobe::StackFrame;
 use crate::model::tensor::{MsprobeCall, MsprobeStep, MsprobeTensor};
 use serde::Serialize;
 use std::cell::RefCell;
@@ -129,7 +130,8 @@ impl StepLinks {
 /// Links every entry of `step` to a node of `graph`. `modules[i]` is the dotted module of
 /// `graph.nodes[i]` (`""`: the root, or unknown); `backward` says which entries the graph runs.
 pub fn link(graph: &FxGraph, modules: &[&str], step: &MsprobeStep, backward: bool) -> StepLinks {
-    let ctx = Ctx::new(graph, modules);
+    let mut ctx = Ctx::new(graph, modules);
+    ctx.backward = backward;
     let mut out = StepLinks {
         step: step.step,
         who: step.who.clone(),
@@ -139,7 +141,8 @@ pub fn link(graph: &FxGraph, modules: &[&str], step: &MsprobeStep, backward: boo
     let mut inside: Option<(usize, String)> = None;
     let module_calls = module_call::Calls::of(step, backward);
     let parents = parent_modules(step);
-    let api_calls = api::Calls::of(step, backward, &parents);
+    let sources = call_sites(step);
+    let api_calls = api::Calls::of(step, backward, &parents, &sources);
     for (i, e) in step.entries.iter().enumerate() {
         let mut l = Link {
             entry: i,
@@ -193,7 +196,7 @@ pub fn link(graph: &FxGraph, modules: &[&str], step: &MsprobeStep, backward: boo
                         calls: module_calls.count(p),
                         call: module_calls.call_of(*k),
                     });
-                let src = step.source_of(i);
+                let src = sources[i];
                 let out0 = e.tensors.iter().find(|t| t.slot.starts_with("output"));
                 api::link(&ctx, prefix, op, *n, at, &api_calls, src, out0, i, &mut l);
             }
@@ -214,6 +217,26 @@ pub fn link(graph: &FxGraph, modules: &[&str], step: &MsprobeStep, backward: boo
         out.links.push(l);
     }
     out
+}
+
+/// Each entry's call site: its own stack's user frame; a backward call has no stack, so its
+/// forward call's (`….3.backward` → `….3.forward`), which the backward graph's
+/// `Backward of forward node` comments cite.
+fn call_sites(step: &MsprobeStep) -> Vec<Option<&StackFrame>> {
+    let by_key: HashMap<&str, usize> = step
+        .entries
+        .iter()
+        .enumerate()
+        .map(|(i, e)| (e.key.as_str(), i))
+        .collect();
+    (0..step.entries.len())
+        .map(|i| {
+            step.source_of(i).or_else(|| {
+                let fwd = step.entries[i].key.strip_suffix(".backward")?;
+                step.source_of(*by_key.get(format!("{fwd}.forward").as_str())?)
+            })
+        })
+        .collect()
 }
 
 /// Each entry's parent module call (construct.json), as an entry index.
@@ -246,6 +269,8 @@ fn root_path(p: &str) -> &str {
 /// an aten-level dump has an entry per call, so nothing is a walk of the whole graph per entry.
 struct Ctx<'a> {
     graph: &'a FxGraph,
+    /// The graph is a backward graph (its source comments are `Backward of forward node`).
+    backward: bool,
     modules: &'a [&'a str],
     /// `call_function` nodes by module path, in graph order.
     by_module: HashMap<&'a str, Vec<usize>>,
@@ -274,6 +299,7 @@ impl<'a> Ctx<'a> {
         }
         Ctx {
             graph,
+            backward: false,
             modules,
             by_module,
             by_target,

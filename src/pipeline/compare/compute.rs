@@ -18,7 +18,7 @@ pub struct Computed {
 
 /// Opens a dumped tensor: `.pt` through the pickle reader (never executing it), else `.npy`.
 pub fn open_tensor(path: &Path) -> Result<NpyArray, String> {
-    crate::sources::tensor_file::open(path)
+    crate::sources::tensor_file::open(path).map_err(|e| e.to_string())
 }
 
 fn read(side: &str, path: &Path) -> Result<NpyArray, String> {

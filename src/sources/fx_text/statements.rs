@@ -69,12 +69,72 @@ impl Parser {
                 self.assignment(g, no, name, Some(ann), &mut sc, may_be_cut)
             }
             Some(b',') => self.tuple_assignment(g, no, stmt),
+            Some(b'[') => self.setitem(g, no, name, &mut sc),
             _ if sc.eat_assign() => self.assignment(g, no, name, None, &mut sc, may_be_cut),
             _ => match aug_op(&mut sc) {
                 Some(target) => self.inplace(g, no, name, target, &mut sc),
                 None => Err("not an FX statement".into()),
             },
         }
+    }
+
+    /// `x[i] = v;  setitem = x`: FX's rendering of `operator.setitem(x, i, v)`, a node named
+    /// by the alias that follows it on the same line.
+    fn setitem(&mut self, g: usize, no: usize, obj: &str, sc: &mut Scan<'_>) -> PResult<()> {
+        sc.bump();
+        self.refs.clear();
+        let b = &self.graphs[g];
+        let args = {
+            let mut cx = ArgCx {
+                names: &b.graph.by_name,
+                refs: &mut self.refs,
+            };
+            let o = cx.name_arg(obj);
+            let index = cx.subscript(sc)?;
+            sc.ws();
+            if !sc.eat_assign() {
+                return Err("expected `=` after a subscript".into());
+            }
+            sc.ws();
+            let value = cx.primary(sc, 1)?;
+            vec![o, index, value]
+        };
+        sc.ws();
+        if !sc.eat(b';') {
+            return Err("a subscript assignment without the node that names it".into());
+        }
+        sc.ws();
+        let name = sc.ident().ok_or("expected the setitem node's name")?;
+        sc.ws();
+        if !sc.eat_assign() {
+            return Err("expected `=` after the setitem node's name".into());
+        }
+        sc.ws();
+        if sc.ident() != Some(obj) || !sc.at_stmt_end() {
+            return Err("the setitem node must name the assigned object".into());
+        }
+        let b = &mut self.graphs[g];
+        if b.graph.by_name.contains_key(name) {
+            return Err(format!("`{name}` is defined twice").into());
+        }
+        let source = b.source.clone();
+        b.body_started = true;
+        b.push_node(
+            annotated(
+                FxNode::new(
+                    name.to_string(),
+                    OpKind::CallFunction,
+                    "operator.setitem".into(),
+                    args,
+                    Vec::new(),
+                    no,
+                ),
+                None,
+                source,
+            ),
+            &self.refs,
+        );
+        Ok(())
     }
 
     pub(super) fn assignment(

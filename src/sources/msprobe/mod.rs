@@ -243,7 +243,11 @@ pub fn parse_key(key: &str) -> Option<MsprobeCall> {
 fn walk(v: &Value, slot: &str, out: &mut Vec<MsprobeTensor>, skipped: &mut Vec<String>, key: &str) {
     match v {
         Value::Object(o) if o.contains_key("type") => {
-            if o.get("type").and_then(Value::as_str) != Some("torch.Tensor") {
+            // `mindspore.Tensor` on MindSpore (its dump processor's own word).
+            if !matches!(
+                o.get("type").and_then(Value::as_str),
+                Some("torch.Tensor" | "mindspore.Tensor")
+            ) {
                 return; // scalars, None, strings: nothing to show as a tensor
             }
             // A bool tensor's Max and Min are `true`/`false`.

@@ -31,18 +31,30 @@ pub struct Envelope {
     pub payload_md5: Option<String>,
 }
 
+/// Why a line is not a record's header.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BadHeader {
+    #[error("no glog prefix (`V1129 11:47:18.429000 PID file:line] `)")]
+    NoPrefix,
+    #[error("the metadata is not a JSON object")]
+    NotAnObject,
+    #[error("the metadata is not valid JSON ({0})")]
+    NotJson(String),
+    #[error("the metadata names no event kind")]
+    NoKind,
+}
+
 /// Splits a header line; `Err` says what is wrong with it.
-pub fn parse(line: &str) -> Result<Envelope, String> {
-    let (prefix, json) =
-        split_prefix(line).ok_or("no glog prefix (`V1129 11:47:18.429000 PID file:line] `)")?;
+pub fn parse(line: &str) -> Result<Envelope, BadHeader> {
+    let (prefix, json) = split_prefix(line).ok_or(BadHeader::NoPrefix)?;
     let pid = prefix
         .split_ascii_whitespace()
         .nth(2)
         .and_then(|p| p.parse().ok());
     let mut obj: Map<String, Value> = match serde_json::from_str(json) {
         Ok(Value::Object(o)) => o,
-        Ok(_) => return Err("the metadata is not a JSON object".into()),
-        Err(e) => return Err(format!("the metadata is not valid JSON ({e})")),
+        Ok(_) => return Err(BadHeader::NotAnObject),
+        Err(e) => return Err(BadHeader::NotJson(e.to_string())),
     };
     let num = |obj: &Map<String, Value>, k: &str| {
         obj.get(k)
@@ -64,7 +76,7 @@ pub fn parse(line: &str) -> Result<Envelope, String> {
         .keys()
         .find(|k| !META.contains(&k.as_str()))
         .cloned()
-        .ok_or("the metadata names no event kind")?;
+        .ok_or(BadHeader::NoKind)?;
     let meta = obj.remove(&kind).unwrap_or(Value::Null);
     Ok(Envelope {
         pid,

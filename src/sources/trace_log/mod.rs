@@ -96,7 +96,7 @@ pub fn parse(mut reader: impl BufRead) -> std::io::Result<CompileTrace> {
             }
             Err(why) => {
                 last_header_ok = false;
-                st.problem(lineno, why)
+                st.problem(lineno, why.to_string())
             }
         }
     }
@@ -261,7 +261,7 @@ impl State {
             }
             "chromium_event" => {
                 if let Err(e) = self.spans.add(&payload) {
-                    self.problem(line, e);
+                    self.problem(line, e.to_string());
                 }
                 return;
             }

@@ -31,11 +31,15 @@ pub struct SpanBuilder {
     pub unmatched_ends: usize,
 }
 
+/// A `chromium_event` payload that is not a trace event.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("chromium_event: {0}")]
+pub struct NotAnEvent(pub String);
+
 impl SpanBuilder {
     /// Adds one event's JSON payload; `Err` says why it was not an event.
-    pub fn add(&mut self, payload: &str) -> Result<(), String> {
-        let ev: Event =
-            serde_json::from_str(payload).map_err(|e| format!("chromium_event: {e}"))?;
+    pub fn add(&mut self, payload: &str) -> Result<(), NotAnEvent> {
+        let ev: Event = serde_json::from_str(payload).map_err(|e| NotAnEvent(e.to_string()))?;
         let id = |v: &Option<serde_json::Value>| match v {
             Some(serde_json::Value::String(s)) => s.clone(),
             Some(v) => v.to_string(),

@@ -21,9 +21,19 @@ pub struct Tints {
 #[derive(Default)]
 pub struct DataOverlay {
     pub stat: Option<OverlayStat>,
+    /// Colour by each node's error against the golden run instead (when one is attached).
+    pub vs_golden: bool,
     /// The dump step shown (default: the last).
     pub step: Option<u32>,
     cache: Option<(Key, Arc<Tints>)>,
+    /// The golden fills, with the comparison and pass they were made for (held, so their
+    /// addresses cannot be reused by others while compared).
+    #[allow(clippy::type_complexity)]
+    golden_cache: Option<(
+        Arc<crate::analysis::accuracy::Comparison>,
+        Arc<crate::model::fx::FxFile>,
+        Arc<Tints>,
+    )>,
     generation: u64,
 }
 
@@ -41,8 +51,13 @@ struct Key {
 pub use crate::ui::palette::{CLEAN, INF, NAN};
 use crate::ui::palette::{RAMP_HIGH as HIGH, RAMP_LOW as LOW};
 
-/// The overlay's controls for the toolbar: shown only when the run has a data dump.
+/// The overlay's controls for the toolbar: shown only when the run has a data dump or a golden.
 pub fn controls(app: &App, st: &mut DataOverlay, ui: &mut egui::Ui) {
+    if app.accuracy.comparison().is_some() {
+        ui.separator();
+        ui.checkbox(&mut st.vs_golden, "error vs golden")
+            .on_hover_text("Colour nodes by how far their output is from the golden run's");
+    }
     let Some((_, g)) = matched(app) else { return };
     ui.separator();
     egui::ComboBox::from_label("Colour by data")
@@ -80,6 +95,9 @@ fn matched(app: &App) -> Option<(u32, &crate::model::tensor::GraphDump)> {
 
 /// The fills for the pass on screen, recomputed only when something they depend on changed.
 pub fn tints(app: &mut App, st: &mut DataOverlay) -> Option<Arc<Tints>> {
+    if st.vs_golden {
+        return golden_tints(app, st);
+    }
     let stat = st.stat?;
     let (rank, graph, step) = {
         let (rank, g) = matched(app)?;
@@ -161,6 +179,66 @@ pub fn tints(app: &mut App, st: &mut DataOverlay) -> Option<Arc<Tints>> {
     });
     st.cache = Some((key, tints.clone()));
     Some(tints)
+}
+
+/// Each node's error against the golden (fxray's ‖t − g‖ / ‖g‖ of its worst output), on a log
+/// ramp; nodes only one side has in the divergence colour, whatever their error.
+fn golden_tints(app: &App, st: &mut DataOverlay) -> Option<Arc<Tints>> {
+    let c = app.accuracy.comparison()?.clone();
+    let file = app.phase.as_ref()?.current_file()?.clone();
+    if let Some((kc, kf, t)) = &st.golden_cache
+        && Arc::ptr_eq(kc, &c)
+        && Arc::ptr_eq(kf, &file)
+    {
+        return Some(t.clone());
+    }
+    let g = file.graphs.first()?;
+    let mut levels: HashMap<String, Option<f64>> = HashMap::new();
+    for n in &g.nodes {
+        if c.unpaired_of(&n.name).next().is_some() {
+            levels.insert(n.name.clone(), None);
+        } else if let Some(e) = c.node_error(&n.name) {
+            levels.insert(n.name.clone(), Some(e));
+        }
+    }
+    let values: Vec<f64> = levels
+        .values()
+        .flatten()
+        .copied()
+        .filter(|v| v.is_finite())
+        .collect();
+    let by_name = levels
+        .iter()
+        .map(|(name, e)| {
+            let colour = match e {
+                None => crate::ui::palette::UNPAIRED,
+                Some(v) if !v.is_finite() => NAN,
+                Some(v) => ramp(overlay::scale(*v, values.iter().copied())),
+            };
+            (name.clone(), colour)
+        })
+        .collect();
+    let unpaired = levels.values().filter(|e| e.is_none()).count();
+    let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let legend = if values.is_empty() {
+        format!(
+            "error vs golden: no node of this pass is paired; {unpaired} only one side has (red)"
+        )
+    } else {
+        format!(
+            "error vs golden: ‖t−g‖/‖g‖ from {lo:.2e} (blue) to {hi:.2e} (yellow), log scale; \
+             {unpaired} node(s) only one side has (red); NaN/Inf apart (magenta)"
+        )
+    };
+    st.generation += 1;
+    let t = Arc::new(Tints {
+        generation: st.generation,
+        by_name,
+        legend,
+    });
+    st.golden_cache = Some((c, file, t.clone()));
+    Some(t)
 }
 
 fn ramp(f: f64) -> Color32 {

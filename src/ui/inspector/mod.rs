@@ -19,6 +19,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Weak};
 
 mod args;
+mod golden;
 mod history;
 mod msprobe_source;
 mod node;
@@ -66,6 +67,7 @@ pub fn show(
     tensors: &mut TensorPanelState,
     ui: &mut egui::Ui,
     show_code: &mut bool,
+    pick_golden: &mut bool,
 ) {
     let Some(ph) = &app.phase else {
         nothing_open(app, ui);
@@ -87,6 +89,7 @@ pub fn show(
                 msprobe_source::show(ui, &app.tensors, &node.name);
             }
             tensor_action = tensor_panel::show(&app.tensors, ph, tensors, ui);
+            *pick_golden = golden::show(&app.accuracy, ph.selected.as_deref(), ui);
         });
     if let Some(a) = tensor_action {
         tensor_panel::apply(app, tensors, a);

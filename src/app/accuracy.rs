@@ -1,0 +1,135 @@
+//! Accuracy compare in the window (issue 23): the open run put beside its golden run. The
+//! golden is a dump folder, an msprobe dump, a run folder holding one, an archive, or msprobe's
+//! own `compare_result_*.csv`; the compare runs in a job (`pipeline::compare`) and its result
+//! colours the graph, fills the Accuracy tab and the inspector, and names the first divergence.
+
+use super::jobs::Apply;
+use super::{App, Loading, Nav};
+use crate::analysis::accuracy::Comparison;
+use crate::pipeline::compare::{self, Described, Options};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// What the app knows of the golden run.
+#[derive(Default)]
+pub struct AccuracyState {
+    /// The golden's path, once attached.
+    pub golden: Option<PathBuf>,
+    pub result: Loading<Arc<Comparison>>,
+    pub described: Option<Described>,
+    /// The step and rank compared (`None`: the dumps' first in common).
+    pub step: Option<u32>,
+    pub rank: Option<u32>,
+    /// Bumped on every request, so a slow older compare cannot overwrite a newer one.
+    request: u64,
+}
+
+impl AccuracyState {
+    pub fn comparison(&self) -> Option<&Arc<Comparison>> {
+        match &self.result {
+            Loading::Ready(c) => Some(c),
+            _ => None,
+        }
+    }
+}
+
+/// A finished compare, for request `request`.
+pub struct AccuracyMsg {
+    request: u64,
+    result: Result<(Comparison, Described), String>,
+}
+
+impl Apply for AccuracyMsg {
+    fn is_current(&self, app: &App) -> bool {
+        self.request == app.accuracy.request
+    }
+
+    fn apply(self, app: &mut App) {
+        match self.result {
+            Ok((c, d)) => {
+                app.accuracy.result = Loading::Ready(Arc::new(c));
+                app.accuracy.described = Some(d);
+            }
+            Err(e) => app.accuracy.result = Loading::Failed(e),
+        }
+    }
+}
+
+impl App {
+    /// Compares the open run with the golden at `golden`, at the accuracy state's step and rank,
+    /// linking msprobe calls to the pass on screen. Replaces any earlier compare.
+    pub fn compare_with_golden(&mut self, golden: &Path) {
+        let Some(ws) = &self.workspace else {
+            self.error = Some("open a run first, then compare it with its golden".into());
+            return;
+        };
+        let target = ws.index.root.clone();
+        let golden = golden.to_path_buf();
+        let a = &mut self.accuracy;
+        a.request += 1;
+        a.golden = Some(golden.clone());
+        a.result = Loading::Loading;
+        a.described = None;
+        let request = a.request;
+        let options = Options {
+            step: a.step,
+            rank: a.rank,
+            graph: self
+                .phase
+                .as_ref()
+                .and_then(|p| p.current_path())
+                .map(Path::to_path_buf),
+        };
+        self.jobs.spawn(move |out| {
+            let result = if compare::is_compare_csv(&golden) {
+                compare::open_csv(&golden).map(|c| {
+                    let d = Described {
+                        target: "msprobe's compare".into(),
+                        golden: golden.display().to_string(),
+                    };
+                    (c, d)
+                })
+            } else {
+                compare::compare(&target, &golden, &options)
+            };
+            out.send(AccuracyMsg {
+                request,
+                result: result.map_err(|e| e.to_string()),
+            });
+        });
+    }
+
+    /// Sets the step compared, without comparing (tests set it before attaching a golden).
+    pub fn accuracy_step_for_test(&mut self, step: Option<u32>) {
+        self.accuracy.step = step;
+    }
+
+    /// Compares again at `step` / `rank` (the pickers act on both sides).
+    pub fn compare_at(&mut self, step: Option<u32>, rank: Option<u32>) {
+        self.accuracy.step = step;
+        self.accuracy.rank = rank;
+        if let Some(g) = self.accuracy.golden.clone() {
+            self.compare_with_golden(&g);
+        }
+    }
+
+    /// Selects the first node where the run parts from its golden, opening the boxes that hide
+    /// it; returns why it was chosen (`None` when nothing diverges or no node names it).
+    pub fn go_to_first_divergence(&mut self) -> Option<String> {
+        let c = self.accuracy.comparison()?.clone();
+        let d = c.first_divergence.as_ref()?;
+        if let Some(node) = &d.node {
+            self.reveal_node(node.clone());
+            self.nav.push(Nav::ShowTab("graph"));
+        }
+        Some(d.why.clone())
+    }
+
+    /// Forgets the golden run.
+    pub fn drop_golden(&mut self) {
+        self.accuracy = AccuracyState {
+            request: self.accuracy.request + 1,
+            ..AccuracyState::default()
+        };
+    }
+}

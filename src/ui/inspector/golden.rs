@@ -1,0 +1,144 @@
+//! The selected node beside its golden run (issue 23): each of its tensors on both sides,
+//! msprobe's metrics, the norm ratio and the error the node adds, and where the largest
+//! difference is; tensors only one side has are said.
+
+use crate::analysis::accuracy::{Level, Side, metrics::Metric, stats::Summary};
+use crate::app::Loading;
+use crate::app::accuracy::AccuracyState;
+use egui::RichText;
+
+/// Draws the section; true when the user asked to pick a golden.
+pub(super) fn show(acc: &AccuracyState, node: Option<&str>, ui: &mut egui::Ui) -> bool {
+    ui.separator();
+    let mut pick = false;
+    ui.horizontal(|ui| {
+        ui.strong("vs golden");
+        pick = ui
+            .small_button("Golden…")
+            .on_hover_text(
+                "compare this run with its golden run (a dump, an msprobe dump, a run folder)",
+            )
+            .clicked();
+    });
+    let c = match &acc.result {
+        Loading::Idle => {
+            ui.weak("No golden run attached.");
+            return pick;
+        }
+        Loading::Loading => {
+            crate::ui::loading::busy(ui, "comparing…");
+            return pick;
+        }
+        Loading::Failed(e) => {
+            ui.colored_label(ui.visuals().error_fg_color, e);
+            return pick;
+        }
+        Loading::Ready(c) => c,
+    };
+    let Some(node) = node else {
+        ui.weak("Select a node to see it beside the golden.");
+        return pick;
+    };
+    let mut any = false;
+    for p in c.pairs_of(node) {
+        any = true;
+        let colour = match p.result {
+            Level::Pass => crate::ui::palette::OK,
+            Level::Warning => ui.visuals().warn_fg_color,
+            Level::Error => ui.visuals().error_fg_color,
+        };
+        ui.horizontal_wrapped(|ui| {
+            ui.colored_label(colour, p.result.as_str());
+            ui.label(RichText::new(&p.slot).monospace());
+            if p.dtype == p.golden_dtype {
+                ui.weak(&p.dtype);
+            } else {
+                ui.weak(format!("{} (golden {})", p.dtype, p.golden_dtype));
+            }
+        });
+        egui::Grid::new(("golden_stats", &p.key))
+            .num_columns(3)
+            .show(ui, |ui| {
+                ui.weak("");
+                ui.weak("target");
+                ui.weak("golden");
+                ui.end_row();
+                let (t, g) = (p.target_summary.as_ref(), p.golden_summary.as_ref());
+                for (name, f) in [
+                    ("max", (|s: &Summary| s.max) as fn(&Summary) -> Option<f64>),
+                    ("min", |s| s.min),
+                    ("mean", |s| s.mean),
+                    ("norm", |s| s.norm),
+                ] {
+                    ui.label(name);
+                    ui.monospace(num(t.and_then(f)));
+                    ui.monospace(num(g.and_then(f)));
+                    ui.end_row();
+                }
+            });
+        egui::Grid::new(("golden_metrics", &p.key))
+            .num_columns(2)
+            .show(ui, |ui| {
+                if let Some(m) = &p.metrics {
+                    row(ui, "cosine", metric(m.cosine));
+                    row(ui, "MaxAbsErr", metric(m.max_abs_err));
+                    row(ui, "MaxRelativeErr", metric(m.max_rel_err));
+                    row(
+                        ui,
+                        "1‰ / 5‰ ratio",
+                        format!(
+                            "{} / {}",
+                            metric(m.one_thousandth_ratio),
+                            metric(m.five_thousandths_ratio)
+                        ),
+                    );
+                    if let (Some(at), Some((t, g))) = (&m.argmax, m.at_max) {
+                        row(ui, "largest |Δ| at", format!("{at:?}: {t:.6} vs {g:.6}"));
+                    }
+                }
+                row(
+                    ui,
+                    "norm ratio",
+                    p.norm_ratio.map_or("—".into(), |v| format!("{v:.5}")),
+                );
+                row(ui, "error", num(p.error));
+                row(ui, "added by this node", num(p.added_error));
+            });
+        if !p.reason.is_empty() {
+            ui.weak(&p.reason);
+        }
+    }
+    for (side, u) in c.unpaired_of(node) {
+        any = true;
+        let side = match side {
+            Side::Target => "target",
+            Side::Golden => "golden",
+        };
+        ui.colored_label(
+            crate::ui::palette::UNPAIRED,
+            format!("only in the {side}: {} ({})", u.key, u.dtype),
+        );
+    }
+    if !any {
+        ui.weak(format!("{node}: no dumped tensor paired with the golden."));
+    }
+    pick
+}
+
+fn row(ui: &mut egui::Ui, k: &str, v: String) {
+    ui.label(k);
+    ui.monospace(v);
+    ui.end_row();
+}
+
+fn metric(m: Metric) -> String {
+    match (m.value(), m.word()) {
+        (Some(v), _) => format!("{v:.6}"),
+        (None, Some(w)) => w.to_string(),
+        _ => "—".into(),
+    }
+}
+
+fn num(v: Option<f64>) -> String {
+    v.map_or("—".into(), |v| format!("{v:.4e}"))
+}

@@ -1,0 +1,220 @@
+"""Module truth on `transformers` architectures no one here wrote (issue 24, part 2).
+
+Each case is a `transformers` model built from a config with tiny sizes and random weights (no
+weights are downloaded: HF_HUB_OFFLINE=1), run for one training step (training mode, so dropout
+runs and there is a backward), compiled whole through module_truth.py's backend: the npugraph_ex
+layout, its real FX passes, and beside every graph `NNN_….modules.json` with each node's module
+from torch's own `nn_module_stack` / `fwd_nn_module_stack` (see module_truth.py).
+
+Cases (CASES below):
+- llama, qwen2 — RMSNorm, rotary attention with grouped k/v, SwiGLU MLP;
+- mixtral_fused — today's Mixtral: experts as 3-D weights run by `torch._grouped_mm`;
+- mixtral, qwen2_moe — experts in a `ModuleList` run in a Python loop (one `torch.where` per
+  expert). transformers 5 fused every such MoE into 3-D weights, so these two come from
+  transformers 4.46.3, the last release whose loop runs over `range(num_experts)` (later ones loop
+  over the experts hit, a data-dependent loop Dynamo cannot trace whole). It is imported from
+  $FXRAY_TRANSFORMERS_4 (default ~/.cache/fxray/transformers-4.46.3), installed there by
+      pip install --target ~/.cache/fxray/transformers-4.46.3 --no-deps transformers==4.46.3 \\
+          tokenizers==0.20.3 huggingface-hub==0.26.5 requests charset-normalizer idna urllib3 certifi
+- gpt2 — Conv1D and a fused qkv projection, tied head;
+- gpt2_decomposed — the same through Inductor's decomposition table, as Inductor's own graphs
+  hold it: every LayerNorm is `var_mean`, `rsqrt`, `sub`, `mul`, … of its own;
+- bert — post-residual LayerNorm, masked-LM head;
+- t5 — encoder–decoder, relative position bias, cross-attention.
+
+Usage: python module_truth_hf.py OUT_DIR [CASE ...]   (default: all)
+Paths inside the files are rewritten: this folder to /home/dev/models/gen/, the Python
+environment to /opt/venv/ and transformers 4.46.3's folder to /opt/transformers-4.46.3/.
+"""
+
+import os
+import subprocess
+import sys
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+import torch  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import module_truth  # noqa: E402  (the npugraph_ex writer, its passes and the truth)
+
+LEGACY = "4.46.3"
+LEGACY_DIR = os.environ.get(
+    "FXRAY_TRANSFORMERS_4", os.path.expanduser(f"~/.cache/fxray/transformers-{LEGACY}")
+)
+B, T, VOCAB = 2, 8, 64
+
+# A decoder's shared tiny sizes: 2 layers, 4 heads of 8, grouped k/v (2 heads).
+DECODER = dict(
+    vocab_size=VOCAB,
+    hidden_size=32,
+    intermediate_size=64,
+    num_hidden_layers=2,
+    num_attention_heads=4,
+    num_key_value_heads=2,
+    max_position_embeddings=64,
+)
+
+
+def causal_lm(tf, config_name, model_name, **extra):
+    config = getattr(tf, config_name)(**{**DECODER, **extra})
+    return getattr(tf, model_name)(config)
+
+
+def llama(tf):
+    return causal_lm(tf, "LlamaConfig", "LlamaForCausalLM")
+
+
+def qwen2(tf):
+    return causal_lm(tf, "Qwen2Config", "Qwen2ForCausalLM")
+
+
+def mixtral_fused(tf):
+    return causal_lm(
+        tf, "MixtralConfig", "MixtralForCausalLM", num_local_experts=4, num_experts_per_tok=2
+    )
+
+
+def mixtral(tf):
+    return causal_lm(
+        tf,
+        "MixtralConfig",
+        "MixtralForCausalLM",
+        intermediate_size=48,
+        num_local_experts=4,
+        num_experts_per_tok=2,
+    )
+
+
+def qwen2_moe(tf):
+    return causal_lm(
+        tf,
+        "Qwen2MoeConfig",
+        "Qwen2MoeForCausalLM",
+        moe_intermediate_size=24,
+        shared_expert_intermediate_size=48,
+        num_experts=4,
+        num_experts_per_tok=2,
+    )
+
+
+def gpt2(tf):
+    config = tf.GPT2Config(
+        vocab_size=VOCAB, n_positions=64, n_embd=32, n_layer=2, n_head=4, bos_token_id=0, eos_token_id=0
+    )
+    model = tf.GPT2LMHeadModel(config)
+    # `GPT2LMHeadModel` maps to no loss by its class name; the warning that says so once would
+    # break the graph.
+    model.loss_type = "ForCausalLM"
+    return model
+
+
+def bert(tf):
+    config = tf.BertConfig(
+        vocab_size=VOCAB,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=64,
+        max_position_embeddings=64,
+    )
+    return tf.BertForMaskedLM(config)
+
+
+def t5(tf):
+    config = tf.T5Config(
+        vocab_size=VOCAB,
+        d_model=32,
+        d_kv=8,
+        d_ff=64,
+        num_layers=2,
+        num_decoder_layers=2,
+        num_heads=4,
+        relative_attention_num_buckets=8,
+        relative_attention_max_distance=16,
+        decoder_start_token_id=0,
+        pad_token_id=0,
+    )
+    return tf.T5ForConditionalGeneration(config)
+
+
+# case → (model builder, the transformers version it needs: None for the installed one,
+# whether AOT Autograd lowers through Inductor's decompositions)
+CASES = {
+    "llama": (llama, None, False),
+    "qwen2": (qwen2, None, False),
+    "mixtral_fused": (mixtral_fused, None, False),
+    "mixtral": (mixtral, LEGACY, False),
+    "qwen2_moe": (qwen2_moe, LEGACY, False),
+    "gpt2": (gpt2, None, False),
+    "gpt2_decomposed": (gpt2, None, True),
+    "bert": (bert, None, False),
+    "t5": (t5, None, False),
+}
+
+
+def generate(out, case):
+    import transformers as tf
+
+    build, _, decomposed = CASES[case]
+    torch.manual_seed(0)
+    model = build(tf)
+    model.train()
+    ids = torch.randint(1, VOCAB, (B, T))
+    # A Python loop over the experts, each picking its tokens with `torch.where`: the token
+    # counts are data-dependent sizes, which Dynamo keeps in one graph only when told to.
+    torch._dynamo.config.capture_dynamic_output_shape_ops = True
+    torch._dynamo.config.capture_scalar_outputs = True
+    module_truth.REWRITES[:] = [
+        (HERE, module_truth.NEUTRAL),
+        (LEGACY_DIR, f"/opt/transformers-{LEGACY}"),
+        (sys.prefix, "/opt/venv"),
+    ]
+    decompositions = None
+    if decomposed:
+        from torch._inductor.decomposition import select_decomp_table
+
+        decompositions = select_decomp_table()
+    module_truth.train_step(
+        out, case, model, lambda m: m(input_ids=ids, labels=ids).loss, decompositions
+    )
+
+
+def run_legacy(out, case):
+    """A case for transformers 4.46.3: a child Python that imports it first."""
+    if not os.path.isfile(os.path.join(LEGACY_DIR, "transformers", "__init__.py")):
+        sys.exit(
+            f"{case} needs transformers {LEGACY} in {LEGACY_DIR} (set FXRAY_TRANSFORMERS_4 to "
+            "move it); install it with: pip install --target "
+            f"{LEGACY_DIR} --no-deps transformers=={LEGACY} tokenizers==0.20.3 "
+            "huggingface-hub==0.26.5 requests charset-normalizer idna urllib3 certifi"
+        )
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([LEGACY_DIR, os.environ.get("PYTHONPATH", "")]))
+    subprocess.run([sys.executable, os.path.abspath(__file__), "--here", out, case], env=env, check=True)
+
+
+def main():
+    args = sys.argv[1:]
+    here = args[:1] == ["--here"]
+    args = args[1:] if here else args
+    if not args:
+        sys.exit(__doc__)
+    out, cases = os.path.abspath(args[0]), args[1:] or list(CASES)
+    for case in cases:
+        if case not in CASES:
+            sys.exit(f"unknown case {case!r}; cases: {', '.join(CASES)}")
+        import transformers
+
+        legacy = CASES[case][1]
+        if legacy and not here and transformers.__version__ != legacy:
+            run_legacy(out, case)
+            continue
+        if legacy and transformers.__version__ != legacy:
+            sys.exit(f"{case}: transformers {transformers.__version__}, want {legacy}")
+        generate(out, case)
+
+
+if __name__ == "__main__":
+    main()
