@@ -8,9 +8,9 @@
 //!
 //! - a call whose inputs are within tolerance and an output is not is where the error starts;
 //! - a call whose *inputs* already differ, with nothing flagged before it, got the difference
-//!   from something the other side lacks: an op only one side runs (the extra `mul` of a scale
-//!   error, unpaired) is named; otherwise the call itself, with its input as the reason (a
-//!   graph input, a parameter, or an op neither dump holds).
+//!   from something the other side lacks: the nearest op before it that only one side runs (the
+//!   extra `mul` of a scale error, unpaired) is named; otherwise the call itself, with its input
+//!   as the reason (a graph input, a parameter, or an op neither dump holds).
 //!
 //! The added error of an output is its error minus the worst error among its call's inputs.
 
@@ -99,7 +99,6 @@ fn first(c: &Comparison, calls: &BTreeMap<usize, CallView>) -> Option<FirstDiver
     // Unpaired calls by order, each with its first tensor (an output if it has one).
     let extra_t = unpaired_calls(&c.unpaired_target);
     let extra_g = unpaired_calls(&c.unpaired_golden);
-    let (mut last_t, mut last_g): (Option<usize>, Option<usize>) = (None, None);
     for (&order, view) in calls {
         let w_in = worst(&c.pairs, &view.pairs, Role::Input, over);
         let w_out = worst(&c.pairs, &view.pairs, Role::Output, over);
@@ -107,15 +106,15 @@ fn first(c: &Comparison, calls: &BTreeMap<usize, CallView>) -> Option<FirstDiver
             && x > 1.0
         {
             let p = &c.pairs[i];
-            let between = |m: &BTreeMap<usize, &Unpaired>, from: Option<usize>, to: usize| {
-                m.range(from.map_or(0, |f| f + 1)..to)
-                    .next()
-                    .map(|(_, u)| (*u).clone())
+            // The nearest op before it that one side alone runs (a parallel branch may have
+            // run clean calls in between).
+            let before = |m: &BTreeMap<usize, &Unpaired>, to: usize| {
+                m.range(..to).next_back().map(|(_, u)| (*u).clone())
             };
-            if let Some(u) = between(&extra_t, last_t, order) {
+            if let Some(u) = before(&extra_t, order) {
                 return Some(extra_op(Side::Target, &u, p));
             }
-            if let Some(u) = between(&extra_g, last_g, view.golden_order) {
+            if let Some(u) = before(&extra_g, view.golden_order) {
                 return Some(extra_op(Side::Golden, &u, p));
             }
             return Some(FirstDivergence {
@@ -164,8 +163,6 @@ fn first(c: &Comparison, calls: &BTreeMap<usize, CallView>) -> Option<FirstDiver
                 pair: Some(i),
             });
         }
-        last_t = Some(order);
-        last_g = Some(view.golden_order);
     }
     None
 }
@@ -197,7 +194,7 @@ fn extra_op(side: Side, u: &Unpaired, next: &Pair) -> FirstDivergence {
         node: u.node.clone(),
         call: u.call.clone(),
         why: format!(
-            "{who} {}; right after it, {} of {} differs from the golden ({}){scale}",
+            "{who} {}; after it, {} of {} differs from the golden ({}){scale}",
             u.call,
             next.slot,
             next.call,
