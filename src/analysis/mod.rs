@@ -8,6 +8,7 @@ pub mod diff;
 pub mod export;
 pub mod export_svg;
 pub mod fold;
+pub mod graph_facts;
 pub mod layout;
 pub mod modules;
 pub mod msprobe_link;

@@ -4,54 +4,18 @@
 //!
 //! "Differs" is structural and blind to node names: a rank that took another branch renumbers
 //! every node after it (`view_3` becomes `view_4`) without the graphs differing past that
-//! branch. The [`fingerprint`] is the multiset of (node label, labels of its input nodes), a
+//! branch. The fingerprint (`graph_facts::fingerprint`) is the multiset of (node label, labels of its input nodes), a
 //! label being the op for placeholders, `get_attr` and output and the target otherwise.
 
-use super::summary::GraphFacts;
-use crate::model::fx::{FxFile, FxGraph, FxNode, OpKind};
+use super::graph_facts::GraphFacts;
 use crate::model::index::DebugIndex;
 use crate::model::launch::Launch;
 use serde::Serialize;
 use std::collections::HashMap;
-use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::{Path, PathBuf};
 
 /// The phase name of a model's Dynamo graph in the matrix.
 pub const DYNAMO: &str = "dynamo";
-
-/// Structural fingerprint of a graph file's top-level graph and its sub-graphs: each node
-/// hashed with its inputs' labels, the hashes sorted (a multiset: node order does not count).
-pub fn fingerprint(file: &FxFile) -> u64 {
-    let mut h = DefaultHasher::new();
-    for g in &file.graphs {
-        node_hashes(g).hash(&mut h);
-    }
-    h.finish()
-}
-
-fn node_hashes(g: &FxGraph) -> Vec<u64> {
-    let mut v: Vec<u64> = g
-        .nodes
-        .iter()
-        .map(|n| {
-            let mut h = DefaultHasher::new();
-            label(n).hash(&mut h);
-            for i in n.inputs.iter().filter_map(|&i| g.nodes.get(i)) {
-                label(i).hash(&mut h);
-            }
-            h.finish()
-        })
-        .collect();
-    v.sort_unstable();
-    v
-}
-
-fn label(n: &FxNode) -> &str {
-    match n.op {
-        OpKind::Placeholder | OpKind::GetAttr | OpKind::Output => n.op.as_str(),
-        _ => &n.target,
-    }
-}
 
 #[derive(Debug, Clone, Serialize)]
 pub struct RankMatrix {
@@ -301,26 +265,5 @@ mod tests {
         assert_eq!(majority_differs(&[(1, 7), (0, 5)]), vec![1]);
         assert_eq!(majority_differs(&[(0, 3), (1, 8), (2, 8)]), vec![0]);
         assert!(majority_differs(&[]).is_empty());
-    }
-
-    #[test]
-    fn fingerprint_ignores_names_and_order_but_not_wiring() {
-        let parse = |body: &str| {
-            let text = format!(
-                "class GraphModule(torch.nn.Module):\n    def forward(self, x: \"f32[4]\", y: \"f32[4]\"):\n{body}        return (r,)\n"
-            );
-            crate::sources::fx_text::parse_fx(&text)
-        };
-        let a = parse(
-            "        m: \"f32[4]\" = torch.ops.aten.mul.Tensor(x, y)\n        r: \"f32[4]\" = torch.ops.aten.relu.default(m)\n",
-        );
-        let renamed = parse(
-            "        mul_7: \"f32[4]\" = torch.ops.aten.mul.Tensor(x, y)\n        r: \"f32[4]\" = torch.ops.aten.relu.default(mul_7)\n",
-        );
-        let rewired = parse(
-            "        m: \"f32[4]\" = torch.ops.aten.mul.Tensor(x, y)\n        r: \"f32[4]\" = torch.ops.aten.relu.default(x)\n",
-        );
-        assert_eq!(fingerprint(&a), fingerprint(&renamed));
-        assert_ne!(fingerprint(&a), fingerprint(&rewired));
     }
 }

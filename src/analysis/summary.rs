@@ -1,78 +1,11 @@
 //! The summary of an index with per-graph facts: what `fxray summary` prints and what the run
 //! tree shows next to each entry.
 
-use crate::analysis::op_family::{self, OpFamily};
-use crate::model::fx::{FxFile, OpKind};
+use super::graph_facts::GraphFacts;
 use crate::model::index::*;
 use serde::Serialize;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-
-/// What is known of one graph file once parsed.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct GraphFacts {
-    /// Nodes of the top-level graph, placeholders and output included.
-    pub nodes: usize,
-    /// Nodes of nested sub-graphs (HOP branches).
-    pub subgraph_nodes: usize,
-    pub unparsed: usize,
-    /// Structure blind to node names (`analysis::ranks::fingerprint`): ranks compare by it.
-    #[serde(skip)]
-    pub fingerprint: u64,
-    /// File-level problems, and the reason the file could not be read.
-    pub problems: Vec<String>,
-    /// Top-level nodes by op kind, and by op family (the inspector's summary).
-    #[serde(skip)]
-    pub by_op: BTreeMap<OpKind, usize>,
-    #[serde(skip)]
-    pub by_family: BTreeMap<OpFamily, usize>,
-}
-
-impl GraphFacts {
-    pub fn of(file: &FxFile) -> Self {
-        let mut by_op = BTreeMap::new();
-        let mut by_family = BTreeMap::new();
-        for n in file.graphs.first().map_or(&[][..], |g| &g.nodes[..]) {
-            *by_op.entry(n.op).or_default() += 1;
-            *by_family.entry(op_family::family(n)).or_default() += 1;
-        }
-        GraphFacts {
-            nodes: file.node_count(),
-            subgraph_nodes: file.graphs.iter().skip(1).map(|g| g.nodes.len()).sum(),
-            unparsed: file.unparsed.len(),
-            fingerprint: super::ranks::fingerprint(file),
-            problems: file.problems.clone(),
-            by_op,
-            by_family,
-        }
-    }
-
-    /// Facts of a load attempt: the parsed file's, or the reason it could not be read.
-    pub fn of_result(loaded: Result<&FxFile, impl std::fmt::Display>) -> Self {
-        match loaded {
-            Ok(f) => Self::of(f),
-            Err(e) => Self::unreadable(e.to_string()),
-        }
-    }
-
-    pub fn unreadable(reason: String) -> Self {
-        GraphFacts {
-            problems: vec![reason],
-            ..Default::default()
-        }
-    }
-
-    /// ok / warning / error, as the tree badges show it.
-    pub fn status(&self) -> &'static str {
-        if self.nodes == 0 && !self.problems.is_empty() {
-            "error"
-        } else if self.unparsed > 0 || !self.problems.is_empty() {
-            "warning"
-        } else {
-            "ok"
-        }
-    }
-}
 
 #[derive(Debug, Serialize)]
 pub struct Summary {

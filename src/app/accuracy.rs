@@ -39,7 +39,7 @@ pub struct AccuracyMsg {
     result: Result<(Comparison, Described), String>,
 }
 
-impl Apply for AccuracyMsg {
+impl Apply<App> for AccuracyMsg {
     fn is_current(&self, app: &App) -> bool {
         self.request == app.accuracy.request
     }

@@ -131,7 +131,7 @@ impl App {
     }
 }
 
-impl Apply for AutotuneMsg {
+impl Apply<App> for AutotuneMsg {
     fn is_current(&self, app: &App) -> bool {
         match self {
             AutotuneMsg::Report { request, .. } => *request == app.autotune.request,

@@ -4,7 +4,6 @@
 
 use super::App;
 use super::jobs::Apply;
-use super::phase::{Compare, PhaseState};
 use crate::analysis::diff::{self, FirstQuery, GraphDiff};
 use crate::model::fx::FxFile;
 use crate::model::index::{DebugIndex, Run};
@@ -21,6 +20,19 @@ pub struct Elsewhere {
     pub same_pass: Vec<(String, PathBuf)>,
     /// The model's Dynamo graph: `(model__0 dynamo_out_graph.txt, path)`.
     pub dynamo: Option<(String, PathBuf)>,
+}
+
+/// An explicit A side for the diff of the pass on screen (another pass, rank, run, or the
+/// Dynamo graph).
+#[derive(Debug, Clone)]
+pub struct Compare {
+    pub a_path: PathBuf,
+    /// `A` as the UI names it (file name, or `rank 1 · 005 view_to_reshape`).
+    pub label: String,
+    /// The pass (of this phase) it is compared with.
+    pub b_pass: usize,
+    /// A, and the diff A → the pass.
+    pub result: super::Loading<(Arc<FxFile>, Arc<GraphDiff>)>,
 }
 
 /// A "find first pass" search and what it found.
@@ -86,7 +98,7 @@ impl App {
             return Elsewhere::default();
         };
         let index = &ws.index;
-        let Some(here) = locate(index, ph) else {
+        let Some(here) = ph.current_path().and_then(|p| locate(index, p)) else {
             return Elsewhere::default();
         };
         let model = &index.runs[here.run].models[here.model];
@@ -172,7 +184,7 @@ pub enum CompareMsg {
     },
 }
 
-impl Apply for CompareMsg {
+impl Apply<App> for CompareMsg {
     fn is_current(&self, app: &App) -> bool {
         match self {
             CompareMsg::Compared {
@@ -266,23 +278,14 @@ struct Here {
     pass: usize,
 }
 
-fn locate(index: &DebugIndex, ph: &PhaseState) -> Option<Here> {
-    let path = ph.current_path()?;
-    for (ri, run) in index.runs.iter().enumerate() {
-        for (mi, m) in run.models.iter().enumerate() {
-            for (pi, phase) in m.phases.iter().enumerate() {
-                if let Some(k) = phase.passes.iter().position(|p| p.path == path) {
-                    return Some(Here {
-                        run: ri,
-                        model: mi,
-                        phase: pi,
-                        pass: k,
-                    });
-                }
-            }
-        }
-    }
-    None
+fn locate(index: &DebugIndex, path: &Path) -> Option<Here> {
+    let at = index.locate(path)?;
+    Some(Here {
+        run: at.run,
+        model: at.model?,
+        phase: at.phase?,
+        pass: at.pass?,
+    })
 }
 
 fn run_label(run: &Run) -> String {

@@ -49,7 +49,7 @@ pub struct CompilesMsg {
     extra_runs: Vec<crate::model::index::Run>,
 }
 
-impl super::jobs::Apply for CompilesMsg {
+impl super::jobs::Apply<App> for CompilesMsg {
     fn is_current(&self, app: &App) -> bool {
         app.compiles.loaded_for.as_ref() == Some(&self.key)
     }

@@ -46,7 +46,7 @@ pub struct ExportMsg {
     result: Result<PathBuf, String>,
 }
 
-impl super::jobs::Apply for ExportMsg {
+impl super::jobs::Apply<App> for ExportMsg {
     /// A notice is never stale.
     fn is_current(&self, _: &App) -> bool {
         true

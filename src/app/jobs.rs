@@ -1,49 +1,51 @@
 //! Background work: each job runs on its own thread (or rayon's pool) and reports through one
 //! channel, as its feature's message ([`Apply`]). The UI drains the channel once per frame.
+//!
+//! The service is generic over the state `S` its results are applied to (the app's `App`):
+//! it imports nothing of the features that use it, so they can all depend on it.
 
-use super::App;
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, Sender, channel};
 
 /// A feature's finished background work, applied on the UI thread. Every result comes back
-/// this one way: a job sends it through [`Outbox::send`], [`App::poll`] dispatches it.
+/// this one way: a job sends it through [`Outbox::send`], the app's `poll` dispatches it.
 ///
 /// The stale-result rule lives in the dispatch, written once: a result carries the key of what
 /// it was computed for, [`Apply::is_current`] compares that key with what the app shows now,
 /// and a result that is no longer current is dropped unapplied.
-pub trait Apply: Send + 'static {
+pub trait Apply<S>: Send + 'static {
     /// Whether the app still shows what this result was computed for.
-    fn is_current(&self, app: &App) -> bool;
+    fn is_current(&self, state: &S) -> bool;
     /// Moves the result into the app's state (small bookkeeping only: no I/O, no parsing).
-    fn apply(self, app: &mut App);
+    fn apply(self, state: &mut S);
 }
 
 /// One result on its way to the UI thread: its feature's message, type-erased.
-pub struct Msg(Box<dyn FnOnce(&mut App) + Send>);
+pub struct Msg<S>(Box<dyn FnOnce(&mut S) + Send>);
 
-impl Msg {
-    pub fn new<A: Apply>(result: A) -> Self {
-        Msg(Box::new(move |app: &mut App| {
-            if result.is_current(app) {
-                result.apply(app);
+impl<S> Msg<S> {
+    pub fn new<A: Apply<S>>(result: A) -> Self {
+        Msg(Box::new(move |state: &mut S| {
+            if result.is_current(state) {
+                result.apply(state);
             }
         }))
     }
 
     /// Applies the result when it is current (see [`Apply`]).
-    pub(super) fn dispatch(self, app: &mut App) {
-        (self.0)(app)
+    pub(super) fn dispatch(self, state: &mut S) {
+        (self.0)(state)
     }
 }
 
 /// Where a job sends its results; every send wakes the UI.
-pub struct Outbox {
-    tx: Sender<Msg>,
+pub struct Outbox<S> {
+    tx: Sender<Msg<S>>,
     waker: Waker,
 }
 
-impl Outbox {
-    pub fn send<A: Apply>(&self, result: A) {
+impl<S> Outbox<S> {
+    pub fn send<A: Apply<S>>(&self, result: A) {
         let _ = self.tx.send(Msg::new(result));
         (self.waker)();
     }
@@ -52,14 +54,14 @@ impl Outbox {
 /// Wakes the UI when a message arrives (egui's `request_repaint`); a no-op headless.
 pub type Waker = Arc<dyn Fn() + Send + Sync>;
 
-pub struct Jobs {
-    tx: Sender<Msg>,
-    rx: Receiver<Msg>,
+pub struct Jobs<S> {
+    tx: Sender<Msg<S>>,
+    rx: Receiver<Msg<S>>,
     waker: Waker,
     running: Arc<std::sync::atomic::AtomicUsize>,
 }
 
-impl Default for Jobs {
+impl<S> Default for Jobs<S> {
     fn default() -> Self {
         let (tx, rx) = channel();
         Jobs {
@@ -71,13 +73,13 @@ impl Default for Jobs {
     }
 }
 
-impl Jobs {
+impl<S: 'static> Jobs<S> {
     pub fn set_waker(&mut self, waker: Waker) {
         self.waker = waker;
     }
 
     /// Runs `work` on a new thread; every result it sends wakes the UI.
-    pub fn spawn(&self, work: impl FnOnce(&Outbox) + Send + 'static) {
+    pub fn spawn(&self, work: impl FnOnce(&Outbox<S>) + Send + 'static) {
         use std::sync::atomic::Ordering;
         let out = self.outbox();
         let running = self.running.clone();
@@ -92,14 +94,14 @@ impl Jobs {
     /// A sender for a service (the watcher, the runner) that reports from threads of its own:
     /// its events come back through the same channel as jobs' results, without counting as
     /// running jobs.
-    pub fn outbox(&self) -> Outbox {
+    pub fn outbox(&self) -> Outbox<S> {
         Outbox {
             tx: self.tx.clone(),
             waker: self.waker.clone(),
         }
     }
 
-    pub fn try_recv(&self) -> Option<Msg> {
+    pub fn try_recv(&self) -> Option<Msg<S>> {
         self.rx.try_recv().ok()
     }
 

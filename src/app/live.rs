@@ -5,8 +5,8 @@ use super::App;
 use super::phase::{self, PassRef};
 use super::phase_jobs::PhaseMsg;
 use super::state::WorkspaceMsg;
+use crate::analysis::graph_facts::GraphFacts;
 use crate::analysis::phase_layout;
-use crate::analysis::summary::GraphFacts;
 use crate::model::fx::FxFile;
 use crate::sources::discover::FileSet;
 use crate::sources::load;
@@ -92,7 +92,7 @@ pub struct WatchMsg {
     event: WatchEvent,
 }
 
-impl super::jobs::Apply for WatchMsg {
+impl super::jobs::Apply<App> for WatchMsg {
     fn is_current(&self, app: &App) -> bool {
         app.live.watcher.is_some() && app.live.serial == self.serial
     }

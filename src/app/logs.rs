@@ -39,7 +39,7 @@ pub struct LogMsg {
     result: Result<Arc<ParsedLog>, String>,
 }
 
-impl Apply for LogMsg {
+impl Apply<App> for LogMsg {
     fn is_current(&self, app: &App) -> bool {
         app.log.as_ref().is_some_and(|l| l.path == self.path)
     }

@@ -1,6 +1,7 @@
 //! The phase being looked at: its passes (loaded in the background), the union layout that
 //! keeps nodes in place across passes, the current pass and the selected node.
 
+use super::compare::{Compare, FindFirst};
 use crate::analysis::diff::{self, GraphDiff, HistoryEntry};
 use crate::analysis::fold::FoldTree;
 use crate::analysis::phase_layout::PhaseLayout;
@@ -41,7 +42,7 @@ pub struct PhaseState {
     /// A chosen "A" graph to compare the pass on screen against, instead of the previous pass.
     pub compare: Option<Compare>,
     /// The last "find first pass" search in this phase.
-    pub find: Option<super::compare::FindFirst>,
+    pub find: Option<FindFirst>,
     /// `output_code.py` of the phase, once read.
     pub output_code: super::Loading<Arc<crate::model::output_code::OutputCodeIndex>>,
     pub output_code_path: Option<PathBuf>,
@@ -184,19 +185,6 @@ pub fn union_module<'a>(
     let id = layout.union.id(qualified)?;
     let m = *tree.module_of.get(id as usize)?;
     Some(tree.modules.get(m as usize)?.path.as_str())
-}
-
-/// An explicit A side for the diff of the pass on screen (another pass, rank, run, or the
-/// Dynamo graph).
-#[derive(Debug, Clone)]
-pub struct Compare {
-    pub a_path: PathBuf,
-    /// `A` as the UI names it (file name, or `rank 1 · 005 view_to_reshape`).
-    pub label: String,
-    /// The pass (of this phase) it is compared with.
-    pub b_pass: usize,
-    /// A, and the diff A → the pass.
-    pub result: super::Loading<(Arc<FxFile>, Arc<GraphDiff>)>,
 }
 
 /// Finds a node by qualified name (`name` or `<subgraph class>/name`).

@@ -71,7 +71,7 @@ impl PhaseMsg {
     }
 }
 
-impl Apply for PhaseMsg {
+impl Apply<App> for PhaseMsg {
     fn is_current(&self, app: &App) -> bool {
         app.phase.as_ref().is_some_and(|p| &p.key == self.key())
     }

@@ -83,7 +83,7 @@ pub enum RunMsg {
     },
 }
 
-impl super::jobs::Apply for RunMsg {
+impl super::jobs::Apply<App> for RunMsg {
     /// What the machine has is never stale.
     fn is_current(&self, _: &App) -> bool {
         true
@@ -111,7 +111,7 @@ pub struct RunEventMsg {
     event: RunEvent,
 }
 
-impl super::jobs::Apply for RunEventMsg {
+impl super::jobs::Apply<App> for RunEventMsg {
     fn is_current(&self, app: &App) -> bool {
         app.run
             .current

@@ -2,8 +2,8 @@
 
 use super::jobs::{Apply, Jobs, Waker};
 use super::phase::{self, PhaseState};
+use crate::analysis::graph_facts::GraphFacts;
 use crate::analysis::phase_layout::PhaseLayout;
-use crate::analysis::summary::GraphFacts;
 use crate::model::index::DebugIndex;
 use crate::sources::load;
 use rayon::prelude::*;
@@ -51,7 +51,7 @@ pub struct App {
     pub accuracy: super::accuracy::AccuracyState,
     /// Requests between views (show a tab, reveal a node, …).
     pub nav: super::nav::NavQueue,
-    pub(super) jobs: Jobs,
+    pub(super) jobs: Jobs<App>,
     pub(super) generation: u64,
 }
 
@@ -241,7 +241,7 @@ pub enum WorkspaceMsg {
     FactsDone { generation: u64 },
 }
 
-impl Apply for WorkspaceMsg {
+impl Apply<App> for WorkspaceMsg {
     fn is_current(&self, app: &App) -> bool {
         let (WorkspaceMsg::Indexed { generation, .. }
         | WorkspaceMsg::Facts { generation, .. }

@@ -147,7 +147,7 @@ impl TensorsState {
     }
 }
 
-impl super::jobs::Apply for TensorsMsg {
+impl super::jobs::Apply<App> for TensorsMsg {
     fn is_current(&self, app: &App) -> bool {
         let t = &app.tensors;
         match self {
@@ -464,7 +464,7 @@ fn catalog_files(c: &DumpCatalog) -> usize {
     c.files().count()
 }
 
-fn attach(path: &Path, generation: u64, out: &Outbox) {
+fn attach(path: &Path, generation: u64, out: &Outbox<App>) {
     let (steps, mut errors) = msprobe::scan(path);
     let catalog = data_dump::scan(path);
     if catalog.is_err() && steps.is_empty() {
@@ -484,7 +484,7 @@ fn attach(path: &Path, generation: u64, out: &Outbox) {
 }
 
 /// Sends the catalog, then the statistics of its files in batches.
-fn read_catalog(catalog: DumpCatalog, generation: u64, out: &Outbox) {
+fn read_catalog(catalog: DumpCatalog, generation: u64, out: &Outbox<App>) {
     let paths: Vec<PathBuf> = catalog.files().map(|f| f.path.clone()).collect();
     out.send(TensorsMsg::Catalog {
         generation,

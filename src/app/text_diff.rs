@@ -52,7 +52,7 @@ pub struct TextDiffMsg {
     result: Result<Arc<Vec<crate::analysis::diff::TextDiffLine>>, String>,
 }
 
-impl super::jobs::Apply for TextDiffMsg {
+impl super::jobs::Apply<App> for TextDiffMsg {
     fn is_current(&self, app: &App) -> bool {
         app.text_diff
             .as_ref()

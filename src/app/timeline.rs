@@ -47,7 +47,7 @@ pub enum TimelineMsg {
     },
 }
 
-impl super::jobs::Apply for TimelineMsg {
+impl super::jobs::Apply<App> for TimelineMsg {
     fn is_current(&self, app: &App) -> bool {
         let (TimelineMsg::Loaded { path, .. } | TimelineMsg::Linked { path, .. }) = self;
         app.timeline.open.as_ref().is_some_and(|o| &o.path == path)

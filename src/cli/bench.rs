@@ -1,6 +1,7 @@
 //! `fxray bench …`: speed figures on real files, printed as `key=value` lines so scripts and the
 //! README can quote them. Benchmarks, not tests: nothing here asserts a time.
 
+use super::measure::{median, min};
 use crate::error::{Error, Result};
 use crate::sources::{discover, fx_text, load, read};
 use clap::Subcommand;
@@ -320,15 +321,6 @@ fn make_tree(dir: &Path, files: usize) -> Result<()> {
         run += 1;
     }
     Ok(())
-}
-
-pub(super) fn min(times: &[Duration]) -> Duration {
-    times.iter().copied().min().unwrap_or_default()
-}
-
-pub(super) fn median(times: &mut [Duration]) -> Duration {
-    times.sort();
-    times.get(times.len() / 2).copied().unwrap_or_default()
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]

@@ -1,7 +1,7 @@
 //! `fxray bench timeline FILE`: load time of a capture (read + parse + pairing) and CPU time per
 //! frame of the real UI's timeline view, zoomed out to fit and zoomed in, panning every frame.
 
-use super::bench::{median, min};
+use super::measure::{median, min};
 use crate::analysis::timeline_stats::Timeline;
 use crate::error::{Error, Result};
 use crate::sources::trace_json;

@@ -1,6 +1,6 @@
 //! Benchmarks of the layout and of the UI's frame cost, on real graph files.
 
-use super::bench::{median, min};
+use super::measure::{median, min};
 use crate::analysis::phase_layout;
 use crate::error::{Error, Result};
 use crate::sources::load;

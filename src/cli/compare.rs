@@ -265,7 +265,7 @@ fn text(c: &Comparison, d: &Described) -> String {
 /// mindstudio-probe), `msprobe compare` on the same two msprobe dumps beside it.
 pub fn bench(target: &Path, golden: &Path, rounds: usize, msprobe: Option<&Path>) -> Result<()> {
     let bytes: u64 = [target, golden].iter().map(|p| tensor_bytes(p)).sum();
-    let before = super::tensors::proc_kib("VmRSS");
+    let before = super::measure::proc_kib("VmRSS");
     // Linux: "5" clears the peak RSS, so it measures the compare alone.
     let _ = std::fs::write("/proc/self/clear_refs", "5");
     let mut times = Vec::with_capacity(rounds);
@@ -279,9 +279,9 @@ pub fn bench(target: &Path, golden: &Path, rounds: usize, msprobe: Option<&Path>
         )?);
         times.push(t.elapsed());
     }
-    let peak = super::tensors::proc_kib("VmHWM");
+    let peak = super::measure::proc_kib("VmHWM");
     let (c, _) = last.expect("rounds >= 1");
-    let best = super::bench::min(&times).as_secs_f64();
+    let best = super::measure::min(&times).as_secs_f64();
     println!(
         "pairs={} unpaired={} tensor_bytes_gb={:.3} threads={}",
         c.pairs.len(),
@@ -291,7 +291,7 @@ pub fn bench(target: &Path, golden: &Path, rounds: usize, msprobe: Option<&Path>
     );
     println!(
         "fxray_best_s={best:.3} fxray_median_s={:.3} fxray_gb_s={:.2}",
-        super::bench::median(&mut times).as_secs_f64(),
+        super::measure::median(&mut times).as_secs_f64(),
         bytes as f64 / 1e9 / best
     );
     if let (Some(b), Some(p)) = (before, peak) {

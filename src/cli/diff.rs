@@ -221,8 +221,8 @@ pub fn bench(a: &Path, b: &Path, rounds: usize) -> Result<()> {
         times.push(t.elapsed());
         counts = d.counts();
     }
-    let best = super::bench::min(&times);
-    let median = super::bench::median(&mut times);
+    let best = super::measure::min(&times);
+    let median = super::measure::median(&mut times);
     let count = |f: &FxFile| f.graphs.iter().map(|g| g.nodes.len()).sum::<usize>();
     println!("a={}", pa.display());
     println!("b={}", pb.display());

@@ -10,6 +10,7 @@ pub mod compare;
 pub mod compiles;
 pub mod diff;
 pub mod export;
+mod measure;
 pub mod modules;
 pub mod msprobe;
 pub mod ranks;

@@ -80,8 +80,8 @@ pub fn bench(path: &Path, rounds: usize) -> Result<()> {
     );
     println!(
         "modules_best_s={:.4} modules_median_s={:.4}",
-        super::bench::min(&times).as_secs_f64(),
-        super::bench::median(&mut times).as_secs_f64()
+        super::measure::min(&times).as_secs_f64(),
+        super::measure::median(&mut times).as_secs_f64()
     );
     Ok(())
 }

@@ -212,8 +212,8 @@ pub fn bench(graph: &Path, rounds: usize) -> Result<()> {
     );
     println!(
         "link_best_s={:.4} link_median_s={:.4}",
-        super::bench::min(&times).as_secs_f64(),
-        super::bench::median(&mut times).as_secs_f64()
+        super::measure::min(&times).as_secs_f64(),
+        super::measure::median(&mut times).as_secs_f64()
     );
     Ok(())
 }

@@ -106,7 +106,7 @@ fn render(m: &RankMatrix) -> String {
 /// and building the matrices from the facts (what the app does when facts change), best of
 /// `rounds`.
 pub fn bench(path: &Path, rounds: usize) -> Result<()> {
-    use crate::analysis::summary::GraphFacts;
+    use crate::analysis::graph_facts::GraphFacts;
     use rayon::prelude::*;
     let index = load::index(path)?;
     if index.launches.is_empty() {
@@ -133,7 +133,7 @@ pub fn bench(path: &Path, rounds: usize) -> Result<()> {
     let fingerprint_s = best(&|| {
         let sum: u64 = files
             .iter()
-            .map(ranks::fingerprint)
+            .map(crate::analysis::graph_facts::fingerprint)
             .fold(0, u64::wrapping_add);
         std::hint::black_box(sum);
     });

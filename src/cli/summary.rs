@@ -3,7 +3,8 @@
 
 use super::emit;
 use crate::analysis::diff::{self, DiffCounts};
-use crate::analysis::summary::{GraphFacts, GraphSummary, Summary};
+use crate::analysis::graph_facts::GraphFacts;
+use crate::analysis::summary::{GraphSummary, Summary};
 use crate::error::{Error, Result};
 use crate::model::fx::FxFile;
 use crate::model::index::{DebugIndex, Phase};

@@ -412,7 +412,7 @@ pub fn bench(mib: usize, rounds: usize) -> Result<()> {
         w.flush().map_err(|e| io(&path, e))?;
         drop(w);
         let bytes = std::fs::metadata(&path).map_err(|e| io(&path, e))?.len();
-        let baseline = proc_kib("VmRSS");
+        let baseline = super::measure::proc_kib("VmRSS");
         // Reset the high-water mark (Linux: "5" → clear the peak RSS) so it measures the summary.
         let _ = std::fs::write("/proc/self/clear_refs", "5");
         let mut times = Vec::with_capacity(rounds);
@@ -422,9 +422,9 @@ pub fn bench(mib: usize, rounds: usize) -> Result<()> {
             last = Some(crate::pipeline::tensors::summarize_file(&path).map_err(Error::user)?);
             times.push(t.elapsed());
         }
-        let peak = proc_kib("VmHWM");
+        let peak = super::measure::proc_kib("VmHWM");
         let s = last.expect("rounds >= 1");
-        let best = super::bench::min(&times).as_secs_f64();
+        let best = super::measure::min(&times).as_secs_f64();
         println!(
             "file_mib={mib} elements={n} rounds={rounds} threads={}",
             rayon::current_num_threads()
@@ -439,7 +439,7 @@ pub fn bench(mib: usize, rounds: usize) -> Result<()> {
         );
         println!(
             "stats_best_s={best:.4} stats_median_s={:.4}",
-            super::bench::median(&mut times).as_secs_f64()
+            super::measure::median(&mut times).as_secs_f64()
         );
         println!("stats_gb_s={:.2}", bytes as f64 / 1e9 / best);
         if let (Some(b), Some(p)) = (baseline, peak) {
@@ -454,15 +454,4 @@ pub fn bench(mib: usize, rounds: usize) -> Result<()> {
     })();
     let _ = std::fs::remove_dir_all(&dir);
     result
-}
-
-/// A `kB` field of /proc/self/status (`VmRSS`, `VmHWM`), where there is one.
-pub(super) fn proc_kib(field: &str) -> Option<f64> {
-    let s = std::fs::read_to_string("/proc/self/status").ok()?;
-    s.lines()
-        .find(|l| l.starts_with(field) && l[field.len()..].starts_with(':'))?
-        .split_whitespace()
-        .nth(1)?
-        .parse()
-        .ok()
 }

@@ -44,7 +44,7 @@ pub struct AutotuneTab {
     pub state: AutotuneViewState,
 }
 
-impl super::tabs::Tab for AutotuneTab {
+impl super::tab::Tab for AutotuneTab {
     fn id(&self) -> &'static str {
         "autotune"
     }

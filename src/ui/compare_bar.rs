@@ -125,7 +125,7 @@ fn keep_sticky(app: &mut App, state: &mut CompareBarState) {
 // Compared with: [A ▾]
 
 /// The explicit compare of the pass on screen, if one applies.
-fn active_compare(ph: &PhaseState) -> Option<&crate::app::phase::Compare> {
+fn active_compare(ph: &PhaseState) -> Option<&crate::app::compare::Compare> {
     ph.compare.as_ref().filter(|c| c.b_pass == ph.current)
 }
 

@@ -16,6 +16,7 @@ pub mod palette;
 mod ranks_view;
 mod run_panel;
 mod status_bar;
+pub mod tab;
 pub mod tabs;
 mod tensor_panel;
 mod text_diff_view;
@@ -33,7 +34,7 @@ const RUN_FORM_KEY: &str = "fxray.run.form";
 const RUN_HISTORY_KEY: &str = "fxray.run.history";
 
 /// View state of the whole window: everything that is about *how* things are shown. The
-/// centre's views keep theirs in their [`tabs::Tab`]; the rest is the panels around them.
+/// centre's views keep theirs in their [`tab::Tab`]; the rest is the panels around them.
 #[derive(Default)]
 pub struct ViewState {
     pub text_diff: text_diff_view::TextDiffState,

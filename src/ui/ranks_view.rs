@@ -19,7 +19,7 @@ pub struct RanksTab {
     pub state: RanksViewState,
 }
 
-impl super::tabs::Tab for RanksTab {
+impl super::tab::Tab for RanksTab {
     fn id(&self) -> &'static str {
         "ranks"
     }

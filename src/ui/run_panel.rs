@@ -448,7 +448,7 @@ pub struct RunTab {
     pub state: RunPanelState,
 }
 
-impl super::tabs::Tab for RunTab {
+impl super::tab::Tab for RunTab {
     fn id(&self) -> &'static str {
         "run"
     }

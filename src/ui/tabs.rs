@@ -1,4 +1,4 @@
-//! The views that can fill the centre of the window, each one type implementing [`Tab`], all
+//! The views that can fill the centre of the window, each one type implementing [`Tab`] (in `ui::tab`), all
 //! registered in [`registry`]: a new view is one file and one line there (egui_demo_lib's `Demo`
 //! list and rerun's view registry are the models). Views talk to each other only through the
 //! app's navigation queue ([`crate::app::Nav`]), never through each other's state.
@@ -7,21 +7,9 @@ mod accuracy;
 mod problems;
 
 use super::ViewState;
+use super::tab::Tab;
 use crate::app::{App, Nav};
 use std::any::Any;
-
-/// One view of the centre of the window.
-pub trait Tab: Any {
-    /// Stable id, used by navigation requests (`Nav::ShowTab("ranks")`).
-    fn id(&self) -> &'static str;
-    /// The tab's label.
-    fn title(&self) -> &'static str;
-    /// Draws the view. `view` is the rest of the window (panels, dialogs), for the few tabs
-    /// that open one.
-    fn ui(&mut self, app: &mut App, view: &mut ViewState, ui: &mut egui::Ui);
-    /// An optional section of the tree panel, below the runs.
-    fn tree_section(&mut self, _app: &mut App, _ui: &mut egui::Ui) {}
-}
 
 /// Every tab, in the order of the tab bar. A new view is one line here.
 fn registry() -> Vec<Box<dyn Tab>> {

@@ -2,7 +2,7 @@
 //! captures, logs and dumps. Clicking a pass shows it; clicking a log opens the logs panel.
 
 use super::ViewState;
-use crate::analysis::summary::GraphFacts;
+use crate::analysis::graph_facts::GraphFacts;
 use crate::app::App;
 use crate::app::live::FileStatus;
 use crate::model::index::{CaptureFile, CaptureKind, DebugIndex, PassFile, Run};

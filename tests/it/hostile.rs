@@ -3,7 +3,7 @@
 //! user may not read, a file deleted between indexing and parsing. For each, the index, the
 //! parser, the CLI and the app stay up, say what is wrong in one line, and load the rest.
 
-use fxray::analysis::summary::GraphFacts;
+use fxray::analysis::graph_facts::GraphFacts;
 use fxray::app::App;
 use fxray::sources::load;
 use std::path::{Path, PathBuf};

@@ -165,6 +165,37 @@ fn no_cut_or_flipped_byte_of_a_pt_panics() {
 }
 
 #[test]
+fn a_cut_pt_says_cut_short_and_a_hostile_one_does_not() {
+    let bytes = std::fs::read(data("bf16_transposed.pt")).unwrap();
+    // Every cut past the zip magic loses the directory at the archive's end: the caller can
+    // tell "read it again later" from "damaged" without reading text.
+    for n in 2..bytes.len() {
+        let err = pt::from_vec(bytes[..n].to_vec())
+            .err()
+            .unwrap_or_else(|| panic!("{n} bytes read as a tensor"));
+        assert!(err.is_cut_short(), "{n} bytes: {err}");
+        assert!(err.to_string().starts_with("cut short"), "{n} bytes: {err}");
+    }
+    for name in ["hostile.pt", "dict.pt"] {
+        let err = pt::open(&data(name)).err().unwrap();
+        assert!(!err.is_cut_short(), "{name}: {err}");
+    }
+    // A pickle that stops mid-opcode is cut too, and says where.
+    let err = pt::pickle::load(b"\x80\x02X\xff\xff\xff\x7fab").unwrap_err();
+    assert!(err.is_cut_short(), "{err}");
+    assert!(
+        matches!(
+            err,
+            pt::PtError::Pickle {
+                at: 2,
+                what: pt::pickle::Fault::CutShort
+            }
+        ),
+        "{err}"
+    );
+}
+
+#[test]
 fn hand_written_hostile_pickles_return_errors() {
     // (pickle bytes, what the error says); each wrapped in the archive torch.save writes.
     let cases: Vec<(Vec<u8>, &str)> = vec![

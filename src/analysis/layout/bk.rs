@@ -12,10 +12,10 @@
 //! Packing follows dagre: the block graph (left block -> right block, weighted by the spacing)
 //! is placed by longest path, then each block is pulled towards its right neighbours.
 
-use super::coords::{Spacing, separation};
 use super::csr::Csr;
 use super::dummies::Layered;
-use super::ordering::Order;
+use super::order::Order;
+use super::spacing::{Spacing, separation};
 use super::{Cancelled, check};
 use std::collections::HashSet;
 use std::sync::atomic::AtomicBool;

@@ -16,19 +16,14 @@
 
 use super::bk;
 use super::dummies::Layered;
-use super::ordering::Order;
+use super::order::Order;
 use super::pav::Pav;
+use super::spacing::{Spacing, separation};
 use super::{Cancelled, check};
 use std::sync::atomic::AtomicBool;
 
 /// Weight of nodes that should make room rather than move others (new nodes in a re-layout).
 const IDLE_WEIGHT: f64 = 1e-3;
-
-pub(crate) struct Spacing {
-    pub node_gap: f32,
-    pub edge_gap: f32,
-    pub layer_gap: f32,
-}
 
 pub(crate) struct Placed {
     /// Centre of every node, dummies included.
@@ -79,16 +74,6 @@ pub(crate) fn place(
         layer_top,
         layer_height,
     })
-}
-
-/// Minimum distance between the centres of two neighbours in a layer.
-pub(crate) fn separation(graph: &Layered, spacing: &Spacing, a: u32, b: u32) -> f64 {
-    let gap = if graph.is_dummy(a) || graph.is_dummy(b) {
-        spacing.edge_gap
-    } else {
-        spacing.node_gap
-    };
-    f64::from((graph.size[a as usize].0 + graph.size[b as usize].0) / 2.0 + gap)
 }
 
 /// Moves the nodes that have a previous position back to it (the new layout shifted so the

@@ -32,9 +32,11 @@ mod csr;
 mod dummies;
 mod edges;
 mod layering;
+mod order;
 mod ordering;
 mod pav;
 mod routing;
+mod spacing;
 mod transpose;
 mod union;
 
@@ -247,7 +249,7 @@ fn run(
     )?;
     timer.lap("ordering");
 
-    let spacing = coords::Spacing {
+    let spacing = spacing::Spacing {
         node_gap: sane(params.node_gap),
         edge_gap: sane(params.edge_gap),
         layer_gap: sane(params.layer_gap),

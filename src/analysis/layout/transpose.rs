@@ -4,7 +4,7 @@
 
 use super::csr::Csr;
 use super::dummies::Layered;
-use super::ordering::Order;
+use super::order::Order;
 use super::{Cancelled, check};
 use std::sync::atomic::AtomicBool;
 

@@ -2,8 +2,8 @@
 //! activations, and the nodes that consume a module's weights (its *anchors*).
 
 use super::Confidence;
+use super::evidence::{Evidence, push_unique};
 use super::frames::names;
-use super::infer::{Evidence, push_unique};
 use super::ops::{compute_users, is_compute, is_getitem, op_name};
 use super::paths::{ModId, Paths, ROOT};
 use crate::model::fx::{FxGraph, FxNode, OpKind};

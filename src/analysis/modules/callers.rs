@@ -1,6 +1,6 @@
 //! The module a call runs in, from the statement before it: a forward graph runs in call order.
 
-use super::infer::Evidence;
+use super::evidence::Evidence;
 use super::paths::{ModId, Paths, ROOT};
 use super::runs::{is_helper, is_return};
 use super::statements::Stmt;

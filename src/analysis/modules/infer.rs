@@ -7,6 +7,7 @@ use super::backward::{backward_children, weight_gradients};
 use super::callers::{Calls, caller_frame, inner_modules};
 use super::children::{called_child, place_call, tied_children, weightless_children};
 use super::code::{mentions, whole_call};
+use super::evidence::{Evidence, push_unique};
 use super::frames::{LineFrames, LocKey, choose, frame_of_anchor, is_index};
 use super::ops::{compute_users, is_compute, op_name};
 use super::paths::{ModId, Paths, ROOT};
@@ -14,23 +15,6 @@ use super::runs::{is_helper, runs};
 use super::statements::{kind, run_inputs, statement_reads, statements};
 use crate::model::fx::{FxGraph, OpKind, SourceLoc};
 use std::collections::HashMap;
-
-/// What is known before looking at the graph's body.
-#[derive(Default)]
-pub struct Evidence<'a> {
-    /// Placeholders that are parameters or buffers, by node index.
-    pub params: HashMap<usize, ModId>,
-    /// Nodes of another graph by name (the forward, for a backward graph's saved activations):
-    /// module and whether it is computed from weights only.
-    pub by_name: Option<&'a HashMap<String, (ModId, bool)>>,
-    /// Frames the same source lines ran in, elsewhere (the forward, for a backward graph).
-    pub frames: Option<&'a LineFrames>,
-    /// The attributes each module owns (`weight`, `bias`).
-    pub attrs: Option<&'a HashMap<ModId, Vec<String>>>,
-    /// For a backward graph: the module owning forward input `k` when it is a parameter (its
-    /// gradient is the backward's output `k`).
-    pub grad_of: &'a [Option<ModId>],
-}
 
 /// The result for one graph.
 pub struct Inferred {
@@ -407,12 +391,6 @@ pub fn fill_by_data_flow(g: &FxGraph, out: &mut [Option<(ModId, Confidence)>], p
 
 pub fn key(loc: &SourceLoc) -> LocKey {
     (loc.file.clone(), loc.line)
-}
-
-pub fn push_unique(v: &mut Vec<ModId>, m: ModId) {
-    if !v.contains(&m) {
-        v.push(m);
-    }
 }
 
 pub fn count(counts: &mut Vec<(ModId, usize)>, m: ModId) {

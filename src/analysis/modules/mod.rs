@@ -97,6 +97,7 @@ mod backward;
 mod callers;
 mod children;
 mod code;
+mod evidence;
 mod frames;
 mod infer;
 mod ops;
@@ -110,8 +111,8 @@ mod tree;
 pub use tree::{ModuleEntry, ModuleTree};
 
 use crate::model::fx::{FxFile, FxGraph, OpKind};
+use evidence::Evidence;
 use frames::LineFrames;
-use infer::Evidence;
 use params::ParamMap;
 use paths::{ModId, Paths, ROOT};
 use serde::Serialize;

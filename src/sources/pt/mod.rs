@@ -32,16 +32,35 @@ pub enum PtError {
         "a legacy torch.save file (torch < 1.6, or _use_new_zipfile_serialization=False); fxray reads the zip format"
     )]
     Legacy,
+    #[error(
+        "cut short: {0} (a file still being written, or copied in part; read it again once complete)"
+    )]
+    CutShort(&'static str),
     #[error("unreadable torch.save archive: {0}")]
     Zip(String),
     #[error("unreadable pickle at byte {at}: {what}")]
-    Pickle { at: usize, what: String },
+    Pickle { at: usize, what: pickle::Fault },
     #[error("refused: the pickle calls `{0}`, which is not a tensor constructor (nothing was run)")]
     Refused(String),
     #[error("holds {0}, not a tensor")]
     NotTensor(String),
     #[error("tensor layout does not fit its storage: {0}")]
     Layout(String),
+}
+
+impl PtError {
+    /// The file was cut short, as opposed to damaged, hostile or not a tensor: a caller may
+    /// read it again once its writer is done.
+    pub fn is_cut_short(&self) -> bool {
+        matches!(
+            self,
+            PtError::CutShort(_)
+                | PtError::Pickle {
+                    what: pickle::Fault::CutShort,
+                    ..
+                }
+        )
+    }
 }
 
 /// A torch storage's element type.
@@ -197,8 +216,13 @@ fn locate(all: &[u8]) -> Result<(TensorRef, bool, Place), PtError> {
             PtError::NotTorchSave("not a zip archive")
         });
     }
-    let zerr = |e: zip::result::ZipError| PtError::Zip(e.to_string());
-    let mut zip = zip::ZipArchive::new(Cursor::new(all)).map_err(zerr)?;
+    let mut zip = zip::ZipArchive::new(Cursor::new(all)).map_err(|e| {
+        if ends_like_a_zip(all) {
+            PtError::Zip(e.to_string())
+        } else {
+            PtError::CutShort("the zip directory at its end is missing")
+        }
+    })?;
     // `<archive>/data.pkl`: the archive's one folder is named after the file it was saved as.
     let pkl = zip
         .file_names()
@@ -231,9 +255,7 @@ fn locate(all: &[u8]) -> Result<(TensorRef, bool, Place), PtError> {
             let len = f.size();
             let end = start.checked_add(len).filter(|&e| e <= all.len() as u64);
             if end.is_none() {
-                return Err(PtError::Zip(format!(
-                    "the storage record {name} is truncated"
-                )));
+                return Err(PtError::CutShort("its storage record ends early"));
             }
             Place::InFile {
                 start: start as usize,
@@ -246,6 +268,13 @@ fn locate(all: &[u8]) -> Result<(TensorRef, bool, Place), PtError> {
         }
     };
     Ok((t, big, place))
+}
+
+/// A zip ends with its end-of-central-directory record, and `torch.save` writes no archive
+/// comment after it: a file that starts as a zip and does not end with one was cut short.
+fn ends_like_a_zip(all: &[u8]) -> bool {
+    const EOCD: usize = 22;
+    all.len() >= EOCD && all[all.len() - EOCD..].starts_with(b"PK\x05\x06")
 }
 
 fn read_entry(

@@ -9,12 +9,43 @@
 //! and nesting are bounded, so no input makes it loop, recurse or allocate without end.
 
 use super::{PtDtype, PtError};
+use Fault::Malformed;
 use std::collections::HashMap;
 
 /// Work units one file may spend (a value made or copied is one, a byte of text one).
 const MAX_WORK: usize = 1 << 24;
 /// Deepest container nesting accepted (a tensor file nests three levels).
 const MAX_DEPTH: u32 = 64;
+/// Most values the stack may hold.
+const MAX_STACK: usize = 1 << 20;
+
+/// What is wrong with a pickle, at the byte [`PtError::Pickle`] names. A caller tells a cut
+/// file ([`Fault::CutShort`]) from one that is too big ([`Fault::TooDeep`], [`Fault::TooMuchWork`],
+/// [`Fault::StackFull`]) or not what `torch.save` writes (the rest) without reading text.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Fault {
+    #[error("the pickle ends early (truncated?)")]
+    CutShort,
+    #[error("containers nested deeper than {MAX_DEPTH}")]
+    TooDeep,
+    #[error("the pickle is too large or repeats itself too much for a tensor file")]
+    TooMuchWork,
+    #[error("more than a million values on the stack")]
+    StackFull,
+    #[error("pickle protocol {0} is newer than any Python writes")]
+    Protocol(u8),
+    #[error("opcode 0x{0:02x} is not one torch.save writes")]
+    Opcode(u8),
+    #[error("memo slot {0} read before it was written")]
+    MemoUnset(u32),
+    #[error("storage type torch.{0} is not one fxray reads")]
+    StorageType(String),
+    #[error("{op} onto {target}")]
+    AppendOnto { op: &'static str, target: String },
+    /// A value or opcode sequence `torch.save` never writes, in words.
+    #[error("{0}")]
+    Malformed(&'static str),
+}
 
 /// A storage named by a persistent id: `('storage', torch.FloatStorage, '0', 'cpu', 12)`.
 #[derive(Debug, Clone, PartialEq)]
@@ -63,10 +94,10 @@ pub struct Seq {
 }
 
 impl Seq {
-    fn push(&mut self, v: Value) -> Result<(), String> {
+    fn push(&mut self, v: Value) -> Result<(), Fault> {
         let d = v.depth() + 1;
         if d > MAX_DEPTH {
-            return Err(format!("containers nested deeper than {MAX_DEPTH}"));
+            return Err(Fault::TooDeep);
         }
         self.depth = self.depth.max(d);
         self.weight += v.weight();
@@ -74,7 +105,7 @@ impl Seq {
         Ok(())
     }
 
-    fn of(items: Vec<Value>) -> Result<Seq, String> {
+    fn of(items: Vec<Value>) -> Result<Seq, Fault> {
         let mut s = Seq::default();
         for v in items {
             s.push(v)?;
@@ -133,30 +164,31 @@ struct Input<'a> {
 }
 
 impl<'a> Input<'a> {
-    fn take(&mut self, n: usize) -> Result<&'a [u8], String> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], Fault> {
         let end = self
             .at
             .checked_add(n)
             .filter(|&e| e <= self.b.len())
-            .ok_or("the pickle ends early (truncated?)")?;
+            .ok_or(Fault::CutShort)?;
         let s = &self.b[self.at..end];
         self.at = end;
         Ok(s)
     }
-    fn u8(&mut self) -> Result<u8, String> {
+    fn u8(&mut self) -> Result<u8, Fault> {
         Ok(self.take(1)?[0])
     }
-    fn le<const N: usize>(&mut self) -> Result<[u8; N], String> {
+    fn le<const N: usize>(&mut self) -> Result<[u8; N], Fault> {
         Ok(self.take(N)?.try_into().expect("N bytes"))
     }
-    fn line(&mut self) -> Result<&'a str, String> {
+    fn line(&mut self) -> Result<&'a str, Fault> {
         let rest = &self.b[self.at..];
         let n = rest
             .iter()
             .take(4096)
             .position(|&c| c == b'\n')
-            .ok_or("a GLOBAL name without its end of line")?;
-        let s = std::str::from_utf8(&rest[..n]).map_err(|_| "a GLOBAL name is not UTF-8")?;
+            .ok_or(Malformed("a GLOBAL name without its end of line"))?;
+        let s =
+            std::str::from_utf8(&rest[..n]).map_err(|_| Malformed("a GLOBAL name is not UTF-8"))?;
         self.at += n + 1;
         Ok(s)
     }
@@ -170,54 +202,48 @@ struct Machine {
 }
 
 impl Machine {
-    fn spend(&mut self, units: usize) -> Result<(), String> {
+    fn spend(&mut self, units: usize) -> Result<(), Fault> {
         self.work = self.work.saturating_add(units);
         if self.work > MAX_WORK {
-            return Err(
-                "the pickle is too large or repeats itself too much for a tensor file".into(),
-            );
+            return Err(Fault::TooMuchWork);
         }
         Ok(())
     }
-    fn push(&mut self, v: Value) -> Result<(), String> {
+    fn push(&mut self, v: Value) -> Result<(), Fault> {
         self.spend(v.weight())?;
         self.stack.push(v);
         Ok(())
     }
-    fn pop(&mut self) -> Result<Value, String> {
+    fn pop(&mut self) -> Result<Value, Fault> {
         let floor = self.marks.last().copied().unwrap_or(0);
         if self.stack.len() <= floor {
-            return Err("an opcode pops an empty stack".into());
+            return Err(Malformed("an opcode pops an empty stack"));
         }
         Ok(self.stack.pop().expect("checked"))
     }
-    fn top(&mut self) -> Result<&mut Value, String> {
+    fn top(&mut self) -> Result<&mut Value, Fault> {
         let floor = self.marks.last().copied().unwrap_or(0);
         if self.stack.len() <= floor {
-            return Err("an opcode needs a value on an empty stack".into());
+            return Err(Malformed("an opcode needs a value on an empty stack"));
         }
         Ok(self.stack.last_mut().expect("checked"))
     }
     /// The values above the last MARK, which is removed.
-    fn pop_mark(&mut self) -> Result<Vec<Value>, String> {
+    fn pop_mark(&mut self) -> Result<Vec<Value>, Fault> {
         let m = self
             .marks
             .pop()
-            .ok_or("a container opcode without its MARK")?;
+            .ok_or(Malformed("a container opcode without its MARK"))?;
         Ok(self.stack.split_off(m))
     }
-    fn put(&mut self, k: u32) -> Result<(), String> {
+    fn put(&mut self, k: u32) -> Result<(), Fault> {
         let v = self.top()?.clone();
         self.spend(v.weight())?;
         self.memo.insert(k, v);
         Ok(())
     }
-    fn get(&mut self, k: u32) -> Result<(), String> {
-        let v = self
-            .memo
-            .get(&k)
-            .cloned()
-            .ok_or_else(|| format!("memo slot {k} read before it was written"))?;
+    fn get(&mut self, k: u32) -> Result<(), Fault> {
+        let v = self.memo.get(&k).cloned().ok_or(Fault::MemoUnset(k))?;
         self.push(v)
     }
 }
@@ -235,7 +261,7 @@ pub fn load(b: &[u8]) -> Result<Value, PtError> {
     };
     loop {
         let at = inp.at;
-        let wrap = |what: String| PtError::Pickle { at, what };
+        let wrap = |what: Fault| PtError::Pickle { at, what };
         match step(&mut inp, &mut m) {
             Ok(Some(v)) => return Ok(v),
             Ok(None) => {}
@@ -245,21 +271,20 @@ pub fn load(b: &[u8]) -> Result<Value, PtError> {
     }
 }
 
+/// Why the machine stopped before STOP: a refused call, or a fault of the bytes.
 enum Stop {
     Refused(String),
-    Bad(String),
+    Bad(Fault),
 }
 
-impl From<String> for Stop {
-    fn from(s: String) -> Self {
-        Stop::Bad(s)
+impl From<Fault> for Stop {
+    fn from(f: Fault) -> Self {
+        Stop::Bad(f)
     }
 }
 
-impl From<&str> for Stop {
-    fn from(s: &str) -> Self {
-        Stop::Bad(s.to_string())
-    }
+fn bad(what: &'static str) -> Stop {
+    Stop::Bad(Malformed(what))
 }
 
 /// One opcode; `Some` at STOP.
@@ -270,7 +295,7 @@ fn step(inp: &mut Input, m: &mut Machine) -> Result<Option<Value>, Stop> {
         0x80 => {
             let p = inp.u8()?;
             if p > 5 {
-                return Err(format!("pickle protocol {p} is newer than any Python writes").into());
+                return Err(Fault::Protocol(p).into());
             }
         }
         0x95 => {
@@ -279,7 +304,7 @@ fn step(inp: &mut Input, m: &mut Machine) -> Result<Option<Value>, Stop> {
         b'.' => {
             let v = m.pop()?;
             if !m.stack.is_empty() || !m.marks.is_empty() {
-                return Err("values left on the stack at STOP".into());
+                return Err(bad("values left on the stack at STOP"));
             }
             return Ok(Some(v));
         }
@@ -324,7 +349,7 @@ fn step(inp: &mut Input, m: &mut Machine) -> Result<Option<Value>, Stop> {
             text(
                 inp,
                 m,
-                usize::try_from(n).map_err(|_| "a string longer than memory")?,
+                usize::try_from(n).map_err(|_| bad("a string longer than memory"))?,
             )?;
         }
         // Python 2 `str` (BINSTRING, SHORT_BINSTRING) and bytes: kept as their length.
@@ -340,7 +365,7 @@ fn step(inp: &mut Input, m: &mut Machine) -> Result<Option<Value>, Stop> {
         }
         0x8e => {
             let n = u64::from_le_bytes(inp.le()?);
-            let n = usize::try_from(n).map_err(|_| "bytes longer than memory")?;
+            let n = usize::try_from(n).map_err(|_| bad("bytes longer than memory"))?;
             inp.take(n)?;
             m.push(Value::Bytes(n))?;
         }
@@ -376,7 +401,7 @@ fn step(inp: &mut Input, m: &mut Machine) -> Result<Option<Value>, Stop> {
         b'u' => {
             let items = m.pop_mark()?;
             if items.len() % 2 != 0 {
-                return Err("SETITEMS with a key and no value".into());
+                return Err(bad("SETITEMS with a key and no value"));
             }
             append(m.top()?, items, true)?;
         }
@@ -395,7 +420,7 @@ fn step(inp: &mut Input, m: &mut Machine) -> Result<Option<Value>, Stop> {
         }
         0x93 => {
             let (Value::Str(name), Value::Str(module)) = (m.pop()?, m.pop()?) else {
-                return Err("STACK_GLOBAL of names that are not strings".into());
+                return Err(bad("STACK_GLOBAL of names that are not strings"));
             };
             m.push(Value::Global(Box::new((module, name))))?;
         }
@@ -436,14 +461,16 @@ fn step(inp: &mut Input, m: &mut Machine) -> Result<Option<Value>, Stop> {
             return Err(Stop::Refused("an object constructor (INST/OBJ)".into()));
         }
         b'P' => {
-            return Err("a text persistent id (protocol 0), not what torch.save writes".into());
+            return Err(bad(
+                "a text persistent id (protocol 0), not what torch.save writes",
+            ));
         }
         other => {
-            return Err(format!("opcode 0x{other:02x} is not one torch.save writes").into());
+            return Err(Fault::Opcode(other).into());
         }
     }
-    if m.stack.len() > 1 << 20 {
-        return Err("more than a million values on the stack".into());
+    if m.stack.len() > MAX_STACK {
+        return Err(Fault::StackFull.into());
     }
     Ok(None)
 }
@@ -451,13 +478,13 @@ fn step(inp: &mut Input, m: &mut Machine) -> Result<Option<Value>, Stop> {
 fn text(inp: &mut Input, m: &mut Machine, n: usize) -> Result<(), Stop> {
     let b = inp.take(n)?;
     m.spend(n)?;
-    let s = std::str::from_utf8(b).map_err(|_| "a string that is not UTF-8")?;
+    let s = std::str::from_utf8(b).map_err(|_| bad("a string that is not UTF-8"))?;
     m.push(Value::Str(s.to_string()))?;
     Ok(())
 }
 
 /// LONG1/LONG4: a little-endian two's-complement integer; one past i64 is refused.
-fn long(b: &[u8]) -> Result<Value, String> {
+fn long(b: &[u8]) -> Result<Value, Fault> {
     if b.len() > 8 {
         let sign = if b.last().is_some_and(|&x| x & 0x80 != 0) {
             0xff
@@ -465,7 +492,7 @@ fn long(b: &[u8]) -> Result<Value, String> {
             0
         };
         if b[8..].iter().any(|&x| x != sign) {
-            return Err("an integer wider than 64 bits".into());
+            return Err(Malformed("an integer wider than 64 bits"));
         }
     }
     let mut a = [0u8; 8];
@@ -477,7 +504,7 @@ fn long(b: &[u8]) -> Result<Value, String> {
     Ok(Value::Int(i64::from_le_bytes(a)))
 }
 
-fn append(target: &mut Value, items: Vec<Value>, dict: bool) -> Result<(), String> {
+fn append(target: &mut Value, items: Vec<Value>, dict: bool) -> Result<(), Fault> {
     match (target, dict) {
         (Value::Seq(s), false) | (Value::Dict(s), true) => {
             for v in items {
@@ -485,11 +512,10 @@ fn append(target: &mut Value, items: Vec<Value>, dict: bool) -> Result<(), Strin
             }
             Ok(())
         }
-        (other, _) => Err(format!(
-            "{} onto {}",
-            if dict { "SETITEM" } else { "APPEND" },
-            other.describe()
-        )),
+        (other, _) => Err(Fault::AppendOnto {
+            op: if dict { "SETITEM" } else { "APPEND" },
+            target: other.describe(),
+        }),
     }
 }
 
@@ -502,8 +528,8 @@ fn callable_name(v: &Value) -> String {
 
 /// `('storage', torch.<T>Storage, key, location, numel)`.
 fn storage(pid: Value) -> Result<Storage, Stop> {
-    let bad = || Stop::Bad("a persistent id that is not a torch storage record".into());
-    let items = pid.seq().ok_or_else(bad)?;
+    let not_storage = || bad("a persistent id that is not a torch storage record");
+    let items = pid.seq().ok_or_else(not_storage)?;
     let [
         Value::Str(tag),
         Value::Global(ty),
@@ -512,21 +538,16 @@ fn storage(pid: Value) -> Result<Storage, Stop> {
         Value::Int(numel),
     ] = items.as_slice()
     else {
-        return Err(bad());
+        return Err(not_storage());
     };
     if tag != "storage" || ty.0 != "torch" {
-        return Err(bad());
+        return Err(not_storage());
     }
-    let dtype = PtDtype::of_storage(&ty.1).ok_or_else(|| {
-        Stop::Bad(format!(
-            "storage type torch.{} is not one fxray reads",
-            ty.1
-        ))
-    })?;
+    let dtype = PtDtype::of_storage(&ty.1).ok_or_else(|| Fault::StorageType(ty.1.clone()))?;
     Ok(Storage {
         dtype,
         key: key.clone(),
-        numel: u64::try_from(*numel).map_err(|_| "a storage of negative size")?,
+        numel: u64::try_from(*numel).map_err(|_| bad("a storage of negative size"))?,
     })
 }
 
@@ -535,35 +556,38 @@ fn call(callable: Value, args: Value) -> Result<Value, Stop> {
     let Value::Global(g) = &callable else {
         return Err(Stop::Refused(callable_name(&callable)));
     };
-    let args = args.seq().ok_or("REDUCE whose arguments are not a tuple")?;
+    let args = args
+        .seq()
+        .ok_or(bad("REDUCE whose arguments are not a tuple"))?;
     match (g.0.as_str(), g.1.as_str()) {
         ("torch._utils", "_rebuild_tensor_v2" | "_rebuild_tensor") => {
             let mut it = args.into_iter();
             let (Some(Value::Storage(s)), Some(Value::Int(offset)), Some(size), Some(stride)) =
                 (it.next(), it.next(), it.next(), it.next())
             else {
-                return Err("_rebuild_tensor_v2 without (storage, offset, size, stride)".into());
+                return Err(bad(
+                    "_rebuild_tensor_v2 without (storage, offset, size, stride)",
+                ));
             };
-            let dims = |v: Value, what: &str| -> Result<Vec<u64>, String> {
+            // Size and stride are tuples of naturals; anything else is no tensor torch made.
+            let dims = |v: Value, what: &'static str| -> Result<Vec<u64>, Stop> {
                 v.seq()
-                    .ok_or(format!("a tensor {what} that is not a tuple"))?
+                    .ok_or(bad(what))?
                     .into_iter()
                     .map(|d| match d {
                         Value::Int(i) if i >= 0 => Ok(i as u64),
-                        _ => Err(format!(
-                            "a tensor {what} with a negative or non-integer entry"
-                        )),
+                        _ => Err(bad(what)),
                     })
                     .collect()
             };
-            let shape = dims(size, "size")?;
-            let stride = dims(stride, "stride")?;
+            let shape = dims(size, "a tensor size that is not a tuple of naturals")?;
+            let stride = dims(stride, "a tensor stride that is not a tuple of naturals")?;
             if shape.len() != stride.len() {
-                return Err("a tensor whose size and stride differ in length".into());
+                return Err(bad("a tensor whose size and stride differ in length"));
             }
             Ok(Value::Tensor(Box::new(TensorRef {
                 storage: *s,
-                offset: u64::try_from(offset).map_err(|_| "a negative storage offset")?,
+                offset: u64::try_from(offset).map_err(|_| bad("a negative storage offset"))?,
                 shape,
                 stride,
             })))
@@ -571,7 +595,7 @@ fn call(callable: Value, args: Value) -> Result<Value, Stop> {
         ("torch._utils", "_rebuild_parameter" | "_rebuild_parameter_with_state") => {
             match args.into_iter().next() {
                 Some(t @ Value::Tensor(_)) => Ok(t),
-                _ => Err("_rebuild_parameter of something that is not a tensor".into()),
+                _ => Err(bad("_rebuild_parameter of something that is not a tensor")),
             }
         }
         ("collections", "OrderedDict") => Ok(Value::Dict(Box::default())),

@@ -54,7 +54,7 @@ pub struct CompilesTab {
     pub view: CompilesViewState,
 }
 
-impl super::tabs::Tab for CompilesTab {
+impl super::tab::Tab for CompilesTab {
     fn id(&self) -> &'static str {
         "compiles"
     }

@@ -499,7 +499,7 @@ pub struct GraphTab {
     pub compare: super::compare_bar::CompareBarState,
 }
 
-impl super::tabs::Tab for GraphTab {
+impl super::tab::Tab for GraphTab {
     fn id(&self) -> &'static str {
         "graph"
     }

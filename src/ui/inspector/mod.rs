@@ -6,8 +6,8 @@
 
 use super::tensor_panel::{self, TensorPanelState};
 use crate::analysis::diff::{self, HistoryEntry, HistoryEvent, NodeStatus};
+use crate::analysis::graph_facts::GraphFacts;
 use crate::analysis::op_family::{self, ALL_FAMILIES, OpFamily};
-use crate::analysis::summary::GraphFacts;
 use crate::app::App;
 use crate::app::phase::PhaseState;
 use crate::model::fx::{Arg, FxFile, FxGraph, FxNode, OpKind, SourceLoc, ValueMeta};

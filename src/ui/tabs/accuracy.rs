@@ -3,9 +3,9 @@
 //! one side has; a click on a row selects its node in the graph. *First divergence* selects the
 //! first node in graph order whose added error passes its dtype's tolerance, and says why.
 
-use super::Tab;
 use crate::analysis::accuracy::{Comparison, Level, Pair, metrics::Metric};
 use crate::app::{App, Loading, Nav};
+use crate::ui::tab::Tab;
 use crate::ui::{ViewState, dialogs};
 use std::sync::Arc;
 

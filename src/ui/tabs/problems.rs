@@ -3,9 +3,9 @@
 //! index did not understand, dumps and trace logs read only in part, a watcher that stopped.
 //! A click on a graph file's row shows that graph.
 
-use super::Tab;
 use crate::app::{App, Nav};
 use crate::ui::ViewState;
+use crate::ui::tab::Tab;
 use std::path::PathBuf;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

@@ -402,7 +402,7 @@ pub struct TimelineTab {
     pub view: TimelineViewState,
 }
 
-impl super::tabs::Tab for TimelineTab {
+impl super::tab::Tab for TimelineTab {
     fn id(&self) -> &'static str {
         "timeline"
     }
