@@ -38,11 +38,20 @@ torch_log="$(mktemp)"
 (
     # torch for graphs and traces, mindstudio-probe for msprobe dumps and `msprobe compare`,
     # transformers for real architectures (tiny configs, random init), tlparse for the trace log.
+    # mindstudio-probe is pinned: the msprobe e2e test holds fresh dump keys against committed ones.
     if ! "$venv/bin/python" -c "import torch, msprobe, transformers" >/dev/null 2>&1 \
         || [ ! -x "$venv/bin/tlparse" ]; then
         { [ -x "$venv/bin/python" ] || python3 -m venv "$venv"; } &&
             "$venv/bin/pip" install --quiet --disable-pip-version-check \
-                torch mindstudio-probe transformers tlparse
+                torch mindstudio-probe==26.2.0 transformers tlparse || exit 1
+    fi
+    # Mixtral and Qwen2-MoE with experts looped over a ModuleList exist only in transformers 4.x;
+    # module_truth_hf.py imports it from its own folder, beside transformers 5 in the venv.
+    legacy="${FXRAY_TRANSFORMERS_4:-$HOME/.cache/fxray/transformers-4.46.3}"
+    if [ ! -f "$legacy/transformers/__init__.py" ]; then
+        "$venv/bin/pip" install --quiet --disable-pip-version-check --target "$legacy" --no-deps \
+            transformers==4.46.3 tokenizers==0.20.3 huggingface-hub==0.26.5 \
+            requests charset-normalizer idna urllib3 certifi || exit 1
     fi
 ) >"$torch_log" 2>&1 &
 torch_setup=$!
