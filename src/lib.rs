@@ -24,11 +24,13 @@
 //! analysis: model, error
 //! pipeline: sources, model, analysis, error, paths
 //! runner:   model, error, paths
+//! agent:    pipeline, sources, model, analysis, runner, error, paths
 //! app:      pipeline, sources, model, analysis, runner, error, paths
 //! ui:       app, model, analysis, error
-//! cli:      pipeline, sources, model, analysis, runner, ui, error, paths
+//! cli:      agent, pipeline, sources, model, analysis, runner, ui, error, paths
 //! ```
 
+pub mod agent;
 pub mod analysis;
 pub mod app;
 pub mod cli;

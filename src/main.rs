@@ -8,7 +8,14 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     // A bad flag, an unknown subcommand or a missing argument is the user's error: exit 1, as
     // every other user error (clap's own exit would say 2, which fxray keeps for its bugs).
-    let args = match Cli::try_parse() {
+    let (argv, remote_fxray) = match cli::resolve_remote_args(std::env::args_os()) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("fxray: {e}");
+            return ExitCode::from(e.exit_code() as u8);
+        }
+    };
+    let args = match Cli::try_parse_from(argv) {
         Ok(args) => args,
         Err(e) => {
             let _ = e.print();
@@ -19,6 +26,7 @@ fn main() -> ExitCode {
             };
         }
     };
+    fxray::sources::remote::set_remote_fxray(remote_fxray.or(args.remote_fxray));
     let result = match args.command {
         Some(cmd) => cli::run(cmd),
         None => fxray::ui::run_native(args.path),

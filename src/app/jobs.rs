@@ -44,6 +44,15 @@ pub struct Outbox<S> {
     waker: Waker,
 }
 
+impl<S> Clone for Outbox<S> {
+    fn clone(&self) -> Self {
+        Outbox {
+            tx: self.tx.clone(),
+            waker: self.waker.clone(),
+        }
+    }
+}
+
 impl<S> Outbox<S> {
     pub fn send<A: Apply<S>>(&self, result: A) {
         let _ = self.tx.send(Msg::new(result));

@@ -16,6 +16,7 @@ pub mod nav;
 pub mod phase;
 pub mod phase_jobs;
 pub mod ranks;
+pub mod remote_run;
 pub mod run;
 pub mod state;
 pub mod tensors;
@@ -35,3 +36,7 @@ pub fn exists(path: &Path) -> bool {
 }
 
 pub use crate::pipeline::sample::sample_path;
+
+/// The links to servers of `ssh://` trees, for the status bar (never waits on the network), and
+/// a path as a person reads it (`ssh://host/path` for a remote one).
+pub use crate::sources::remote::{LinkStatus, display as display_path, status as remote_links};

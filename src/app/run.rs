@@ -34,12 +34,35 @@ pub struct ActiveRun {
     pub exit: Option<(Exit, Duration)>,
     pub failed: Option<String>,
     pub folders: Vec<PathBuf>,
-    handle: Option<RunHandle>,
+    handle: Option<Control>,
     /// Tells this run's events from an earlier run's.
     serial: u64,
 }
 
+/// What stops a run: the local process group, or the agent running it on a server.
+enum Control {
+    Local(RunHandle),
+    Remote(super::remote_run::RemoteRun),
+    /// A remote run whose link is still being made (by a job).
+    Connecting,
+}
+
 impl ActiveRun {
+    fn new(spec: RunSpec, control: Control, serial: u64) -> Self {
+        ActiveRun {
+            spec,
+            started: Instant::now(),
+            pid: None,
+            console: Default::default(),
+            dropped: 0,
+            exit: None,
+            failed: None,
+            folders: Vec::new(),
+            handle: Some(control),
+            serial,
+        }
+    }
+
     pub fn running(&self) -> bool {
         self.exit.is_none() && self.failed.is_none()
     }
@@ -111,12 +134,14 @@ pub struct RunEventMsg {
     event: RunEvent,
 }
 
+/// A run's message is current while its run is the current one.
+fn is_current_run(app: &App, serial: u64) -> bool {
+    app.run.current.as_ref().is_some_and(|r| r.serial == serial)
+}
+
 impl super::jobs::Apply<App> for RunEventMsg {
     fn is_current(&self, app: &App) -> bool {
-        app.run
-            .current
-            .as_ref()
-            .is_some_and(|r| r.serial == self.serial)
+        is_current_run(app, self.serial)
     }
 
     fn apply(self, app: &mut App) {
@@ -216,7 +241,12 @@ impl App {
         }
     }
 
-    fn start_spec(&mut self, spec: RunSpec) -> Result<(), String> {
+    fn start_spec(&mut self, mut spec: RunSpec) -> Result<(), String> {
+        // `ssh://host/…` typed in the form: the run is on that server.
+        spec.script = crate::sources::remote::resolve(&spec.script).map_err(|e| e.to_string())?;
+        if super::remote_run::host_of(&spec).is_some() {
+            return self.start_remote(spec);
+        }
         let python = python::resolve(spec.python.as_deref())?;
         if !spec.script.is_file() {
             return Err(format!("no such script: {}", spec.script.display()));
@@ -231,25 +261,42 @@ impl App {
         let handle = RunHandle::start(&launch, move |event| {
             out.send(RunEventMsg { serial, event })
         });
-        self.run.current = Some(ActiveRun {
-            spec,
-            started: Instant::now(),
-            pid: None,
-            console: Default::default(),
-            dropped: 0,
-            exit: None,
-            failed: None,
-            folders: Vec::new(),
-            handle: Some(handle),
-            serial,
+        self.run.current = Some(ActiveRun::new(spec, Control::Local(handle), serial));
+        Ok(())
+    }
+
+    /// Starts `spec` on its server: connecting is a job, the run's events come back through
+    /// the jobs channel as a local run's do.
+    fn start_remote(&mut self, spec: RunSpec) -> Result<(), String> {
+        self.stop_run();
+        self.finish_run();
+        self.run.serial += 1;
+        let serial = self.run.serial;
+        let out = self.jobs.outbox();
+        let job_spec = spec.clone();
+        self.jobs.spawn(move |done| {
+            let events = out.clone();
+            let started = super::remote_run::start(&job_spec, move |event| {
+                events.send(RunEventMsg { serial, event })
+            });
+            match started {
+                Ok(run) => done.send(RemoteStarted { serial, run }),
+                Err(e) => out.send(RunEventMsg {
+                    serial,
+                    event: RunEvent::Failed(e),
+                }),
+            }
         });
+        self.run.current = Some(ActiveRun::new(spec, Control::Connecting, serial));
         Ok(())
     }
 
     /// Stops the run in progress (its whole process group).
     pub fn stop_run(&mut self) {
-        if let Some(h) = self.run.current.as_ref().and_then(|r| r.handle.as_ref()) {
-            h.stop(Duration::from_millis(500));
+        match self.run.current.as_ref().and_then(|r| r.handle.as_ref()) {
+            Some(Control::Local(h)) => h.stop(Duration::from_millis(500)),
+            Some(Control::Remote(r)) => r.stop(),
+            Some(Control::Connecting) | None => {}
         }
     }
 
@@ -303,6 +350,33 @@ impl App {
         self.run.history.truncate(PAST_RUNS);
         if let Some(text) = autotune {
             self.paste_autotune_log(&text);
+        }
+    }
+}
+
+/// The link of a remote run is up: its control joins the run (if it is still the current one;
+/// else dropping it cancels the run on the server).
+struct RemoteStarted {
+    serial: u64,
+    run: super::remote_run::RemoteRun,
+}
+
+impl super::jobs::Apply<App> for RemoteStarted {
+    fn is_current(&self, app: &App) -> bool {
+        is_current_run(app, self.serial)
+    }
+
+    fn apply(self, app: &mut App) {
+        let run = self.run;
+        if let Some(cur) = app.run.current.as_mut() {
+            let stopped = !cur.running();
+            cur.handle = Some(Control::Remote(run));
+            if stopped {
+                // Stop was pressed while connecting.
+                if let Some(Control::Remote(r)) = &cur.handle {
+                    r.stop();
+                }
+            }
         }
     }
 }

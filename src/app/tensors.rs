@@ -7,12 +7,10 @@
 use super::jobs::Outbox;
 use super::{App, Loading};
 use crate::analysis::nan_trace::{self, Bad, MatchQuality, Trace};
-use crate::analysis::tensor_stats;
 use crate::model::fx::FxGraph;
 use crate::model::tensor::{
     DumpCatalog, GraphDump, MsprobeStep, RankDump, Slice2d, TensorCompare, TensorSummary,
 };
-use crate::sources::tensor_file;
 use crate::sources::{data_dump, msprobe};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -386,12 +384,7 @@ impl App {
             result: Loading::Loading,
         });
         self.jobs.spawn(move |out| {
-            let result = tensor_file::open(&path)
-                .map_err(|e| e.to_string())
-                .and_then(|a| {
-                    tensor_stats::slice2d(&a, &lead, SLICE_LIMIT)
-                        .ok_or_else(|| "a 0-d array has no slice to show".to_string())
-                });
+            let result = crate::pipeline::tensors::slice(&path, &lead, SLICE_LIMIT);
             out.send(TensorsMsg::Slice { path, lead, result });
         });
     }
@@ -419,9 +412,7 @@ impl App {
             let diffs = pairs
                 .par_iter()
                 .filter_map(|(node, a, b)| {
-                    let x = tensor_file::open(a).ok()?;
-                    let y = tensor_file::open(b).ok()?;
-                    let c = tensor_stats::compare(&x, &y).ok()?;
+                    let c = crate::pipeline::tensors::compare(a, b).ok()?;
                     Some((node.clone(), c.max_abs_diff))
                 })
                 .collect();
@@ -450,11 +441,7 @@ impl App {
             result: Loading::Loading,
         });
         self.jobs.spawn(move |out| {
-            let result = (|| {
-                let x = tensor_file::open(&a).map_err(|e| e.to_string())?;
-                let y = tensor_file::open(&b).map_err(|e| e.to_string())?;
-                tensor_stats::compare(&x, &y).map_err(|e| e.to_string())
-            })();
+            let result = crate::pipeline::tensors::compare(&a, &b);
             out.send(TensorsMsg::Compared { a, b, result });
         });
     }

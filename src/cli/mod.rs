@@ -1,5 +1,6 @@
 //! The command line: `fxray [PATH]` opens the app; subcommands run the same core headless.
 
+mod agent;
 pub mod autotune;
 pub mod bench;
 mod bench_archive;
@@ -35,8 +36,50 @@ pub struct Cli {
     /// A debug folder (torch_compile_debug/, run_*, model__N, a phase folder), a graph file,
     /// a data dump or an msprobe dump. Without it the bundled sample run opens.
     pub path: Option<PathBuf>,
+    /// Where `fxray` is on the servers of `ssh://` paths, when not on their PATH (taken
+    /// wherever it stands on the line, before or after a subcommand).
+    #[arg(long, global = true, value_name = "PATH")]
+    pub remote_fxray: Option<String>,
     #[command(subcommand)]
     pub command: Option<Command>,
+}
+
+/// The command line with every `ssh://[user@]host[:port]/path` argument turned into the path
+/// fxray reads it by (`/ssh:host/path`, served by the agent on that host), so every command
+/// takes a remote tree where it takes a local one; and `--remote-fxray PATH` taken out, wherever
+/// it stands (before or after a subcommand), and returned.
+pub fn resolve_remote_args(
+    args: impl IntoIterator<Item = std::ffi::OsString>,
+) -> Result<(Vec<std::ffi::OsString>, Option<String>)> {
+    use crate::sources::remote::target;
+    let mut out = Vec::new();
+    let mut remote_fxray = None;
+    let mut args = args.into_iter();
+    while let Some(a) = args.next() {
+        let text = a.to_str();
+        if text == Some("--remote-fxray") {
+            let value = args
+                .next()
+                .and_then(|v| v.into_string().ok())
+                .ok_or_else(|| {
+                    crate::error::Error::user(
+                        "--remote-fxray needs the path of fxray on the server",
+                    )
+                })?;
+            remote_fxray = Some(value);
+            continue;
+        }
+        if let Some(v) = text.and_then(|t| t.strip_prefix("--remote-fxray=")) {
+            remote_fxray = Some(v.to_string());
+            continue;
+        }
+        out.push(match text.and_then(target::parse) {
+            None => a,
+            Some(Ok((host, path))) => target::mount_path(&host, &path).into_os_string(),
+            Some(Err(e)) => return Err(crate::error::Error::user(e.to_string())),
+        });
+    }
+    Ok((out, remote_fxray))
 }
 
 #[derive(Debug, Subcommand)]
@@ -228,6 +271,16 @@ pub enum Command {
         #[command(subcommand)]
         what: bench::BenchCommand,
     },
+    /// The server half of `fxray ssh://host/path`: answers a client on standard input and
+    /// output (started by the client through ssh; not for typing).
+    Agent {
+        /// Serve the protocol on stdin/stdout until stdin closes.
+        #[arg(long, required_unless_present = "print_install")]
+        stdio: bool,
+        /// Print how to install the agent on a server.
+        #[arg(long, conflicts_with = "stdio")]
+        print_install: bool,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -354,6 +407,10 @@ pub fn run(command: Command) -> Result<()> {
             },
         ),
         Command::Bench { what } => bench::run(what),
+        Command::Agent {
+            stdio,
+            print_install,
+        } => agent::run(stdio, print_install),
     }
 }
 

@@ -1,7 +1,7 @@
 //! Dumped tensors: what a TorchAir/npugraph_ex npy data dump holds (docs/formats.md §3.1), the
 //! statistics of one tensor, and msprobe (its types are in `model::msprobe`).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -136,7 +136,7 @@ impl DumpCatalog {
 }
 
 /// The element type of an array, as read.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TensorInfo {
     /// numpy's descriptor: `<f4`, `>i8`, `|b1`.
     pub dtype: String,
@@ -201,7 +201,7 @@ pub fn short_dtype(descr: &str) -> String {
 }
 
 /// Equal-width bins over `[lo, hi]` of the finite values (numpy's `histogram` rules).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Histogram {
     pub lo: f64,
     pub hi: f64,
@@ -210,7 +210,7 @@ pub struct Histogram {
 
 /// Statistics of one tensor. Min/max/mean/std are over its finite values; NaN and ±Inf are
 /// counted apart so a mask's −Inf never hides a NaN.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TensorStats {
     /// Elements read (fewer than the shape says when the file is truncated).
     pub count: u64,
@@ -236,7 +236,7 @@ impl TensorStats {
 }
 
 /// One `.npy` file summarised: what it holds, and what is wrong with it if anything.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TensorSummary {
     pub info: TensorInfo,
     pub stats: TensorStats,
@@ -245,7 +245,7 @@ pub struct TensorSummary {
 }
 
 /// Two dumps of the same tensor (two steps or two ranks) side by side.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TensorCompare {
     /// Pairs compared (both values finite).
     pub compared: u64,
@@ -281,7 +281,7 @@ pub fn fmt_value(v: f64) -> String {
 
 /// A 2-D slice of a tensor (the last two dims at fixed leading indices), for the heatmap and
 /// the value table. Values in C order, `rows × cols` of them at most `limit`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Slice2d {
     /// Leading indices fixed (empty for 1-D and 2-D tensors).
     pub lead: Vec<u64>,

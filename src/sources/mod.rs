@@ -14,6 +14,7 @@ pub mod npy;
 pub mod output_code;
 pub mod pt;
 pub mod read;
+pub mod remote;
 pub mod tensor_file;
 pub mod trace_json;
 pub mod trace_log;

@@ -1,15 +1,17 @@
 //! The one door to the files a view reads: a path inside an archive (`/x/run.tar.gz/a/b.txt`)
-//! is served from the mounted archive, any other from the disk. Every reader in `sources`
-//! (and the few existence checks above it) goes through here, so an archive is a folder to
-//! all of them. Nothing here writes.
+//! is served from the mounted archive, a path under `/ssh:host` by the agent on that server
+//! (`sources::remote`), any other from the disk. Every reader in `sources` (and the few
+//! existence checks above it) goes through here, so an archive and a remote tree are folders
+//! to all of them. Nothing here writes.
 
 use super::archive::{self, Data, Node};
+use super::remote::fs as remote;
 use crate::error::{Error, Result};
 use crate::model::npy::Bytes;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Kind {
     File,
     Dir,
@@ -48,12 +50,16 @@ fn node_at(path: &Path) -> Option<io::Result<(std::sync::Arc<archive::Archive>, 
 
 /// True when `path` is an archive fxray opens in place, or lies inside one.
 pub fn is_archived(path: &Path) -> bool {
-    archive::lies_in_archive(path)
+    remote::locate(path).is_none() && archive::lies_in_archive(path)
 }
 
 /// Reads (or, if its file changed, re-reads) the archive `root` is or lies in, and returns what
 /// it could not read, one line each; nothing for a disk path.
 pub fn open_root(root: &Path) -> Result<Vec<String>> {
+    if let Some((host, p)) = remote::locate(root) {
+        return remote::open_root(&host, &p)
+            .map_err(|e| Error::user(format!("{}: {e}", super::remote::display(root))));
+    }
     match archive::refresh(root) {
         None => Ok(Vec::new()),
         Some(Ok(a)) => Ok(a.warnings.clone()),
@@ -68,6 +74,9 @@ pub fn release_others(open_root: &Path) {
 
 /// What `path` is, following links on disk, with its size. An archive file is a folder.
 pub fn stat(path: &Path) -> io::Result<(Kind, u64)> {
+    if let Some((host, p)) = remote::locate(path) {
+        return remote::stat(&host, &p);
+    }
     // The archive itself is a folder without being read: asking whether it exists (the window
     // does, before it opens) must not wait for its whole stream.
     if archive::is_archive_file(path) {
@@ -117,6 +126,10 @@ pub fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>> {
         ))
     };
     let is_dir = || Error::user(format!("{}: is a folder, expected a file", path.display()));
+    if let Some((host, p)) = remote::locate(path) {
+        return remote::read(&host, &p, limit)
+            .map_err(|e| Error::user(format!("{}: {e}", super::remote::display(path))));
+    }
     if let Some(found) = node_at(path) {
         let (a, rel) = found.map_err(|e| Error::io(path, &e))?;
         return match a.node(&rel) {
@@ -148,6 +161,10 @@ pub fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>> {
 /// A reader over a file, for formats read as a stream (trace logs). A folder is an error.
 pub fn open(path: &Path) -> io::Result<Box<dyn Read + Send>> {
     let is_dir = || io::Error::new(io::ErrorKind::IsADirectory, "is a folder");
+    if let Some((host, p)) = remote::locate(path) {
+        let bytes = remote::read(&host, &p, remote::BYTES_CAP)?;
+        return Ok(Box::new(io::Cursor::new(bytes)));
+    }
     match node_at(path) {
         None => {
             let file = std::fs::File::open(path)?;
@@ -172,6 +189,9 @@ pub fn open(path: &Path) -> io::Result<Box<dyn Read + Send>> {
 /// A file's bytes for decoding in place: memory-mapped when at least `map_from` bytes (on disk,
 /// or spilled from an archive to the cache), else read; an in-memory entry is shared, not copied.
 pub fn bytes(path: &Path, map_from: u64) -> io::Result<Bytes> {
+    if let Some((host, p)) = remote::locate(path) {
+        return Ok(Box::new(remote::read(&host, &p, remote::BYTES_CAP)?));
+    }
     let disk = match node_at(path) {
         None => path.to_path_buf(),
         Some(found) => {
@@ -202,6 +222,9 @@ pub fn bytes(path: &Path, map_from: u64) -> io::Result<Bytes> {
 
 /// The children of folder `dir`, sorted by name, with sizes. Links on disk are followed.
 pub fn read_dir(dir: &Path) -> io::Result<Vec<Entry>> {
+    if let Some((host, p)) = remote::locate(dir) {
+        return remote::read_dir(&host, &p);
+    }
     match node_at(dir) {
         None => {
             let mut out: Vec<Entry> = std::fs::read_dir(dir)?
@@ -260,6 +283,9 @@ pub fn walk(
     mut enter: impl FnMut(&Entry) -> bool,
     warnings: &mut Vec<String>,
 ) -> Vec<Entry> {
+    if let Some((host, p)) = remote::locate(root) {
+        return remote::walk(&host, &p, how.max_depth, how.sizes, &mut enter, warnings);
+    }
     if let Some(found) = node_at(root) {
         return match found {
             Ok((a, rel)) => archive_walk(&a, &rel, how.max_depth, &mut enter),

@@ -32,7 +32,7 @@ fn left(app: &mut App, ui: &mut egui::Ui) {
         let width = |t: &str| text_width(ui, t, &font);
         // Room for the file count and a warning badge after the path.
         let room = ui.available_width() - width(&files) - width("⚠ 99 warning(s)") - 24.0;
-        let full = ws.index.root.display().to_string();
+        let full = crate::app::display_path(&ws.index.root);
         let path = elide_middle(&full, room, width);
         ui.label(format!("{path}{files}")).on_hover_text(full);
         if !ws.facts_done {
@@ -56,6 +56,10 @@ fn left(app: &mut App, ui: &mut egui::Ui) {
 
 /// `npu`: what the status bar says of the NPUs, and its tooltip.
 fn right(npu: Option<(String, String)>, tabs: &super::tabs::Tabs, ui: &mut egui::Ui) {
+    for link in crate::app::remote_links() {
+        remote_link(&link, ui);
+        ui.separator();
+    }
     if let Some((text, hover)) = npu {
         ui.weak(text).on_hover_text(hover);
         ui.separator();
@@ -79,6 +83,47 @@ fn right(npu: Option<(String, String)>, tabs: &super::tabs::Tabs, ui: &mut egui:
             "nodes of the pass on screen (inside boxes when folded), and the CPU time of the \
              graph view in the last frame",
         );
+    }
+}
+
+/// `host · 12 ms · ↓1.2 MB ↑40 KB`, red with the reason while the link is down.
+fn remote_link(link: &crate::app::LinkStatus, ui: &mut egui::Ui) {
+    let mb = |b: u64| {
+        if b >= 1 << 20 {
+            format!("{:.1} MB", b as f64 / (1u64 << 20) as f64)
+        } else {
+            format!("{} KB", b.div_ceil(1024))
+        }
+    };
+    let text = format!(
+        "{} · {:.0} ms · ↓{} ↑{}",
+        link.host,
+        link.rtt_ms,
+        mb(link.bytes_in),
+        mb(link.bytes_out)
+    );
+    if link.alive {
+        ui.weak(text).on_hover_text(format!(
+            "connected through ssh to the fxray agent on {}: last round trip {:.1} ms, bytes \
+             received and sent{}",
+            link.host,
+            link.rtt_ms,
+            if link.reconnects > 0 {
+                format!("; reconnected {} time(s)", link.reconnects)
+            } else {
+                String::new()
+            }
+        ));
+    } else {
+        let why = link
+            .error
+            .clone()
+            .unwrap_or_else(|| "the link dropped; fxray reconnects on the next read".into());
+        ui.colored_label(
+            ui.visuals().error_fg_color,
+            format!("{} · link down", link.host),
+        )
+        .on_hover_text(why);
     }
 }
 
@@ -127,6 +172,13 @@ fn live(app: &mut App, ui: &mut egui::Ui) {
             dot(ui, green);
             ui.colored_label(green, "live")
                 .on_hover_text(format!("{b}: new files appear as they are written"));
+        }
+        Some(b @ WatchBackend::Remote { host, .. }) => {
+            let green = crate::ui::palette::OK;
+            dot(ui, green);
+            ui.colored_label(green, "live").on_hover_text(format!(
+                "{b}: new files appear as the server writes them ({host})"
+            ));
         }
         Some(b @ WatchBackend::Polling { .. }) => {
             let warn = ui.visuals().warn_fg_color;

@@ -33,6 +33,7 @@ mod msprobe_real;
 mod phase_layout;
 mod pt;
 mod ranks;
+mod remote;
 mod runner;
 mod screenshots;
 mod tensor_ranks;

@@ -7,6 +7,7 @@
 //! The service only reads: it never writes into the folder it watches.
 
 mod fs_kind;
+mod remote;
 pub mod tracker;
 
 pub use tracker::{Change, ChangeKind};
@@ -57,6 +58,8 @@ pub enum Backend {
     Native,
     /// Polling every `interval`, because of `reason`.
     Polling { interval: Duration, reason: String },
+    /// Watched on the server `host` by its agent, which watches as it says in `how`.
+    Remote { host: String, how: String },
 }
 
 impl std::fmt::Display for Backend {
@@ -68,6 +71,7 @@ impl std::fmt::Display for Backend {
                 "watching by polling every {:.1} s ({reason})",
                 interval.as_secs_f32()
             ),
+            Backend::Remote { host, how } => write!(f, "{how} on {host}"),
         }
     }
 }
@@ -115,7 +119,13 @@ impl Watcher {
         let flag = stop.clone();
         std::thread::Builder::new()
             .name("fxray-watch".into())
-            .spawn(move || run(set, config, &flag, &sink))
+            .spawn(move || {
+                if crate::sources::remote::is_remote(&set.abs_root) {
+                    remote::run(set, &flag, &sink)
+                } else {
+                    run(set, config, &flag, &sink)
+                }
+            })
             .expect("spawning a thread");
         Watcher { stop, root }
     }
@@ -322,21 +332,30 @@ impl State {
     }
 
     fn index(&mut self, changes: &[Change]) -> DebugIndex {
-        for c in changes {
-            self.graph_names.remove(&c.path);
-        }
-        let mut index = self.tracker.set.index();
-        let names = &mut self.graph_names;
-        discover::join_captures(&mut index, |p| {
-            names
-                .entry(p.to_path_buf())
-                .or_insert_with(|| {
-                    read::read_text(p)
-                        .ok()
-                        .and_then(|t| output_code::fx_graph_name(&t.text))
-                })
-                .clone()
-        });
-        index
+        index_of(&self.tracker.set, &mut self.graph_names, changes)
     }
+}
+
+/// The index of `set` after `changes`; `graph_K` of each `output_code.py` is read once per
+/// version of the file (`names` keeps them between updates).
+fn index_of(
+    set: &FileSet,
+    names: &mut HashMap<PathBuf, Option<String>>,
+    changes: &[Change],
+) -> DebugIndex {
+    for c in changes {
+        names.remove(&c.path);
+    }
+    let mut index = set.index();
+    discover::join_captures(&mut index, |p| {
+        names
+            .entry(p.to_path_buf())
+            .or_insert_with(|| {
+                read::read_text(p)
+                    .ok()
+                    .and_then(|t| output_code::fx_graph_name(&t.text))
+            })
+            .clone()
+    });
+    index
 }

@@ -37,6 +37,7 @@ pub fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
     }
 }
 
+pub mod sshd;
 pub mod ui;
 
 /// The sorted `*.txt` pass dumps of `<case>`'s model__0 `phase` folder.

@@ -1,0 +1,188 @@
+//! The file door's remote half: what `sources::vfs` does for a path under an `/ssh:…` mount,
+//! each a request to the agent. Errors come back as `io::Error`s of the kind the server met, so
+//! the callers' messages read the same as for a local tree.
+
+use super::proto::{Reply, Request};
+use super::target;
+pub use super::target::Host;
+use crate::sources::vfs::{Entry, Kind};
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// A remote file larger than this is not copied over the link as bytes: tensors are summarised
+/// on the server ([`summarize`]); a graph or a log is far smaller.
+pub const BYTES_CAP: u64 = 256 << 20;
+
+/// The host and server path of `path`, `None` for a local path.
+pub fn locate(path: &Path) -> Option<(Host, String)> {
+    target::split(path)
+}
+
+fn call(host: &Host, req: Request) -> io::Result<(Reply, Vec<u8>)> {
+    let link = super::link(host).map_err(|e| e.into_io())?;
+    match link.call(req).map_err(|e| e.into_io())? {
+        (Reply::Failed { kind, message }, _) => Err(io::Error::new(kind.io_kind(), message)),
+        ok => Ok(ok),
+    }
+}
+
+fn unexpected(host: &Host, reply: &Reply) -> io::Error {
+    super::RemoteError::Protocol {
+        host: host.authority(),
+        what: format!("{reply:?}").chars().take(120).collect(),
+    }
+    .into_io()
+}
+
+pub fn stat(host: &Host, path: &str) -> io::Result<(Kind, u64)> {
+    match call(host, Request::Stat { path: path.into() })? {
+        (Reply::Stat { kind, size }, _) => Ok((kind, size)),
+        (other, _) => Err(unexpected(host, &other)),
+    }
+}
+
+fn entries(host: &Host, reply: Reply) -> io::Result<(Vec<Entry>, Vec<String>)> {
+    match reply {
+        Reply::Entries { entries, warnings } => Ok((
+            entries
+                .into_iter()
+                .map(|e| Entry {
+                    path: target::mount_path(host, &e.path),
+                    kind: e.kind,
+                    size: e.size,
+                    depth: e.depth as usize,
+                })
+                .collect(),
+            warnings,
+        )),
+        other => Err(unexpected(host, &other)),
+    }
+}
+
+pub fn read_dir(host: &Host, path: &str) -> io::Result<Vec<Entry>> {
+    let (reply, _) = call(host, Request::ReadDir { path: path.into() })?;
+    Ok(entries(host, reply)?.0)
+}
+
+/// The whole tree in one round trip; `enter` is applied here, after the fact.
+pub fn walk(
+    host: &Host,
+    root: &str,
+    max_depth: usize,
+    sizes: bool,
+    enter: &mut dyn FnMut(&Entry) -> bool,
+    warnings: &mut Vec<String>,
+) -> Vec<Entry> {
+    let req = Request::Walk {
+        root: root.into(),
+        max_depth: max_depth.min(u32::MAX as usize) as u32,
+        sizes,
+    };
+    let (all, notes) = match call(host, req).and_then(|(r, _)| entries(host, r)) {
+        Ok(x) => x,
+        Err(e) => {
+            warnings.push(format!("ssh://{}{root}: {e}", host.authority()));
+            return Vec::new();
+        }
+    };
+    warnings.extend(notes);
+    let mut out = Vec::with_capacity(all.len());
+    let mut skipped: Option<PathBuf> = None;
+    for e in all {
+        if skipped.as_ref().is_some_and(|s| e.path.starts_with(s)) {
+            continue;
+        }
+        if e.kind == Kind::Dir && !enter(&e) {
+            skipped = Some(e.path);
+            continue;
+        }
+        out.push(e);
+    }
+    out
+}
+
+/// A whole file of at most `limit` bytes, decompressed.
+pub fn read(host: &Host, path: &str, limit: u64) -> io::Result<Vec<u8>> {
+    let limit = limit.min(BYTES_CAP);
+    match call(
+        host,
+        Request::Read {
+            path: path.into(),
+            limit,
+        },
+    )? {
+        (Reply::Bytes, bytes) => Ok(bytes),
+        (other, _) => Err(unexpected(host, &other)),
+    }
+}
+
+/// Statistics of tensor files, computed on the server; one result per path, in order.
+pub fn summarize(
+    host: &Host,
+    paths: &[String],
+) -> io::Result<Vec<Result<crate::model::tensor::TensorSummary, String>>> {
+    match call(
+        host,
+        Request::Summarize {
+            paths: paths.to_vec(),
+        },
+    )? {
+        (Reply::Summaries(v), _) if v.len() == paths.len() => Ok(v),
+        (other, _) => Err(unexpected(host, &other)),
+    }
+}
+
+/// The warnings of opening `path` as a root (an archive on the server is read there).
+pub fn open_root(host: &Host, path: &str) -> io::Result<Vec<String>> {
+    match call(host, Request::OpenRoot { path: path.into() })? {
+        (Reply::Warnings(w), _) => Ok(w),
+        (other, _) => Err(unexpected(host, &other)),
+    }
+}
+
+/// A 2-D slice of a tensor on the server; its values cross as raw f64s (deflated), at most
+/// [`SLICE_CAP`] of them.
+pub fn slice(
+    host: &Host,
+    path: &str,
+    lead: &[u64],
+    limit: usize,
+) -> io::Result<Result<crate::model::tensor::Slice2d, String>> {
+    let req = Request::Slice {
+        path: path.into(),
+        lead: lead.to_vec(),
+        limit: limit.min(SLICE_CAP) as u64,
+    };
+    match call(host, req)? {
+        (Reply::Slice(Ok(mut s)), payload) => {
+            s.values = payload
+                .chunks_exact(8)
+                .map(|b| f64::from_le_bytes(b.try_into().expect("8 bytes")))
+                .collect();
+            Ok(Ok(s))
+        }
+        (Reply::Slice(Err(e)), _) => Ok(Err(e)),
+        (other, _) => Err(unexpected(host, &other)),
+    }
+}
+
+/// Values of a slice sent over a link: 1 MB of f64s, a 362 × 362 heatmap.
+pub const SLICE_CAP: usize = 1 << 17;
+
+/// Two tensors on the server compared there.
+pub fn compare(
+    host: &Host,
+    a: &str,
+    b: &str,
+) -> io::Result<Result<crate::model::tensor::TensorCompare, String>> {
+    match call(
+        host,
+        Request::CompareTensors {
+            a: a.into(),
+            b: b.into(),
+        },
+    )? {
+        (Reply::Compared(r), _) => Ok(r),
+        (other, _) => Err(unexpected(host, &other)),
+    }
+}

@@ -1,0 +1,177 @@
+//! Trees on another machine, read through an agent over ssh: `fxray ssh://host/abs/path`.
+//!
+//! The laptop spawns `ssh -T host fxray agent --stdio` with the system's OpenSSH (so
+//! `~/.ssh/config`, ProxyJump, agents and ControlMaster apply) and the agent, the same binary
+//! headless, does the file work on the server. A remote tree is mounted at
+//! `/ssh:[user@]host[:port]/abs/path` ([`target`]); `sources::vfs`, the one door every reader
+//! goes through, sends what lies under such a path here ([`fs`]), so every reader of fxray
+//! reads a remote tree as it reads a local one. What would move too many bytes (a tensor's
+//! statistics, watching) is asked of the agent as a whole ([`proto::Request`]).
+//!
+//! Links are made on first use and remade after a drop: a reader that meets a dropped link
+//! gets an error that says so, and the next read reconnects.
+
+mod error;
+pub mod fs;
+mod link;
+pub mod proto;
+pub mod target;
+pub mod wire;
+
+pub use error::RemoteError;
+pub use link::{Counters, Link, Settings};
+pub use target::{BadAddress, Host, display, is_remote, resolve};
+
+use std::collections::HashMap;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+/// After a failed connect, reads within this long fail at once with the same error instead of
+/// each waiting for ssh again.
+const RETRY_AFTER: Duration = Duration::from_secs(3);
+
+#[derive(Default)]
+struct Slot {
+    link: Option<Arc<Link>>,
+    failed: Option<(Instant, RemoteError)>,
+    /// Links made to this host after the first (reconnections).
+    reconnects: u32,
+}
+
+fn settings() -> &'static Mutex<Settings> {
+    static S: OnceLock<Mutex<Settings>> = OnceLock::new();
+    S.get_or_init(|| Mutex::new(Settings::from_env()))
+}
+
+fn slots() -> &'static Mutex<HashMap<String, Arc<Mutex<Slot>>>> {
+    static L: OnceLock<Mutex<HashMap<String, Arc<Mutex<Slot>>>>> = OnceLock::new();
+    L.get_or_init(Mutex::default)
+}
+
+/// Where `fxray` is on servers (`--remote-fxray`); `None` keeps `FXRAY_REMOTE_FXRAY` or the
+/// server's PATH.
+pub fn set_remote_fxray(path: Option<String>) {
+    if let Some(p) = path {
+        settings().lock().expect("settings").fxray = p;
+    }
+}
+
+/// How links are made from now on (tests, and a window's settings); links already up stay.
+pub fn configure(new: Settings) {
+    *settings().lock().expect("settings") = new;
+}
+
+/// The link to `host`, connecting (again) when there is none or it dropped.
+pub fn link(host: &Host) -> Result<Arc<Link>, RemoteError> {
+    let slot = slots()
+        .lock()
+        .expect("links")
+        .entry(host.authority())
+        .or_default()
+        .clone();
+    // One connect per host at a time: the readers that wait for it share its result.
+    let mut s = slot.lock().expect("link slot");
+    if let Some(l) = s.link.as_ref().filter(|l| l.is_alive()) {
+        return Ok(l.clone());
+    }
+    if let Some((at, e)) = &s.failed
+        && at.elapsed() < RETRY_AFTER
+    {
+        return Err(e.clone());
+    }
+    let settings = settings().lock().expect("settings").clone();
+    match Link::connect(host, &settings) {
+        Ok(l) => {
+            if s.link.is_some() {
+                s.reconnects += 1;
+            }
+            let l = Arc::new(l);
+            s.link = Some(l.clone());
+            s.failed = None;
+            Ok(l)
+        }
+        Err(e) => {
+            s.failed = Some((Instant::now(), e.clone()));
+            Err(e)
+        }
+    }
+}
+
+/// What the status bar shows of one link.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LinkStatus {
+    pub host: String,
+    pub alive: bool,
+    pub rtt_ms: f64,
+    pub bytes_in: u64,
+    pub bytes_out: u64,
+    pub reconnects: u32,
+    /// Why the last connect failed, while no link is up.
+    pub error: Option<String>,
+}
+
+/// Every link made so far, for the status bar. Never waits on the network.
+pub fn status() -> Vec<LinkStatus> {
+    let slots: Vec<(String, Arc<Mutex<Slot>>)> = slots()
+        .lock()
+        .expect("links")
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let mut out = Vec::new();
+    for (host, slot) in slots {
+        // A slot locked by a connect in progress is skipped, not waited for.
+        let Ok(s) = slot.try_lock() else {
+            out.push(LinkStatus {
+                host,
+                alive: false,
+                rtt_ms: 0.0,
+                bytes_in: 0,
+                bytes_out: 0,
+                reconnects: 0,
+                error: Some("connecting…".into()),
+            });
+            continue;
+        };
+        let c = s.link.as_ref().map(|l| l.counters.clone());
+        let load = |f: fn(&Counters) -> u64| c.as_deref().map_or(0, f);
+        out.push(LinkStatus {
+            host,
+            alive: c.as_ref().is_some_and(|c| c.alive.load(Ordering::Relaxed)),
+            rtt_ms: load(|c| c.rtt_us.load(Ordering::Relaxed)) as f64 / 1000.0,
+            bytes_in: load(|c| c.bytes_in.load(Ordering::Relaxed)),
+            bytes_out: load(|c| c.bytes_out.load(Ordering::Relaxed)),
+            reconnects: s.reconnects,
+            error: s.failed.as_ref().map(|(_, e)| e.to_string()),
+        });
+    }
+    out.sort_by(|a, b| a.host.cmp(&b.host));
+    out
+}
+
+/// Measures a round trip on every live link (a job calls this now and then; never the UI).
+pub fn ping_all() {
+    let links: Vec<Arc<Link>> = slots()
+        .lock()
+        .expect("links")
+        .values()
+        .filter_map(|s| s.try_lock().ok().and_then(|s| s.link.clone()))
+        .collect();
+    for l in links {
+        let _ = l.ping();
+    }
+}
+
+/// Drops the link to `host` as if the network had (tests, and *Reconnect*).
+pub fn disconnect(host: &Host) {
+    let slot = slots()
+        .lock()
+        .expect("links")
+        .get(&host.authority())
+        .cloned();
+    // The link stays in its slot (dead), so the next connect counts as a reconnection.
+    if let Some(l) = slot.and_then(|s| s.lock().ok().and_then(|s| s.link.clone())) {
+        l.close();
+    }
+}

@@ -1,0 +1,151 @@
+//! Where a remote tree is: `ssh://[user@]host[:port]/abs/path` as the user writes it, and the
+//! path the rest of fxray uses for it, `/ssh:[user@]host[:port]/abs/path`.
+//!
+//! The mount is an ordinary absolute path so that every path operation of the crate (join,
+//! parent, starts_with, the index's keys) works unchanged; only `sources::vfs` knows that
+//! nothing under `/ssh:…` is on this disk.
+
+use std::path::{Path, PathBuf};
+
+/// The first component of every remote path.
+const PREFIX: &str = "ssh:";
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Host {
+    pub user: Option<String>,
+    pub host: String,
+    pub port: Option<u16>,
+}
+
+impl Host {
+    /// `[user@]host[:port]`, the mount's name.
+    pub fn authority(&self) -> String {
+        let mut s = String::new();
+        if let Some(u) = &self.user {
+            s.push_str(u);
+            s.push('@');
+        }
+        s.push_str(&self.host);
+        if let Some(p) = self.port {
+            s.push_str(&format!(":{p}"));
+        }
+        s
+    }
+
+    fn parse(authority: &str) -> Option<Host> {
+        let (user, rest) = match authority.rsplit_once('@') {
+            Some((u, r)) if !u.is_empty() => (Some(u.to_string()), r),
+            Some(_) => return None,
+            None => (None, authority),
+        };
+        let (host, port) = match rest.rsplit_once(':') {
+            Some((h, p)) => (h, Some(p.parse::<u16>().ok()?)),
+            None => (rest, None),
+        };
+        let ok = |c: char| c.is_ascii_alphanumeric() || "-._".contains(c);
+        if host.is_empty() || !host.chars().all(ok) || host.starts_with('-') {
+            // A host starting with '-' would be read by ssh as an option.
+            return None;
+        }
+        Some(Host {
+            user,
+            host: host.to_string(),
+            port,
+        })
+    }
+}
+
+/// What went wrong with an `ssh://` address.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{0}: not a remote address; write ssh://[user@]host[:port]/absolute/path \
+     (e.g. ssh://dev@npu-01/home/dev/torch_compile_debug)"
+)]
+pub struct BadAddress(pub String);
+
+/// Parses `ssh://[user@]host[:port]/abs/path`; `None` when `text` is not an ssh address at all
+/// (a local path), an error when it is one but malformed.
+pub fn parse(text: &str) -> Option<Result<(Host, String), BadAddress>> {
+    let rest = text.strip_prefix("ssh://")?;
+    let bad = || BadAddress(text.to_string());
+    let Some(slash) = rest.find('/') else {
+        return Some(Err(bad()));
+    };
+    let (authority, path) = rest.split_at(slash);
+    Some(
+        Host::parse(authority)
+            .map(|h| (h, path.to_string()))
+            .ok_or_else(bad),
+    )
+}
+
+/// The local mount path of a remote path.
+pub fn mount_path(host: &Host, remote: &str) -> PathBuf {
+    PathBuf::from(format!("/{PREFIX}{}{remote}", host.authority()))
+}
+
+/// `ssh://…` given as a path (from the command line, a recent entry) becomes its mount path;
+/// any other path is returned as it is.
+pub fn resolve(path: &Path) -> Result<PathBuf, BadAddress> {
+    match path.to_str().and_then(parse) {
+        None => Ok(path.to_path_buf()),
+        Some(r) => r.map(|(h, p)| mount_path(&h, &p)),
+    }
+}
+
+/// The host and server path of a mount path; `None` for a local path.
+pub fn split(path: &Path) -> Option<(Host, String)> {
+    let text = path.to_str()?;
+    let rest = text.strip_prefix('/')?.strip_prefix(PREFIX)?;
+    let (authority, remote) = match rest.find('/') {
+        Some(i) => rest.split_at(i),
+        None => (rest, "/"),
+    };
+    Some((Host::parse(authority)?, remote.to_string()))
+}
+
+/// True for a path under an `/ssh:…` mount.
+pub fn is_remote(path: &Path) -> bool {
+    split(path).is_some()
+}
+
+/// The address a person reads: `ssh://host/abs/path` for a mount path, else the path.
+pub fn display(path: &Path) -> String {
+    match split(path) {
+        Some((h, p)) => format!("ssh://{}{p}", h.authority()),
+        None => path.display().to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn addresses_map_to_mounts_and_back() {
+        let (h, p) = parse("ssh://dev@npu-01:2222/home/dev/run")
+            .unwrap()
+            .unwrap();
+        assert_eq!(h.authority(), "dev@npu-01:2222");
+        let m = mount_path(&h, &p);
+        assert_eq!(m, PathBuf::from("/ssh:dev@npu-01:2222/home/dev/run"));
+        assert_eq!(split(&m.join("a.txt")).unwrap().1, "/home/dev/run/a.txt");
+        assert_eq!(display(&m), "ssh://dev@npu-01:2222/home/dev/run");
+        assert_eq!(split(Path::new("/ssh:npu")).unwrap().1, "/");
+        assert!(!is_remote(Path::new("/home/dev/run")));
+        assert!(parse("/home/dev").is_none());
+    }
+
+    #[test]
+    fn malformed_addresses_say_how_to_write_them() {
+        for bad in [
+            "ssh://host",
+            "ssh://-oProxyCommand=x/p",
+            "ssh://h:99999/p",
+            "ssh://@h/p",
+        ] {
+            let e = parse(bad).unwrap().unwrap_err();
+            assert!(e.to_string().contains("ssh://[user@]host"), "{bad}: {e}");
+        }
+    }
+}

@@ -1,0 +1,303 @@
+//! Remote use against a real OpenSSH server on loopback (`common::sshd`): the CLI over
+//! `ssh://`, the agent's greeting and version check, tensors summarised on the server, watch
+//! events from the server, and the agent's end when ssh dies.
+
+use crate::common::sshd::{Sshd, shared};
+use crate::common::{fixture, fxray};
+use fxray::sources::remote::{self, Host, Link};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// `fxray ARGS` reaching the shared server.
+fn fxray_remote(s: &Sshd, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_fxray"))
+        .env("FXRAY_SSH", s.fxray_ssh())
+        .arg("--remote-fxray")
+        .arg(env!("CARGO_BIN_EXE_fxray"))
+        .args(args)
+        .output()
+        .expect("run fxray")
+}
+
+/// The library's links (this test process) reach the shared server.
+fn linked() -> &'static Sshd {
+    let s = shared();
+    remote::configure(s.settings(Path::new(env!("CARGO_BIN_EXE_fxray"))));
+    s
+}
+
+fn host(s: &Sshd) -> Host {
+    Host {
+        user: Some(s.user.clone()),
+        host: "127.0.0.1".into(),
+        port: Some(s.port),
+    }
+}
+
+#[test]
+fn summary_over_ssh_prints_what_it_prints_locally() {
+    let s = shared();
+    let root = fixture("showcase");
+    let local = fxray(&["summary", root.to_str().unwrap(), "--json"]);
+    let far = fxray_remote(s, &["summary", &s.url(&root), "--json"]);
+    assert!(
+        far.status.success(),
+        "{}",
+        String::from_utf8_lossy(&far.stderr)
+    );
+    let mount = s.mount(&root).display().to_string();
+    let far_text = String::from_utf8_lossy(&far.stdout).replace(&mount, root.to_str().unwrap());
+    assert_eq!(far_text, String::from_utf8_lossy(&local.stdout));
+    assert!(far_text.contains("model__0"));
+    // And the text form.
+    let far = fxray_remote(s, &["summary", &s.url(&root)]);
+    let local = fxray(&["summary", root.to_str().unwrap()]);
+    assert_eq!(
+        String::from_utf8_lossy(&far.stdout).replace(&mount, root.to_str().unwrap()),
+        String::from_utf8_lossy(&local.stdout)
+    );
+}
+
+#[test]
+fn an_agent_of_another_protocol_gets_one_line_saying_what_to_install() {
+    let s = shared();
+    let old = s.dir.join("old-agent.sh");
+    std::fs::write(
+        &old,
+        "#!/bin/sh\necho 'FXRAY-AGENT 0 0.0.9'\ncat >/dev/null\n",
+    )
+    .unwrap();
+    make_executable(&old);
+    let out = Command::new(env!("CARGO_BIN_EXE_fxray"))
+        .env("FXRAY_SSH", s.fxray_ssh())
+        .args(["--remote-fxray", old.to_str().unwrap(), "summary"])
+        .arg(s.url(&fixture("showcase")))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("fxray 0.0.9 speaks protocol 0")
+            && err.contains(&format!("install fxray {}", env!("CARGO_PKG_VERSION"))),
+        "{err}"
+    );
+}
+
+#[test]
+fn no_agent_on_the_server_says_how_to_install_it() {
+    let s = shared();
+    let out = Command::new(env!("CARGO_BIN_EXE_fxray"))
+        .env("FXRAY_SSH", s.fxray_ssh())
+        .args(["--remote-fxray", "/nonexistent/fxray", "summary"])
+        .arg(s.url(&fixture("showcase")))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("no fxray agent answered"), "{err}");
+    assert!(err.contains("--print-install"), "{err}");
+    assert!(
+        err.contains("No such file"),
+        "the server's own words: {err}"
+    );
+}
+
+#[test]
+fn a_malformed_address_says_how_to_write_one() {
+    let out = fxray(&["summary", "ssh://host-without-path"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("ssh://[user@]host[:port]/absolute/path"),
+        "{err}"
+    );
+}
+
+fn make_executable(p: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// A little-endian f32 `.npy` of `n` values.
+fn write_npy(path: &Path, n: usize) {
+    use std::io::Write;
+    let mut h = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': ({n},), }}");
+    while (10 + h.len() + 1) % 64 != 0 {
+        h.push(' ');
+    }
+    h.push('\n');
+    let mut f = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    f.write_all(b"\x93NUMPY\x01\x00").unwrap();
+    f.write_all(&(h.len() as u16).to_le_bytes()).unwrap();
+    f.write_all(h.as_bytes()).unwrap();
+    for i in 0..n {
+        f.write_all(&((i % 1000) as f32 * 0.5 - 7.0).to_le_bytes())
+            .unwrap();
+    }
+}
+
+fn bytes_in(h: &Host) -> u64 {
+    remote::status()
+        .into_iter()
+        .find(|l| l.host == h.authority())
+        .map_or(0, |l| l.bytes_in)
+}
+
+#[test]
+fn a_tensor_is_summarised_on_the_server_and_only_its_statistics_cross() {
+    let s = linked();
+    let dir = tempfile::tempdir().unwrap();
+    let npy = dir.path().join("big.npy");
+    let n = 16 << 20; // 64 MB
+    write_npy(&npy, n);
+    let h = host(s);
+    remote::link(&h).unwrap();
+    let before = bytes_in(&h);
+    let far = fxray::pipeline::tensors::summarize_file(&s.mount(&npy)).unwrap();
+    let crossed = bytes_in(&h) - before;
+    let near = fxray::pipeline::tensors::summarize_file(&npy).unwrap();
+    assert_eq!(far, near);
+    assert_eq!(far.stats.count, n as u64);
+    println!("64 MB .npy: {crossed} bytes crossed the link for its statistics");
+    assert!(
+        crossed < 16 << 10,
+        "{crossed} bytes for the statistics of a 64 MB tensor"
+    );
+}
+
+#[test]
+fn a_graph_crosses_the_link_once_and_compressed() {
+    let s = linked();
+    let h = host(s);
+    let pass = crate::common::pass_files("showcase", "forward")[0].clone();
+    let size = std::fs::metadata(&pass).unwrap().len();
+    remote::link(&h).unwrap();
+    let before = bytes_in(&h);
+    let far = fxray::sources::load::graph(&s.mount(&pass)).unwrap();
+    let crossed = bytes_in(&h) - before;
+    let near = fxray::sources::load::graph(&pass).unwrap();
+    assert_eq!(far.graphs[0].nodes.len(), near.graphs[0].nodes.len());
+    assert!(far.graphs[0].nodes.len() > 10);
+    println!("{}: {size} bytes, {crossed} crossed", pass.display());
+    assert!(
+        crossed <= 2 * size,
+        "{crossed} bytes for a {size}-byte file"
+    );
+}
+
+#[test]
+fn watch_events_arrive_as_a_file_is_written_on_the_server() {
+    use fxray::sources::watch::{WatchConfig, WatchEvent, Watcher};
+    let s = linked();
+    let dir = tempfile::tempdir().unwrap();
+    crate::common::copy_tree(&fixture("showcase"), dir.path());
+    let mount = s.mount(dir.path());
+    let set = fxray::sources::discover::scan(&mount).unwrap();
+    let files_before = set.files.len();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let _w = Watcher::start(set, WatchConfig::default(), move |e| {
+        let _ = tx.send(e);
+    });
+    // Watching has begun on the server before the file is written.
+    let started = rx.recv_timeout(Duration::from_secs(20)).expect("started");
+    assert!(
+        matches!(&started, WatchEvent::Started(b) if b.to_string().contains("on ")),
+        "{started:?}"
+    );
+    let pass = crate::common::pass_files("showcase", "forward")[0].clone();
+    let rel = pass.strip_prefix(fixture("showcase")).unwrap();
+    let new = dir
+        .path()
+        .join(rel)
+        .with_file_name("099_aot_forward_graph_after_fxray_test.txt");
+    std::fs::copy(&pass, &new).unwrap();
+    let want = s.mount(&new);
+    let t = Instant::now();
+    loop {
+        let left = Duration::from_secs(20).saturating_sub(t.elapsed());
+        match rx
+            .recv_timeout(left)
+            .expect("an update naming the new file")
+        {
+            WatchEvent::Update(u) if u.changes.iter().any(|c| c.path == want) => {
+                assert_eq!(u.index.files_seen, files_before + 1);
+                println!("watch event after {:?}", t.elapsed());
+                break;
+            }
+            WatchEvent::Failed(m) => panic!("{m}"),
+            _ => {}
+        }
+    }
+}
+
+/// True while process `pid` runs (a zombie has ended: only its parent has yet to reap it).
+fn running(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+        s.rsplit(')')
+            .next()
+            .is_some_and(|r| !r.trim_start().starts_with('Z'))
+    })
+}
+
+/// The pids whose command line holds `needle`.
+fn pids_running(needle: &str) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| String::from_utf8_lossy(&c).contains(needle))
+        })
+        .collect()
+}
+
+#[test]
+fn killing_ssh_ends_the_agent() {
+    let s = shared();
+    // An agent of its own name, so this test finds its process and no other test's.
+    let name: PathBuf = s.dir.join("fxray-agent-kill-test");
+    let _ = std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_fxray"), &name);
+    let link = Link::connect(&host(s), &s.settings(&name)).unwrap();
+    let agents = pids_running(name.to_str().unwrap());
+    assert!(!agents.is_empty(), "the agent runs");
+    link.close();
+    let t = Instant::now();
+    while agents.iter().any(|p| running(*p)) {
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "agent {agents:?} outlived ssh"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_dropped_link_says_so_and_the_next_read_reconnects() {
+    let s = linked();
+    // The same server under another name (ssh's default user), so that dropping this link
+    // does not drop the one the other tests share.
+    let h = Host {
+        user: None,
+        ..host(s)
+    };
+    let root = fixture("showcase");
+    let mount = PathBuf::from(format!("/ssh:127.0.0.1:{}{}", s.port, root.display()));
+    assert!(fxray::sources::vfs::is_dir(&mount));
+    remote::disconnect(&h);
+    let st = remote::status()
+        .into_iter()
+        .find(|l| l.host == h.authority())
+        .unwrap();
+    assert!(!st.alive);
+    // Give the failed-connect guard no chance to interfere: the link is only down, not failed.
+    let index = fxray::sources::discover::discover(&mount).unwrap();
+    assert!(!index.is_empty());
+    let st = remote::status()
+        .into_iter()
+        .find(|l| l.host == h.authority())
+        .unwrap();
+    assert!(st.alive && st.reconnects >= 1, "{st:?}");
+}
