@@ -301,3 +301,144 @@ fn a_dropped_link_says_so_and_the_next_read_reconnects() {
         .unwrap();
     assert!(st.alive && st.reconnects >= 1, "{st:?}");
 }
+
+fn runner_script(name: &str) -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/runner")).join(name)
+}
+
+/// Events of a run on the server until `until` holds for one (or 60 s pass).
+fn events_until(
+    rx: &std::sync::mpsc::Receiver<fxray::runner::process::RunEvent>,
+    until: impl Fn(&fxray::runner::process::RunEvent) -> bool,
+) -> Vec<fxray::runner::process::RunEvent> {
+    let mut out = Vec::new();
+    loop {
+        let e = rx
+            .recv_timeout(Duration::from_secs(60))
+            .expect("a run event in time");
+        let stop = until(&e);
+        out.push(e);
+        if stop {
+            return out;
+        }
+    }
+}
+
+#[test]
+fn a_run_on_the_server_streams_its_console_and_its_run_folder() {
+    use fxray::runner::process::{Exit, RunEvent};
+    let s = linked();
+    let dir = tempfile::tempdir().unwrap();
+    let spec = fxray::runner::spec::RunSpec {
+        script: s.mount(&runner_script("writes_tree.py")),
+        cwd: Some(s.mount(dir.path())),
+        nproc: 1,
+        ..Default::default()
+    };
+    let (tx, rx) = std::sync::mpsc::channel();
+    let _run = fxray::app::remote_run::start(&spec, move |e| {
+        let _ = tx.send(e);
+    })
+    .unwrap();
+    let ev = events_until(&rx, |e| {
+        matches!(e, RunEvent::Exited { .. } | RunEvent::Failed(_))
+    });
+    let text: Vec<&str> = ev
+        .iter()
+        .filter_map(|e| match e {
+            RunEvent::Line { text, .. } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert!(text.contains(&"wrote pass 1"), "{ev:?}");
+    let folder = ev.iter().find_map(|e| match e {
+        RunEvent::RunFolder(p) => Some(p.clone()),
+        _ => None,
+    });
+    let folder = folder.expect("the run folder, as a remote path");
+    assert!(
+        folder.starts_with(s.mount(dir.path())),
+        "{}",
+        folder.display()
+    );
+    assert!(
+        matches!(
+            ev.last(),
+            Some(RunEvent::Exited {
+                exit: Exit::Code(0),
+                ..
+            })
+        ),
+        "{ev:?}"
+    );
+}
+
+#[test]
+fn killing_ssh_ends_a_compile_running_on_the_server() {
+    use fxray::runner::process::RunEvent;
+    let s = shared();
+    // A link of its own (`localhost`: another name for the same server), so that killing it
+    // leaves the other tests' links alone.
+    remote::configure(s.settings(Path::new(env!("CARGO_BIN_EXE_fxray"))));
+    let h = Host {
+        user: None,
+        host: "localhost".into(),
+        port: Some(s.port),
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let spec = fxray::runner::spec::RunSpec {
+        script: PathBuf::from(format!(
+            "/ssh:localhost:{}{}",
+            s.port,
+            runner_script("hangs.py").display()
+        )),
+        cwd: Some(PathBuf::from(format!(
+            "/ssh:localhost:{}{}",
+            s.port,
+            dir.path().display()
+        ))),
+        nproc: 1,
+        ..Default::default()
+    };
+    let (tx, rx) = std::sync::mpsc::channel();
+    let _run = fxray::app::remote_run::start(&spec, move |e| {
+        let _ = tx.send(e);
+    })
+    .unwrap();
+    let ev = events_until(
+        &rx,
+        |e| matches!(e, RunEvent::Line { text, .. } if text.starts_with("child ")),
+    );
+    let pid = ev.iter().find_map(|e| match e {
+        RunEvent::Started { pid } => Some(*pid),
+        _ => None,
+    });
+    let child: u32 = ev
+        .iter()
+        .find_map(|e| match e {
+            RunEvent::Line { text, .. } => text.strip_prefix("child ")?.parse().ok(),
+            _ => None,
+        })
+        .unwrap();
+    let pids = [pid.expect("started"), child];
+    assert!(
+        pids.iter().all(|p| running(*p)),
+        "the compile runs: {pids:?}"
+    );
+    remote::disconnect(&h);
+    let t = Instant::now();
+    while pids.iter().any(|p| running(*p)) {
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "the compile {pids:?} outlived the link"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let ev = events_until(&rx, |e| {
+        matches!(e, RunEvent::Failed(_) | RunEvent::Exited { .. })
+    });
+    assert!(
+        matches!(ev.last(), Some(RunEvent::Failed(m)) if m.contains("link dropped")),
+        "{ev:?}"
+    );
+}
