@@ -49,6 +49,7 @@ mod ui_graph;
 mod ui_msprobe;
 mod ui_panels;
 mod ui_ranks;
+mod ui_remote;
 mod ui_run;
 mod ui_scrub;
 mod ui_status_bar;

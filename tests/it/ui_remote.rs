@@ -1,0 +1,63 @@
+//! The window on a tree that lives on a server: `ssh://127.0.0.1:PORT/…` opened in the real app
+//! against the loopback sshd (`common::sshd`), then tree → pass → node → tensors clicked as a
+//! user would, everything read through the agent.
+
+use crate::common::sshd::shared;
+use crate::common::ui::{click_at, harness_sized, selected, settle};
+use crate::common::{fixture, run_dir};
+use egui_kittest::kittest::Queryable;
+use fxray::app::App;
+use std::path::Path;
+
+#[test]
+fn a_remote_tree_opens_and_clicks_through_to_a_nodes_tensors() {
+    let s = shared();
+    fxray::sources::remote::configure(s.settings(Path::new(env!("CARGO_BIN_EXE_fxray"))));
+    let url = s.url(&fixture("showcase"));
+    let mount = fxray::sources::remote::resolve(Path::new(&url)).unwrap();
+    let mut app = App::new();
+    app.open(&mount);
+    assert!(app.wait_idle(crate::common::ui::WAIT), "opening {url} timed out");
+    assert!(app.error.is_none(), "{:?}", app.error);
+    let mut h = harness_sized(app, egui::vec2(1500., 1100.));
+    settle(&mut h);
+    // The status bar says where the tree is and what the link costs.
+    h.get_by_label_contains(&url);
+    let link = format!("{}@127.0.0.1:{} · ", s.user, s.port);
+    h.get_by_label_contains(&link);
+
+    // Tree → the last pass.
+    let name = "018_aot_forward_graph_after_resolve_default_stream_markers.txt";
+    h.get_by_label("018 resolve_default_stream_markers").click();
+    settle(&mut h);
+    let want = s.mount(&run_dir("showcase").join("npugraph_ex/model__0/forward").join(name));
+    let shown = h.state().app.phase.as_ref().map(|p| p.passes[p.current].path.clone());
+    assert_eq!(shown.as_deref(), Some(want.as_path()));
+
+    // Node: add_6, clicked on the canvas.
+    h.state_mut().app.reveal_node("add_6".into());
+    h.run_steps(3);
+    h.state_mut().app.select_node(None);
+    h.run_steps(2);
+    let pos = h
+        .state()
+        .view
+        .graph()
+        .screen_pos_of(&h.ctx, "add_6")
+        .expect("add_6 is laid out");
+    click_at(&mut h, pos);
+    assert_eq!(selected(&h).as_deref(), Some("add_6"));
+    settle(&mut h);
+
+    // Tensors: summarised on the server, the same facts as locally.
+    assert_eq!(h.state().app.tensors.summaries.len(), 1292);
+    h.get_by_label("graph_1 · 213/213 dumped nodes in this graph (100%), 213 of 213 calls dumped");
+    h.get_by_label("OUTPUT.0 histogram");
+    h.get_by_label("step 1").click();
+    settle(&mut h);
+    h.get_by_label("NaN 16");
+    // The heatmap: a slice cut on the server.
+    h.get_by_label("OUTPUT.0 heatmap and values").click();
+    settle(&mut h);
+    h.get_by_label_contains("8×8 slice, colour scale");
+}
