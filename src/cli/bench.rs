@@ -145,6 +145,16 @@ pub enum BenchCommand {
         #[arg(long)]
         poll: bool,
     },
+    /// Open-to-graph time of a remote tree (`ssh://host/path`) through a delay proxy on
+    /// loopback, beside the same tree opened locally when it is here too; and the bytes in.
+    Remote {
+        path: PathBuf,
+        /// Delay added in each direction (the round trip grows by twice this).
+        #[arg(long, default_value_t = 25)]
+        delay_ms: u64,
+        #[arg(long, default_value_t = 3)]
+        rounds: usize,
+    },
 }
 
 pub fn run(what: BenchCommand) -> Result<()> {
@@ -195,6 +205,11 @@ pub fn run(what: BenchCommand) -> Result<()> {
         BenchCommand::Modules { path, rounds } => super::modules::bench(&path, rounds.max(1)),
         BenchCommand::Msprobe { graph, rounds } => super::msprobe::bench(&graph, rounds.max(1)),
         BenchCommand::Watch { files, rate, poll } => super::bench_watch::run(files, rate, poll),
+        BenchCommand::Remote {
+            path,
+            delay_ms,
+            rounds,
+        } => super::bench_remote::run(&path, delay_ms, rounds.max(1)),
         BenchCommand::Compare {
             target,
             golden,

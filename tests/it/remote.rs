@@ -442,3 +442,48 @@ fn killing_ssh_ends_a_compile_running_on_the_server() {
         "{ev:?}"
     );
 }
+
+#[test]
+fn a_20k_node_pass_opens_over_a_50ms_round_trip_within_2_s_more_than_locally() {
+    let s = shared();
+    let root = fixture("npugraph_ex/stress_20k");
+    let out = fxray_remote(
+        s,
+        &[
+            "bench",
+            "remote",
+            &s.url(&root),
+            "--delay-ms",
+            "25",
+            "--rounds",
+            "1",
+        ],
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    println!("{text}");
+    let field = |k: &str| -> f64 {
+        text.split_whitespace()
+            .find_map(|w| w.strip_prefix(&format!("{k}=")))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("{k} in {text}"))
+    };
+    assert!(field("rtt_ms") >= 50.0, "the proxy delays: {text}");
+    // The link's share of the open: what it adds over the same open from the local disk.
+    let added = field("remote_open_s") - field("local_open_s");
+    assert!(added < 2.0, "{added:.2} s added by the link: {text}");
+    // The pass files crossed once, compressed: less than the tree's size.
+    let size: u64 = walkdir::WalkDir::new(&root)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.metadata().ok().filter(|m| m.is_file()).map(|m| m.len()))
+        .sum();
+    assert!(
+        field("bytes_in") < 2.0 * size as f64,
+        "{text} for {size} bytes of files"
+    );
+}

@@ -17,7 +17,10 @@ fn a_remote_tree_opens_and_clicks_through_to_a_nodes_tensors() {
     let mount = fxray::sources::remote::resolve(Path::new(&url)).unwrap();
     let mut app = App::new();
     app.open(&mount);
-    assert!(app.wait_idle(crate::common::ui::WAIT), "opening {url} timed out");
+    assert!(
+        app.wait_idle(crate::common::ui::WAIT),
+        "opening {url} timed out"
+    );
     assert!(app.error.is_none(), "{:?}", app.error);
     let mut h = harness_sized(app, egui::vec2(1500., 1100.));
     settle(&mut h);
@@ -30,8 +33,17 @@ fn a_remote_tree_opens_and_clicks_through_to_a_nodes_tensors() {
     let name = "018_aot_forward_graph_after_resolve_default_stream_markers.txt";
     h.get_by_label("018 resolve_default_stream_markers").click();
     settle(&mut h);
-    let want = s.mount(&run_dir("showcase").join("npugraph_ex/model__0/forward").join(name));
-    let shown = h.state().app.phase.as_ref().map(|p| p.passes[p.current].path.clone());
+    let want = s.mount(
+        &run_dir("showcase")
+            .join("npugraph_ex/model__0/forward")
+            .join(name),
+    );
+    let shown = h
+        .state()
+        .app
+        .phase
+        .as_ref()
+        .map(|p| p.passes[p.current].path.clone());
     assert_eq!(shown.as_deref(), Some(want.as_path()));
 
     // Node: add_6, clicked on the canvas.

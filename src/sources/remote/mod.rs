@@ -62,6 +62,11 @@ pub fn configure(new: Settings) {
     *settings().lock().expect("settings") = new;
 }
 
+/// How links are made now.
+pub fn current_settings() -> Settings {
+    settings().lock().expect("settings").clone()
+}
+
 /// The link to `host`, connecting (again) when there is none or it dropped.
 pub fn link(host: &Host) -> Result<Arc<Link>, RemoteError> {
     let slot = slots()
