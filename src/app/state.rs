@@ -73,7 +73,32 @@ impl App {
     }
 
     pub fn set_waker(&mut self, waker: Waker) {
+        crate::sources::remote::set_waker(waker.clone());
         self.jobs.set_waker(waker);
+    }
+
+    /// Opens `text` typed as `ssh://[user@]host[:port]/path` (File ▸ Open remote…); a malformed
+    /// address is the error shown, and nothing is opened.
+    pub fn open_remote(&mut self, text: &str) -> Result<(), String> {
+        match crate::sources::remote::target::parse(text.trim()) {
+            Some(Ok((host, path))) => {
+                self.open(&crate::sources::remote::target::mount_path(&host, &path));
+                Ok(())
+            }
+            Some(Err(e)) => Err(e.to_string()),
+            None => Err(crate::sources::remote::BadAddress(text.trim().to_string()).to_string()),
+        }
+    }
+
+    /// Makes the link to `authority` (`[user@]host[:port]`) again, in the background; the
+    /// view stays as it is, and what reads next reads through the new link.
+    pub fn reconnect(&mut self, authority: &str) {
+        let Some(host) = crate::sources::remote::Host::parse(authority) else {
+            return;
+        };
+        self.jobs.spawn(move |_| {
+            let _ = crate::sources::remote::link(&host);
+        });
     }
 
     /// True while background work is pending.

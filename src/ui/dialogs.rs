@@ -26,6 +26,8 @@ pub enum Purpose {
 #[derive(Default)]
 pub struct Dialogs {
     pending: Option<(Purpose, Receiver<Option<PathBuf>>)>,
+    /// File ▸ Open remote… (a window of fxray's own: there is no native picker for it).
+    pub remote: super::open_remote::OpenRemote,
 }
 
 impl Dialogs {

@@ -12,6 +12,7 @@ mod graph_view;
 mod inspector;
 mod loading;
 mod logs_panel;
+mod open_remote;
 pub mod palette;
 mod ranks_view;
 mod run_panel;
@@ -173,6 +174,7 @@ pub fn show(app: &mut App, view: &mut ViewState, ui: &mut egui::Ui) {
     fonts::install_once(ui.ctx());
     app.poll();
     view.dialogs.poll(app);
+    view.dialogs.remote.show(app, ui.ctx());
     handle_dropped_files(app, ui.ctx());
     // The tabs draw with the rest of the window's state at hand; they are put back after.
     let mut tabs = std::mem::replace(&mut view.tabs, tabs::Tabs::placeholder());
@@ -245,6 +247,10 @@ fn menu_bar(app: &mut App, view: &mut ViewState, ui: &mut egui::Ui) {
                     .ask(dialogs::Purpose::OpenArchive, ui.ctx(), String::new());
                 ui.close();
             }
+            if ui.button("Open remote…").clicked() {
+                view.dialogs.remote.ask();
+                ui.close();
+            }
             if ui.button("Compare with golden…").clicked() {
                 view.dialogs
                     .ask(dialogs::Purpose::Golden, ui.ctx(), String::new());
@@ -266,7 +272,7 @@ fn menu_bar(app: &mut App, view: &mut ViewState, ui: &mut egui::Ui) {
             ui.label("Recent");
             let recent = app.recent.clone();
             for p in recent {
-                if ui.button(p.display().to_string()).clicked() {
+                if ui.button(app::display_path(&p)).clicked() {
                     app.open(&p);
                     ui.close();
                 }

@@ -14,10 +14,18 @@ pub fn show(app: &mut App, tabs: &super::tabs::Tabs, ui: &mut egui::Ui) {
         };
         (text, format!("{} (found by {})", npu.summary(), npu.source))
     });
+    let mut reconnect = None;
     egui::containers::Sides::new()
         .shrink_left()
         .truncate()
-        .show(ui, |ui| left(app, ui), |ui| right(npu, tabs, ui));
+        .show(
+            ui,
+            |ui| left(app, ui),
+            |ui| reconnect = right(npu, tabs, ui),
+        );
+    if let Some(host) = reconnect {
+        app.reconnect(&host);
+    }
 }
 
 fn left(app: &mut App, ui: &mut egui::Ui) {
@@ -54,10 +62,18 @@ fn left(app: &mut App, ui: &mut egui::Ui) {
     }
 }
 
-/// `npu`: what the status bar says of the NPUs, and its tooltip.
-fn right(npu: Option<(String, String)>, tabs: &super::tabs::Tabs, ui: &mut egui::Ui) {
+/// `npu`: what the status bar says of the NPUs, and its tooltip. Returns the link the user
+/// asked to reconnect.
+fn right(
+    npu: Option<(String, String)>,
+    tabs: &super::tabs::Tabs,
+    ui: &mut egui::Ui,
+) -> Option<String> {
+    let mut reconnect = None;
     for link in crate::app::remote_links() {
-        remote_link(&link, ui);
+        if remote_link(&link, ui) {
+            reconnect.get_or_insert(link.host.clone());
+        }
         ui.separator();
     }
     if let Some((text, hover)) = npu {
@@ -65,7 +81,7 @@ fn right(npu: Option<(String, String)>, tabs: &super::tabs::Tabs, ui: &mut egui:
         ui.separator();
     }
     let Some(graph) = tabs.get::<super::graph_view::GraphTab>().map(|t| &t.graph) else {
-        return;
+        return reconnect;
     };
     let (total, shown) = graph.counts();
     if total > 0 {
@@ -84,10 +100,12 @@ fn right(npu: Option<(String, String)>, tabs: &super::tabs::Tabs, ui: &mut egui:
              graph view in the last frame",
         );
     }
+    reconnect
 }
 
-/// `host · 12 ms · ↓1.2 MB ↑40 KB`, red with the reason while the link is down.
-fn remote_link(link: &crate::app::LinkStatus, ui: &mut egui::Ui) {
+/// `host · 12 ms · ↓1.2 MB ↑40 KB`, red with the reason while the link is down; true when the
+/// user asks to reconnect.
+fn remote_link(link: &crate::app::LinkStatus, ui: &mut egui::Ui) -> bool {
     let mb = |b: u64| {
         if b >= 1 << 20 {
             format!("{:.1} MB", b as f64 / (1u64 << 20) as f64)
@@ -103,28 +121,29 @@ fn remote_link(link: &crate::app::LinkStatus, ui: &mut egui::Ui) {
         mb(link.bytes_out)
     );
     if link.alive {
+        let again = if link.reconnects > 0 {
+            format!("; reconnected {} time(s)", link.reconnects)
+        } else {
+            String::new()
+        };
         ui.weak(text).on_hover_text(format!(
             "connected through ssh to the fxray agent on {}: last round trip {:.1} ms, bytes \
-             received and sent{}",
-            link.host,
-            link.rtt_ms,
-            if link.reconnects > 0 {
-                format!("; reconnected {} time(s)", link.reconnects)
-            } else {
-                String::new()
-            }
+             received and sent{again}",
+            link.host, link.rtt_ms,
         ));
-    } else {
-        let why = link
-            .error
-            .clone()
-            .unwrap_or_else(|| "the link dropped; fxray reconnects on the next read".into());
-        ui.colored_label(
-            ui.visuals().error_fg_color,
-            format!("{} · link down", link.host),
-        )
-        .on_hover_text(why);
+        return false;
     }
+    let why = link
+        .error
+        .clone()
+        .unwrap_or_else(|| "the link dropped; fxray reconnects on the next read".into());
+    let label = egui::RichText::new(format!("{} · link down · reconnect", link.host))
+        .color(ui.visuals().error_fg_color);
+    ui.add(egui::Button::new(label).frame(false))
+        .on_hover_text(format!(
+            "{why}\nClick to connect again; the view stays as it is."
+        ))
+        .clicked()
 }
 
 fn text_width(ui: &egui::Ui, text: &str, font: &egui::FontId) -> f32 {

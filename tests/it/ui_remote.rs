@@ -7,13 +7,14 @@ use crate::common::ui::{click_at, harness_sized, selected, settle};
 use crate::common::{fixture, run_dir};
 use egui_kittest::kittest::Queryable;
 use fxray::app::App;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 #[test]
 fn a_remote_tree_opens_and_clicks_through_to_a_nodes_tensors() {
     let s = shared();
     fxray::sources::remote::configure(s.settings(Path::new(env!("CARGO_BIN_EXE_fxray"))));
-    let url = s.url(&fixture("showcase"));
+    // 127.0.0.2: a link of this test's own, which it drops below.
+    let url = s.url_at("127.0.0.2", &fixture("showcase"));
     let mount = fxray::sources::remote::resolve(Path::new(&url)).unwrap();
     let mut app = App::new();
     app.open(&mount);
@@ -26,18 +27,16 @@ fn a_remote_tree_opens_and_clicks_through_to_a_nodes_tensors() {
     settle(&mut h);
     // The status bar says where the tree is and what the link costs.
     h.get_by_label_contains(&url);
-    let link = format!("{}@127.0.0.1:{} · ", s.user, s.port);
+    let authority = format!("{}@127.0.0.2:{}", s.user, s.port);
+    let link = format!("{authority} · ");
     h.get_by_label_contains(&link);
 
     // Tree → the last pass.
     let name = "018_aot_forward_graph_after_resolve_default_stream_markers.txt";
     h.get_by_label("018 resolve_default_stream_markers").click();
     settle(&mut h);
-    let want = s.mount(
-        &run_dir("showcase")
-            .join("npugraph_ex/model__0/forward")
-            .join(name),
-    );
+    let forward = run_dir("showcase").join("npugraph_ex/model__0/forward");
+    let want = PathBuf::from(format!("/ssh:{authority}{}", forward.join(name).display()));
     let shown = h
         .state()
         .app
@@ -72,4 +71,31 @@ fn a_remote_tree_opens_and_clicks_through_to_a_nodes_tensors() {
     h.get_by_label("OUTPUT.0 heatmap and values").click();
     settle(&mut h);
     h.get_by_label_contains("8×8 slice, colour scale");
+
+    // The link drops: the status bar says so; Reconnect brings it back with the view as it was
+    // (pass, selection), and the next pass reads through the new link.
+    let host = fxray::sources::remote::Host::parse(&authority).unwrap();
+    fxray::sources::remote::disconnect(&host);
+    h.run_steps(2);
+    h.get_by_label(&format!("{authority} · link down · reconnect"))
+        .click();
+    settle(&mut h);
+    h.get_by_label_contains(&link);
+    assert_eq!(selected(&h).as_deref(), Some("add_6"));
+    assert_eq!(crate::common::ui::current_pass(&h), 18);
+    h.get_by_label("004 apply_pattern_passes").click();
+    settle(&mut h);
+    let p = h.state().app.phase.as_ref().unwrap();
+    assert!(
+        p.files[p.current].is_some(),
+        "pass 4 read through the new link"
+    );
+    assert!(
+        p.passes[p.current]
+            .path
+            .starts_with(format!("/ssh:{authority}"))
+    );
+    let st = fxray::sources::remote::status();
+    let st = st.iter().find(|l| l.host == authority).unwrap();
+    assert!(st.alive && st.reconnects >= 1, "{st:?}");
 }

@@ -41,7 +41,22 @@ impl Settings {
     pub fn command(&self, host: &Host) -> Vec<String> {
         let mut argv = self.ssh.clone();
         // No prompt can be answered from a window: fail at once instead of hanging on one.
-        argv.extend(["-T", "-o", "BatchMode=yes", "-o", "ConnectTimeout=15"].map(String::from));
+        // A link that goes silent (a cable pulled, a VPN dropped) ends after 15 s instead of
+        // hanging every read on it: ssh exits, the agent's output ends, the link is down.
+        argv.extend(
+            [
+                "-T",
+                "-o",
+                "BatchMode=yes",
+                "-o",
+                "ConnectTimeout=15",
+                "-o",
+                "ServerAliveInterval=5",
+                "-o",
+                "ServerAliveCountMax=3",
+            ]
+            .map(String::from),
+        );
         if let Some(p) = host.port {
             argv.extend(["-p".to_string(), p.to_string()]);
         }
@@ -286,6 +301,7 @@ fn spawn_reader(
         }
         counters.alive.store(false, Ordering::Relaxed);
         pending.lock().expect("pending").clear();
+        super::wake();
     };
     std::thread::Builder::new()
         .name("fxray-link".into())
@@ -333,4 +349,22 @@ fn said(line: &str, stderr: &Arc<Mutex<String>>) -> String {
         (l, "") => l.to_string(),
         (l, e) => format!("{l}; {e}"),
     }
+}
+
+/// How often a live link measures its round trip (and so notices a silent drop).
+const PING_EVERY: Duration = Duration::from_secs(5);
+
+/// Measures `link`'s round trip every few seconds while it lives, for the status bar. Holds
+/// only a weak reference: a link nobody uses any more is not kept up by it.
+pub(super) fn keep_measuring(link: &Arc<Link>) {
+    let weak = Arc::downgrade(link);
+    std::thread::spawn(move || {
+        loop {
+            std::thread::sleep(PING_EVERY);
+            let Some(l) = weak.upgrade() else { return };
+            if !l.is_alive() || l.ping().is_err() {
+                return;
+            }
+        }
+    });
 }

@@ -62,6 +62,26 @@ pub fn configure(new: Settings) {
     *settings().lock().expect("settings") = new;
 }
 
+/// Called when a link comes up or drops (the window asks for a frame to show it).
+type Waker = Arc<dyn Fn() + Send + Sync>;
+
+fn waker() -> &'static Mutex<Option<Waker>> {
+    static W: OnceLock<Mutex<Option<Waker>>> = OnceLock::new();
+    W.get_or_init(Mutex::default)
+}
+
+/// Tells the window when a link changes, so the status bar shows a drop while it is at rest.
+pub fn set_waker(w: Waker) {
+    *waker().lock().expect("waker") = Some(w);
+}
+
+pub(crate) fn wake() {
+    let w = waker().lock().ok().and_then(|w| w.clone());
+    if let Some(w) = w {
+        w();
+    }
+}
+
 /// How links are made now.
 pub fn current_settings() -> Settings {
     settings().lock().expect("settings").clone()
@@ -94,10 +114,13 @@ pub fn link(host: &Host) -> Result<Arc<Link>, RemoteError> {
             let l = Arc::new(l);
             s.link = Some(l.clone());
             s.failed = None;
+            link::keep_measuring(&l);
+            wake();
             Ok(l)
         }
         Err(e) => {
             s.failed = Some((Instant::now(), e.clone()));
+            wake();
             Err(e)
         }
     }

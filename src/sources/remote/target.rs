@@ -32,7 +32,8 @@ impl Host {
         s
     }
 
-    fn parse(authority: &str) -> Option<Host> {
+    /// `[user@]host[:port]` back into a host (the status bar names links by it).
+    pub fn parse(authority: &str) -> Option<Host> {
         let (user, rest) = match authority.rsplit_once('@') {
             Some((u, r)) if !u.is_empty() => (Some(u.to_string()), r),
             Some(_) => return None,

@@ -64,7 +64,7 @@ fn start() -> Sshd {
         .to_string();
     let port = free_port();
     let config = format!(
-        "Port {port}\nListenAddress 127.0.0.1\nHostKey {d}/host_key\n\
+        "Port {port}\nListenAddress 127.0.0.1\nListenAddress 127.0.0.2\nHostKey {d}/host_key\n\
          AuthorizedKeysFile {d}/authorized_keys\nPidFile {d}/sshd.pid\nUsePAM no\n\
          StrictModes no\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n\
          PubkeyAuthentication yes\nPermitRootLogin prohibit-password\nAllowUsers {user}\n\
@@ -143,6 +143,12 @@ impl Sshd {
             self.port,
             abs.display()
         )
+    }
+
+    /// `ssh://user@ADDR:PORT<abs>`: this server under another loopback address (127.0.0.2), a
+    /// link of its own for a test that drops it.
+    pub fn url_at(&self, addr: &str, abs: &Path) -> String {
+        format!("ssh://{}@{addr}:{}{}", self.user, self.port, abs.display())
     }
 
     /// The mount path fxray reads `abs` by on this server.
