@@ -487,3 +487,71 @@ fn a_20k_node_pass_opens_over_a_50ms_round_trip_within_2_s_more_than_locally() {
         "{text} for {size} bytes of files"
     );
 }
+
+#[test]
+fn every_read_command_prints_over_ssh_what_it_prints_locally() {
+    let s = shared();
+    let f = |rel: &str| fixture(rel).display().to_string();
+    let forward = crate::common::run_dir("showcase").join("npugraph_ex/model__0/forward");
+    let pass = crate::common::pass_files("showcase", "forward")[4].clone();
+    let capture = fixture("aclgraph/small_single_stream")
+        .join("graph_1_id_281472882353216_rank_0_pid_1183422_ts_20260312084512345678.aligned.json");
+    let cases: Vec<Vec<String>> = vec![
+        vec!["summary".into(), f("showcase")],
+        vec!["ranks".into(), f("npugraph_ex/launch_4rank"), "--json".into()],
+        vec![
+            "diff".into(),
+            format!("{}:3", forward.display()),
+            format!("{}:4", forward.display()),
+            "--json".into(),
+        ],
+        vec![
+            "export".into(),
+            pass.display().to_string(),
+            "--format".into(),
+            "json".into(),
+        ],
+        vec![
+            "timeline".into(),
+            capture.display().to_string(),
+            "--json".into(),
+        ],
+        vec!["tensors".into(), f("showcase/data_dump")],
+        vec!["msprobe".into(), f("showcase"), "--json".into()],
+        vec!["compiles".into(), f("compile_story"), "--json".into()],
+        vec![
+            "compare".into(),
+            f("accuracy/perturb/target_statistics"),
+            f("accuracy/perturb/golden_statistics"),
+            "--json".into(),
+        ],
+    ];
+    let prefix = format!("/ssh:{}@127.0.0.1:{}", s.user, s.port);
+    for args in cases {
+        let local: Vec<&str> = args.iter().map(String::as_str).collect();
+        let near = fxray(&local);
+        assert!(
+            near.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&near.stderr)
+        );
+        // Every absolute path on the line becomes the same path on the server.
+        let far_args: Vec<String> = args
+            .iter()
+            .map(|a| match a.starts_with('/') {
+                true => s.url(Path::new(a)),
+                false => a.clone(),
+            })
+            .collect();
+        let far_args: Vec<&str> = far_args.iter().map(String::as_str).collect();
+        let far = fxray_remote(s, &far_args);
+        assert!(
+            far.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&far.stderr)
+        );
+        let far_text = String::from_utf8_lossy(&far.stdout).replace(&prefix, "");
+        assert_eq!(far_text, String::from_utf8_lossy(&near.stdout), "{args:?}");
+        assert!(far_text.len() > 100, "{args:?} printed little: {far_text}");
+    }
+}

@@ -71,6 +71,7 @@ fn a_remote_tree_opens_and_clicks_through_to_a_nodes_tensors() {
     h.get_by_label("OUTPUT.0 heatmap and values").click();
     settle(&mut h);
     h.get_by_label_contains("8×8 slice, colour scale");
+    crate::common::ui::shoot(&mut h, "remote_tensors");
 
     // The link drops: the status bar says so; Reconnect brings it back with the view as it was
     // (pass, selection), and the next pass reads through the new link.
