@@ -154,6 +154,13 @@ pub enum BenchCommand {
         delay_ms: u64,
         #[arg(long, default_value_t = 3)]
         rounds: usize,
+        /// Also mount the tree with sshfs through the same proxy and open it from there.
+        #[arg(long)]
+        sshfs: bool,
+        /// Also write a float32 `.npy` of this many MiB on the server (this machine: loopback
+        /// only) and count the bytes its statistics and its heatmap slice bring back.
+        #[arg(long, default_value_t = 0)]
+        npy_mib: usize,
     },
 }
 
@@ -209,7 +216,9 @@ pub fn run(what: BenchCommand) -> Result<()> {
             path,
             delay_ms,
             rounds,
-        } => super::bench_remote::run(&path, delay_ms, rounds.max(1)),
+            sshfs,
+            npy_mib,
+        } => super::bench_remote::run(&path, delay_ms, rounds.max(1), sshfs, npy_mib),
         BenchCommand::Compare {
             target,
             golden,

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 const TIMEOUT: Duration = Duration::from_secs(300);
 
-pub fn run(path: &Path, delay_ms: u64, rounds: usize) -> Result<()> {
+pub fn run(path: &Path, delay_ms: u64, rounds: usize, sshfs: bool, npy_mib: usize) -> Result<()> {
     let (host, server_path) = target::split(path).ok_or_else(|| {
         Error::user(format!(
             "{}: give the tree as ssh://[user@]host[:port]/path",
@@ -72,7 +72,23 @@ pub fn run(path: &Path, delay_ms: u64, rounds: usize) -> Result<()> {
             }
         }
     }
+    if npy_mib > 0 {
+        tensor_bytes(&link, &via, npy_mib)?;
+    }
+    let sshfs_s = if sshfs {
+        over_sshfs(&host, port, &server_path, rounds)?
+    } else {
+        Vec::new()
+    };
     let best = |v: &[Duration]| super::measure::min(v).as_secs_f64();
+    if !sshfs_s.is_empty() {
+        println!(
+            "open-to-graph over sshfs through the same proxy: best {:.3} s (median {:.3} s)",
+            best(&sshfs_s),
+            super::measure::median(&mut sshfs_s.clone()).as_secs_f64()
+        );
+        println!("sshfs_open_s={:.4}", best(&sshfs_s));
+    }
     let local_best = (!local_s.is_empty()).then(|| best(&local_s));
     println!(
         "open-to-graph: remote best {:.3} s (median {:.3} s) · local best {} · {bytes} bytes in \
@@ -88,6 +104,70 @@ pub fn run(path: &Path, delay_ms: u64, rounds: usize) -> Result<()> {
         rtt.as_secs_f64() * 1e3
     );
     Ok(())
+}
+
+/// The bytes that cross for the statistics and the heatmap slice of a `mib` MiB `.npy` written
+/// to a temp folder of this machine, which must be the server (a loopback link).
+fn tensor_bytes(link: &remote::Link, via: &Host, mib: usize) -> Result<()> {
+    use std::sync::atomic::Ordering::Relaxed;
+    let dir = std::env::temp_dir().join(format!("fxray-bench-remote-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, &e))?;
+    let file = dir.join("big.npy");
+    let result = (|| {
+        super::tensors::write_bench_npy(&file, mib)?;
+        let far = target::mount_path(via, &file.display().to_string());
+        let before = link.counters.bytes_in.load(Relaxed);
+        let t = Instant::now();
+        let s = crate::pipeline::tensors::summarize_file(&far).map_err(Error::user)?;
+        let stats_s = t.elapsed().as_secs_f64();
+        let stats_bytes = link.counters.bytes_in.load(Relaxed) - before;
+        let before = link.counters.bytes_in.load(Relaxed);
+        crate::pipeline::tensors::slice(&far, &[], 1 << 20).map_err(Error::user)?;
+        let slice_bytes = link.counters.bytes_in.load(Relaxed) - before;
+        println!(
+            "a {mib} MiB .npy ({} elements) on the server: statistics {stats_bytes} bytes in \
+             ({stats_s:.2} s), heatmap slice {slice_bytes} bytes in",
+            s.stats.count
+        );
+        println!("npy_mib={mib} stats_bytes_in={stats_bytes} slice_bytes_in={slice_bytes}");
+        Ok(())
+    })();
+    let _ = std::fs::remove_dir_all(&dir);
+    result
+}
+
+/// Open-to-graph of the same tree mounted with sshfs through the proxy (mounted afresh each
+/// round, so that no round reads from the last one's cache, as fxray's rounds do not).
+fn over_sshfs(host: &Host, port: u16, server_path: &str, rounds: usize) -> Result<Vec<Duration>> {
+    use std::process::Command;
+    let settings = remote::current_settings();
+    let ssh = shlex::try_join(settings.ssh.iter().map(String::as_str))
+        .map_err(|e| Error::Internal(e.to_string()))?;
+    let mnt = std::env::temp_dir().join(format!("fxray-bench-sshfs-{}", std::process::id()));
+    let dest = match &host.user {
+        Some(u) => format!("{u}@127.0.0.1:{server_path}"),
+        None => format!("127.0.0.1:{server_path}"),
+    };
+    let mut out = Vec::new();
+    for _ in 0..rounds {
+        std::fs::create_dir_all(&mnt).map_err(|e| Error::io(&mnt, &e))?;
+        let status = Command::new("sshfs")
+            .arg(&dest)
+            .arg(&mnt)
+            .args(["-p", &port.to_string(), "-o", "ro"])
+            .arg("-o")
+            .arg(format!("ssh_command={ssh}"))
+            .status()
+            .map_err(|e| Error::user(format!("sshfs: {e} (apt-get install sshfs)")))?;
+        if !status.success() {
+            return Err(Error::user(format!("sshfs {dest} failed: {status}")));
+        }
+        let t = crate::ui::time_to_graph(&mnt, TIMEOUT);
+        let _ = Command::new("fusermount").arg("-u").arg(&mnt).status();
+        let _ = std::fs::remove_dir(&mnt);
+        out.push(t.ok_or_else(|| Error::user("no graph over sshfs in time"))?);
+    }
+    Ok(out)
 }
 
 /// A TCP proxy on 127.0.0.1 to `to`, delaying every chunk by `delay` in each direction (a

@@ -377,40 +377,13 @@ fn first_bad(cat: &DumpCatalog, bad: Bad, o: &Options) -> Result<()> {
 /// process's high-water mark (reset just before) over its resident set before summarising:
 /// the mapped file counts once, as page cache, and no second copy is made.
 pub fn bench(mib: usize, rounds: usize) -> Result<()> {
-    use std::io::Write;
     let dir = std::env::temp_dir().join(format!("fxray-bench-tensors-{}", std::process::id()));
     let path = dir.join("big-aten.mm.default.OUTPUT.0.20260101000000000000.npy");
     let io = |p: &Path, e: std::io::Error| Error::io(p, &e);
     std::fs::create_dir_all(&dir).map_err(|e| io(&dir, e))?;
     let n = mib * (1 << 20) / 4;
     let result = (|| {
-        let file = std::fs::File::create(&path).map_err(|e| io(&path, e))?;
-        let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
-        w.write_all(&crate::sources::npy::f32_header(n))
-            .map_err(|e| io(&path, e))?;
-        let mut state = 0x9E37_79B9_7F4A_7C15u64;
-        let mut buf = Vec::with_capacity(1 << 20);
-        for i in 0..n {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            // Sum of two uniforms: a cheap bell shape in [-4, 4).
-            let a = (state >> 40) as f32 / (1u64 << 24) as f32;
-            let b = ((state >> 16) & 0xFF_FFFF) as f32 / (1u64 << 24) as f32;
-            let x = if i % (1 << 20) == 12345 {
-                f32::NAN
-            } else {
-                (a + b - 1.0) * 4.0
-            };
-            buf.extend_from_slice(&x.to_le_bytes());
-            if buf.len() >= 1 << 20 {
-                w.write_all(&buf).map_err(|e| io(&path, e))?;
-                buf.clear();
-            }
-        }
-        w.write_all(&buf).map_err(|e| io(&path, e))?;
-        w.flush().map_err(|e| io(&path, e))?;
-        drop(w);
+        write_bench_npy(&path, mib)?;
         let bytes = std::fs::metadata(&path).map_err(|e| io(&path, e))?.len();
         let baseline = super::measure::proc_kib("VmRSS");
         // Reset the high-water mark (Linux: "5" → clear the peak RSS) so it measures the summary.
@@ -454,4 +427,39 @@ pub fn bench(mib: usize, rounds: usize) -> Result<()> {
     })();
     let _ = std::fs::remove_dir_all(&dir);
     result
+}
+
+/// A `mib` MiB float32 `.npy` at `path`: normal-ish values, a NaN every 2^20 elements (the
+/// benchmarks' tensor).
+pub(super) fn write_bench_npy(path: &Path, mib: usize) -> Result<()> {
+    use std::io::Write;
+    let io = |p: &Path, e: std::io::Error| Error::io(p, &e);
+    let n = mib * (1 << 20) / 4;
+    let file = std::fs::File::create(path).map_err(|e| io(path, e))?;
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
+    w.write_all(&crate::sources::npy::f32_header(n))
+        .map_err(|e| io(path, e))?;
+    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    let mut buf = Vec::with_capacity(1 << 20);
+    for i in 0..n {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        // Sum of two uniforms: a cheap bell shape in [-4, 4).
+        let a = (state >> 40) as f32 / (1u64 << 24) as f32;
+        let b = ((state >> 16) & 0xFF_FFFF) as f32 / (1u64 << 24) as f32;
+        let x = if i % (1 << 20) == 12345 {
+            f32::NAN
+        } else {
+            (a + b - 1.0) * 4.0
+        };
+        buf.extend_from_slice(&x.to_le_bytes());
+        if buf.len() >= 1 << 20 {
+            w.write_all(&buf).map_err(|e| io(path, e))?;
+            buf.clear();
+        }
+    }
+    w.write_all(&buf).map_err(|e| io(path, e))?;
+    w.flush().map_err(|e| io(path, e))?;
+    Ok(())
 }

@@ -498,7 +498,11 @@ fn every_read_command_prints_over_ssh_what_it_prints_locally() {
         .join("graph_1_id_281472882353216_rank_0_pid_1183422_ts_20260312084512345678.aligned.json");
     let cases: Vec<Vec<String>> = vec![
         vec!["summary".into(), f("showcase")],
-        vec!["ranks".into(), f("npugraph_ex/launch_4rank"), "--json".into()],
+        vec![
+            "ranks".into(),
+            f("npugraph_ex/launch_4rank"),
+            "--json".into(),
+        ],
         vec![
             "diff".into(),
             format!("{}:3", forward.display()),
