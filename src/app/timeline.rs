@@ -171,9 +171,10 @@ pub fn final_pass_of_capture(index: &DebugIndex, capture: &Path) -> Option<PathB
 }
 
 /// A file to open as a timeline rather than index: any `.json` but msprobe's `dump.json`.
+/// A remote one is judged by its name alone: the UI thread asks, and never waits on a link.
 pub fn is_trace_file(path: &Path) -> bool {
     path.extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("json"))
         && path.file_name().is_some_and(|n| n != "dump.json")
-        && crate::sources::vfs::is_file(path)
+        && (crate::sources::remote::is_remote(path) || crate::sources::vfs::is_file(path))
 }
