@@ -193,6 +193,7 @@ fn answer(req: Request) -> (Reply, Vec<u8>) {
                 Err(e) => (Reply::Slice(Err(e)), Vec::new()),
             };
         }
+        Request::Facts { paths } => Reply::Json(crate::pipeline::facts::wire_of_local(&paths)),
         Request::CompareTensors { a, b } => Reply::Compared(crate::pipeline::tensors::compare(
             Path::new(&a),
             Path::new(&b),

@@ -5,7 +5,6 @@ use super::App;
 use super::phase::{self, PassRef};
 use super::phase_jobs::PhaseMsg;
 use super::state::WorkspaceMsg;
-use crate::analysis::graph_facts::GraphFacts;
 use crate::analysis::phase_layout;
 use crate::model::fx::FxFile;
 use crate::sources::discover::FileSet;
@@ -225,14 +224,13 @@ impl App {
         }
         let generation = self.generation;
         self.jobs.spawn(move |out| {
-            for p in paths {
-                let facts = GraphFacts::of_result(load::graph(&p).as_ref());
+            crate::pipeline::facts::of_files(&paths, |path, facts| {
                 out.send(WorkspaceMsg::Facts {
                     generation,
-                    path: p,
+                    path,
                     facts,
-                });
-            }
+                })
+            });
         });
     }
 

@@ -6,7 +6,6 @@ use crate::analysis::graph_facts::GraphFacts;
 use crate::analysis::phase_layout::PhaseLayout;
 use crate::model::index::DebugIndex;
 use crate::sources::load;
-use rayon::prelude::*;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -132,13 +131,12 @@ impl App {
                 set,
             });
             // Prefetch: parse every graph for its facts, so the tree fills in its counts.
-            files.par_iter().for_each(|p| {
-                let facts = GraphFacts::of_result(load::graph(p).as_ref());
+            crate::pipeline::facts::of_files(&files, |path, facts| {
                 out.send(WorkspaceMsg::Facts {
                     generation,
-                    path: p.clone(),
+                    path,
                     facts,
-                });
+                })
             });
             out.send(WorkspaceMsg::FactsDone { generation });
         });

@@ -9,6 +9,7 @@
 pub mod autotune;
 pub mod compare;
 pub mod compiles;
+pub mod facts;
 pub mod modules;
 pub mod sample;
 pub mod tensors;

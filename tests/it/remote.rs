@@ -559,3 +559,50 @@ fn every_read_command_prints_over_ssh_what_it_prints_locally() {
         assert!(far_text.len() > 100, "{args:?} printed little: {far_text}");
     }
 }
+
+#[test]
+fn opening_a_remote_tree_brings_the_other_phases_facts_not_their_text() {
+    let s = linked();
+    let h = host(s);
+    let root = fixture("npugraph_ex/stress_20k");
+    remote::link(&h).unwrap();
+    let before = bytes_in(&h);
+    let far = crate::common::ui::opened(&s.mount(&root));
+    let crossed = bytes_in(&h) - before;
+    let near = crate::common::ui::opened(&root);
+    let (fw, nw) = (
+        far.workspace.as_ref().unwrap(),
+        near.workspace.as_ref().unwrap(),
+    );
+    // The tree's counts: every pass's facts, parsed on the server, equal the local ones.
+    assert_eq!(fw.facts.len(), nw.facts.len());
+    assert!(fw.facts.len() >= 6);
+    for (p, f) in &nw.facts {
+        let g = &fw.facts[&s.mount(p)];
+        assert_eq!(
+            (g.nodes, g.fingerprint, &g.by_op),
+            (f.nodes, f.fingerprint, &f.by_op),
+            "{}",
+            p.display()
+        );
+    }
+    // Only the phase on screen crossed as text (compressed), not the other one.
+    let size = |phase: &str| -> u64 {
+        crate::common::walk_files(&root)
+            .into_iter()
+            .filter(|p| p.parent().is_some_and(|d| d.ends_with(phase)))
+            .map(|p| std::fs::metadata(p).unwrap().len())
+            .sum()
+    };
+    let shown = far.phase.as_ref().unwrap().key.clone();
+    let (on_screen, other) = if shown.ends_with("forward") {
+        (size("forward"), size("backward"))
+    } else {
+        (size("backward"), size("forward"))
+    };
+    println!("opened: {crossed} bytes in; phase on screen {on_screen} bytes, the other {other}");
+    assert!(
+        crossed < on_screen,
+        "{crossed} bytes for a phase of {on_screen}"
+    );
+}

@@ -186,3 +186,17 @@ pub fn compare(
         (other, _) => Err(unexpected(host, &other)),
     }
 }
+
+/// Facts of graph files parsed on the server, one JSON value per path in order (their form is
+/// `pipeline::facts`'s).
+pub fn facts(host: &Host, paths: &[String]) -> io::Result<Vec<serde_json::Value>> {
+    match call(
+        host,
+        Request::Facts {
+            paths: paths.to_vec(),
+        },
+    )? {
+        (Reply::Json(v), _) if v.len() == paths.len() => Ok(v),
+        (other, _) => Err(unexpected(host, &other)),
+    }
+}

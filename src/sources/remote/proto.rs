@@ -54,6 +54,11 @@ pub enum Request {
     Summarize {
         paths: Vec<String>,
     },
+    /// Facts of graph files, parsed on the server (`pipeline::facts`): what the tree shows of
+    /// every pass without its text crossing.
+    Facts {
+        paths: Vec<String>,
+    },
     /// A 2-D slice of a tensor (at most `limit` values); the values are the payload, f64 LE.
     Slice {
         path: String,
@@ -100,6 +105,8 @@ pub enum Reply {
     /// `values` empty: they are the payload.
     Slice(Result<Slice2d, String>),
     Compared(Result<TensorCompare, String>),
+    /// Results of a layer above `sources` in its own serde form (`Facts`: one per path).
+    Json(Vec<serde_json::Value>),
     Watch(WatchNews),
     Run(RunNews),
     /// The request failed; `kind` lets the client rebuild an `io::Error` of the same kind.

@@ -91,3 +91,13 @@ pub fn run_e2e_script(script: &str, out: &std::path::Path) {
         String::from_utf8_lossy(&run.stderr)
     );
 }
+
+/// Every file under `root`.
+pub fn walk_files(root: &std::path::Path) -> Vec<PathBuf> {
+    walkdir::WalkDir::new(root)
+        .into_iter()
+        .flatten()
+        .filter(|e| e.file_type().is_file())
+        .map(|e| e.into_path())
+        .collect()
+}
