@@ -39,4 +39,5 @@ pub use crate::pipeline::sample::sample_path;
 
 /// The links to servers of `ssh://` trees, for the status bar (never waits on the network), and
 /// a path as a person reads it (`ssh://host/path` for a remote one).
+pub use crate::sources::remote::target::authority_of as remote_authority;
 pub use crate::sources::remote::{LinkStatus, display as display_path, status as remote_links};

@@ -14,6 +14,12 @@ pub fn show(app: &mut App, tabs: &super::tabs::Tabs, ui: &mut egui::Ui) {
         };
         (text, format!("{} (found by {})", npu.summary(), npu.source))
     });
+    // The link of the tree on screen (a window has one open tree; tests run many links).
+    let host = app
+        .workspace
+        .as_ref()
+        .and_then(|ws| crate::app::remote_authority(&ws.index.root));
+    let link = host.and_then(|h| crate::app::remote_links().into_iter().find(|l| l.host == h));
     let mut reconnect = None;
     egui::containers::Sides::new()
         .shrink_left()
@@ -21,7 +27,7 @@ pub fn show(app: &mut App, tabs: &super::tabs::Tabs, ui: &mut egui::Ui) {
         .show(
             ui,
             |ui| left(app, ui),
-            |ui| reconnect = right(npu, tabs, ui),
+            |ui| reconnect = right(link, npu, tabs, ui),
         );
     if let Some(host) = reconnect {
         app.reconnect(&host);
@@ -62,17 +68,18 @@ fn left(app: &mut App, ui: &mut egui::Ui) {
     }
 }
 
-/// `npu`: what the status bar says of the NPUs, and its tooltip. Returns the link the user
-/// asked to reconnect.
+/// `link`: the open tree's link to its server; `npu`: what the status bar says of the NPUs, and
+/// its tooltip. Returns the link the user asked to reconnect.
 fn right(
+    link: Option<crate::app::LinkStatus>,
     npu: Option<(String, String)>,
     tabs: &super::tabs::Tabs,
     ui: &mut egui::Ui,
 ) -> Option<String> {
     let mut reconnect = None;
-    for link in crate::app::remote_links() {
+    if let Some(link) = link {
         if remote_link(&link, ui) {
-            reconnect.get_or_insert(link.host.clone());
+            reconnect = Some(link.host.clone());
         }
         ui.separator();
     }

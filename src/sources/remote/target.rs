@@ -105,6 +105,11 @@ pub fn split(path: &Path) -> Option<(Host, String)> {
     Some((Host::parse(authority)?, remote.to_string()))
 }
 
+/// `[user@]host[:port]` of a mount path (the name of its link); `None` for a local path.
+pub fn authority_of(path: &Path) -> Option<String> {
+    split(path).map(|(h, _)| h.authority())
+}
+
 /// True for a path under an `/ssh:…` mount.
 pub fn is_remote(path: &Path) -> bool {
     split(path).is_some()
