@@ -4,6 +4,7 @@ pub mod autotune;
 pub mod bench;
 mod bench_archive;
 mod bench_timeline;
+mod bench_trace;
 mod bench_ui;
 mod bench_watch;
 pub mod compare;
