@@ -15,6 +15,7 @@ pub mod msprobe_link;
 pub mod nan_trace;
 pub mod op_family;
 pub mod phase_layout;
+pub mod provenance;
 pub mod rank_spread;
 pub mod ranks;
 pub mod spatial;

@@ -5,6 +5,7 @@ use super::compare::{Compare, FindFirst};
 use crate::analysis::diff::{self, GraphDiff, HistoryEntry};
 use crate::analysis::fold::FoldTree;
 use crate::analysis::phase_layout::PhaseLayout;
+use crate::analysis::provenance::{CodeProvenance, Side};
 use crate::model::fx::{FxFile, FxGraph, FxNode};
 use crate::model::index::{DebugIndex, PassFile};
 use crate::pipeline::modules::ModuleContext;
@@ -46,6 +47,13 @@ pub struct PhaseState {
     /// `output_code.py` of the phase, once read.
     pub output_code: super::Loading<Arc<crate::model::output_code::OutputCodeIndex>>,
     pub output_code_path: Option<PathBuf>,
+    /// Inductor's provenance JSON of the phase, when it has one.
+    pub provenance_path: Option<PathBuf>,
+    /// That provenance joined to `output_code.py`'s lines, once both are read.
+    pub code_provenance: super::Loading<Arc<CodeProvenance>>,
+    /// Which names the phase's graphs hold: post-grad for Inductor's passes and the AOT
+    /// graphs, pre-grad for a Dynamo graph.
+    pub provenance_side: Side,
     /// Passes from this one on were appended while watching (their diffs and layout come
     /// from [`App::extend_phase`](super::App)).
     pub appended_from: usize,
@@ -95,12 +103,26 @@ impl PhaseState {
                 super::Loading::Idle
             },
             output_code_path,
+            provenance_path: None,
+            code_provenance: super::Loading::Idle,
+            provenance_side: Side::PostGrad,
             appended_from: n,
             diff_pending: Default::default(),
             layout_passes: None,
             extending: false,
             module_context: ModuleContext::default(),
             fold: None,
+        }
+    }
+
+    /// Where the phase's provenance is read from; read with its code, and only with it (the
+    /// lines it names are in that code).
+    pub fn set_provenance(&mut self, path: Option<&Path>) {
+        self.provenance_path = path
+            .filter(|_| self.output_code_path.is_some())
+            .map(Path::to_path_buf);
+        if self.provenance_path.is_some() {
+            self.code_provenance = super::Loading::Loading;
         }
     }
 
@@ -203,7 +225,20 @@ pub fn phase_for(index: &DebugIndex, path: &Path) -> Option<PhaseState> {
         for model in &run.models {
             if model.dynamo_graph.as_deref() == Some(path) {
                 let title = format!("{} · {} · dynamo graph", run.name, model.name);
-                return Some(single(path, title));
+                let mut st = single(path, title);
+                // The Dynamo graph holds pre-grad names: provenance takes them to the kernels
+                // of the first phase Inductor compiled.
+                if let Some(ph) = model
+                    .phases
+                    .iter()
+                    .find(|p| p.provenance().is_some() && p.output_code.is_some())
+                {
+                    st.output_code_path = ph.output_code.clone();
+                    st.output_code = super::Loading::Loading;
+                    st.set_provenance(ph.provenance());
+                    st.provenance_side = Side::PreGrad;
+                }
+                return Some(st);
             }
             for phase in &model.phases {
                 if phase.passes.iter().any(|p| p.path == path) {
@@ -216,6 +251,7 @@ pub fn phase_for(index: &DebugIndex, path: &Path) -> Option<PhaseState> {
                         phase.output_code.clone(),
                     );
                     st.current = st.pass_of(path).unwrap_or(0);
+                    st.set_provenance(phase.provenance());
                     st.module_context = ModuleContext::of(model, phase);
                     return Some(st);
                 }

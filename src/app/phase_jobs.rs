@@ -7,6 +7,7 @@ use super::phase::PhaseState;
 use crate::analysis::diff::GraphDiff;
 use crate::analysis::fold::FoldTree;
 use crate::analysis::phase_layout::{self, PhaseLayout};
+use crate::analysis::provenance::CodeProvenance;
 use crate::model::fx::FxFile;
 use crate::model::output_code::OutputCodeIndex;
 use crate::sources::{load, output_code, read};
@@ -43,6 +44,11 @@ pub enum PhaseMsg {
         key: PathBuf,
         result: Result<Arc<OutputCodeIndex>, String>,
     },
+    /// The phase's provenance joined to its code, or why it could not be read.
+    Provenance {
+        key: PathBuf,
+        result: Result<Arc<CodeProvenance>, String>,
+    },
     /// The diff of a pass appended while watching with the pass before it.
     PassDiff {
         key: PathBuf,
@@ -65,6 +71,7 @@ impl PhaseMsg {
             | PhaseMsg::Layout { key, .. }
             | PhaseMsg::Fold { key, .. }
             | PhaseMsg::OutputCode { key, .. }
+            | PhaseMsg::Provenance { key, .. }
             | PhaseMsg::PassDiff { key, .. }
             | PhaseMsg::LayoutExtended { key, .. } => key,
         }
@@ -119,6 +126,7 @@ impl Apply<App> for PhaseMsg {
                 }
             }
             PhaseMsg::OutputCode { result, .. } => ph.output_code = result.into(),
+            PhaseMsg::Provenance { result, .. } => ph.code_provenance = result.into(),
             PhaseMsg::PassDiffs { diffs, .. } => {
                 for (k, d) in diffs.into_iter().enumerate() {
                     if let Some(slot) = ph.diffs.get_mut(k + 1) {
@@ -140,6 +148,7 @@ impl App {
         let module_context = st.module_context.clone();
         let cancel = st.cancel.clone();
         let code_path = st.output_code_path.clone();
+        let provenance_path = st.provenance_path.clone();
         self.jobs.spawn(move |out| {
             // The pass on screen first, so the inspector has something while the rest loads.
             let mut order: Vec<usize> = (0..paths.len()).collect();
@@ -163,10 +172,19 @@ impl App {
                 let result = read::read_text(&p)
                     .map(|t| Arc::new(output_code::OutputCodeIndex::new(&t.text)))
                     .map_err(|e| e.to_string());
+                let code = result.as_ref().ok().cloned();
                 out.send(PhaseMsg::OutputCode {
                     key: key.clone(),
                     result,
                 });
+                if let (Some(code), Some(p)) = (code, provenance_path) {
+                    out.send(PhaseMsg::Provenance {
+                        key: key.clone(),
+                        result: load::provenance(&p)
+                            .map(|pr| Arc::new(CodeProvenance::build(vec![pr], &code)))
+                            .map_err(|e| e.to_string()),
+                    });
+                }
             }
             let mut files = files;
             files.sort_by_key(|(i, _)| *i);

@@ -3,10 +3,11 @@
 //! mount_memory`: nothing is written, neither in the folder viewed nor in the cache), so the
 //! graph view opens them as the passes of their compile:
 //! `model__K/dynamo_out_graph.txt`, `forward/000_aot_forward_graph.txt`,
-//! `forward/001_aot_forward_graph_after_inductor_post_grad.txt`, the same for `backward/`, and
-//! the compile's `output_code.py`. `K` is the compile's position in the trace.
+//! `forward/001_aot_forward_graph_after_inductor_post_grad.txt`, the same for `backward/`,
+//! and each phase's `output_code.py` and Inductor provenance JSON. `K` is the compile's
+//! position in the trace.
 
-use crate::model::compile::{CompileTrace, GraphKind, ModelLink};
+use crate::model::compile::{CompileTrace, GraphKind, ModelLink, PROVENANCE_ARTIFACT};
 use std::path::{Path, PathBuf};
 
 /// The name of the memory tree for `log`: different trace files of the same name stay apart.
@@ -37,10 +38,9 @@ pub fn materialize(
         }
         let model = format!("model__{k}");
         let dir = PathBuf::from(&run_name).join("npugraph_ex").join(&model);
-        let mut post_grad = c
-            .graphs
-            .iter()
-            .filter(|g| g.kind == GraphKind::InductorPostGrad);
+        // The AOT graphs name the phases, in the order Inductor compiles them (forward, then
+        // backward).
+        let mut phases: Vec<&str> = Vec::new();
         for g in &c.graphs {
             let (phase, name) = match g.kind {
                 GraphKind::DynamoOutput => {
@@ -54,17 +54,39 @@ pub fn materialize(
                     ("forward", "000_aot_forward_graph.txt")
                 }
                 GraphKind::AotBackward => ("backward", "000_aot_backward_graph.txt"),
-                GraphKind::OutputCode => ("forward", "output_code.py"),
                 _ => continue,
             };
             files.push((dir.join(phase).join(name), g.text.clone().into_bytes()));
-            // Inductor's post-grad graphs come in phase order: forward, then backward.
-            if name.starts_with("000_")
-                && let Some(pg) = post_grad.next()
-            {
-                let after = format!("001_aot_{phase}_graph_after_inductor_post_grad.txt");
-                files.push((dir.join(phase).join(after), pg.text.clone().into_bytes()));
+            if !phases.contains(&phase) {
+                phases.push(phase);
             }
+        }
+        // What Inductor wrote for its k-th graph belongs to the k-th phase: its post-grad
+        // graph, its code and its provenance (only the last attempt got that far).
+        let of_kind = |kind: GraphKind| {
+            c.graphs
+                .iter()
+                .filter(move |g| g.kind == kind && g.attempt == c.attempt)
+                .map(|g| g.text.as_str())
+        };
+        let provenance = c
+            .artifacts
+            .iter()
+            .filter(|a| a.name == PROVENANCE_ARTIFACT && a.attempt == c.attempt)
+            .map(|a| a.text.as_str());
+        for (phase, text) in phases.iter().zip(of_kind(GraphKind::InductorPostGrad)) {
+            let after = format!("001_aot_{phase}_graph_after_inductor_post_grad.txt");
+            files.push((dir.join(phase).join(after), text.as_bytes().to_vec()));
+        }
+        for (phase, text) in phases.iter().zip(of_kind(GraphKind::OutputCode)) {
+            files.push((
+                dir.join(phase).join("output_code.py"),
+                text.as_bytes().to_vec(),
+            ));
+        }
+        for (phase, text) in phases.iter().zip(provenance) {
+            let name = format!("{PROVENANCE_ARTIFACT}.json");
+            files.push((dir.join(phase).join(name), text.as_bytes().to_vec()));
         }
         links.push(ModelLink {
             compile: k,

@@ -96,8 +96,10 @@ pub enum BenchCommand {
         #[arg(long, default_value_t = 200)]
         mb: u64,
     },
-    /// Trace log parse time (torch's `dedicated_log_torch_trace_*.log`), best of --rounds; with
-    /// --mb, on a trace of that many MB built from FILE; with --tlparse, tlparse side by side.
+    /// Trace log (torch's `dedicated_log_torch_trace_*.log`): parse time, and `fxray compiles
+    /// --json` as a child process, best and median of --rounds with peak memory; with --mb, on
+    /// a trace of that many MB built from FILE; with --tlparse, tlparse on the same file in
+    /// turn with fxray, and the ratios.
     Trace {
         file: PathBuf,
         #[arg(long, default_value_t = 5)]
@@ -207,7 +209,7 @@ pub fn run(what: BenchCommand) -> Result<()> {
             rounds,
             mb,
             tlparse,
-        } => super::compiles::bench(&file, rounds.max(1), mb, tlparse.as_deref()),
+        } => super::bench_trace::run(&file, rounds.max(1), mb, tlparse.as_deref()),
         BenchCommand::Archive { mb } => super::bench_archive::run(mb.max(1)),
         BenchCommand::Modules { path, rounds } => super::modules::bench(&path, rounds.max(1)),
         BenchCommand::Msprobe { graph, rounds } => super::msprobe::bench(&graph, rounds.max(1)),

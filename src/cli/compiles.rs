@@ -1,15 +1,12 @@
 //! `fxray compiles PATH [--json]`: the compile story of a run from torch's trace log — one row
 //! per compile attempt, its graph breaks, restarts, failures and recompiles, and the `model__N`
 //! each attempt's graph went to.
-//! `fxray bench trace FILE`: parse throughput of a trace log.
 
 use crate::analysis::{compile_rows, compiles};
 use crate::error::{Error, Result};
 use crate::pipeline::compiles::{Story, stories};
-use crate::sources::trace_log;
 use serde_json::{Value, json};
-use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::path::Path;
 
 pub fn run(path: &Path, json: bool) -> Result<()> {
     let stories = stories(path)?;
@@ -212,117 +209,4 @@ fn to_text(stories: &[Story]) -> String {
         }
     }
     o
-}
-
-/// `fxray bench trace FILE`: read + parse time, best of `rounds`. With `grow_mb`, FILE is
-/// first repeated (frame ids renumbered, so every copy is new compiles) into a trace of that
-/// size in a temp folder. With `tlparse`, that binary runs on the same file, best of `rounds`.
-pub fn bench(
-    file: &Path,
-    rounds: usize,
-    grow_mb: Option<u64>,
-    tlparse: Option<&Path>,
-) -> Result<()> {
-    let tmp = std::env::temp_dir().join(format!("fxray-bench-trace-{}", std::process::id()));
-    let result = (|| {
-        let file = match grow_mb {
-            Some(mb) => grow(file, mb, &tmp)?,
-            None => file.to_path_buf(),
-        };
-        bench_file(&file, rounds, tlparse, &tmp)
-    })();
-    let _ = std::fs::remove_dir_all(&tmp);
-    result
-}
-
-fn bench_file(file: &Path, rounds: usize, tlparse: Option<&Path>, tmp: &Path) -> Result<()> {
-    let size = std::fs::metadata(file)
-        .map_err(|e| Error::io(file, &e))?
-        .len();
-    let mut best = f64::INFINITY;
-    let mut compiles = 0;
-    let mut spans = 0;
-    for _ in 0..rounds {
-        let t = Instant::now();
-        let trace = trace_log::load(file)?;
-        best = best.min(t.elapsed().as_secs_f64());
-        compiles = trace.compiles.len();
-        spans = trace.spans.len();
-    }
-    println!("file={}", file.display());
-    println!("bytes={size}");
-    println!("compiles={compiles} spans={spans}");
-    println!(
-        "fxray_parse_s={best:.4} mb_per_s={:.1}",
-        size as f64 / 1e6 / best.max(1e-9)
-    );
-    if let Some(bin) = tlparse {
-        let out = tmp.join("tl_out");
-        let mut tl_best = f64::INFINITY;
-        for _ in 0..rounds {
-            let t = Instant::now();
-            let st = std::process::Command::new(bin)
-                .arg(file)
-                .arg("-o")
-                .arg(&out)
-                .args(["--overwrite", "--no-browser"])
-                .stdout(std::process::Stdio::null())
-                .stderr(std::process::Stdio::null())
-                .status()
-                .map_err(|e| Error::user(format!("{}: {e}", bin.display())))?;
-            tl_best = tl_best.min(t.elapsed().as_secs_f64());
-            if !st.success() {
-                println!("tlparse_exit={st}");
-            }
-        }
-        println!(
-            "tlparse_s={tl_best:.4} mb_per_s={:.1}",
-            size as f64 / 1e6 / tl_best.max(1e-9)
-        );
-        println!("fxray_vs_tlparse={:.1}x", tl_best / best.max(1e-9));
-    }
-    Ok(())
-}
-
-/// Repeats `file` until it holds `mb` MB, adding a multiple of 100,000 to every `frame_id`
-/// (in headers and `compile_id` args) of each copy.
-fn grow(file: &Path, mb: u64, tmp: &Path) -> Result<PathBuf> {
-    let text = crate::sources::read::read_text(file)?.text;
-    if text.is_empty() {
-        return Err(Error::user(format!("{}: empty trace", file.display())));
-    }
-    std::fs::create_dir_all(tmp).map_err(|e| Error::io(tmp, &e))?;
-    let out = tmp.join("dedicated_log_torch_trace_grown.log");
-    let mut buf = String::with_capacity((mb * 1_000_000) as usize + text.len());
-    let mut copy = 0u64;
-    while (buf.len() as u64) < mb * 1_000_000 {
-        let off = copy * 100_000;
-        for line in text.split_inclusive('\n') {
-            buf.push_str(&renumber(line, off));
-        }
-        copy += 1;
-    }
-    std::fs::write(&out, buf).map_err(|e| Error::io(&out, &e))?;
-    Ok(out)
-}
-
-fn renumber(line: &str, off: u64) -> std::borrow::Cow<'_, str> {
-    if off == 0 || !line.contains("\"frame_id\": ") {
-        return line.into();
-    }
-    let mut out = String::with_capacity(line.len() + 8);
-    let mut rest = line;
-    while let Some(i) = rest.find("\"frame_id\": ") {
-        let start = i + "\"frame_id\": ".len();
-        out.push_str(&rest[..start]);
-        rest = &rest[start..];
-        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-        match rest[..digits].parse::<u64>() {
-            Ok(n) => out.push_str(&(n + off).to_string()),
-            Err(_) => out.push_str(&rest[..digits]),
-        }
-        rest = &rest[digits..];
-    }
-    out.push_str(rest);
-    out.into()
 }

@@ -6,6 +6,7 @@ pub mod bench;
 mod bench_archive;
 mod bench_remote;
 mod bench_timeline;
+mod bench_trace;
 mod bench_ui;
 mod bench_watch;
 pub mod compare;

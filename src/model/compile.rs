@@ -289,9 +289,7 @@ impl Compile {
     pub fn provenances(&self, attempt: u32) -> Vec<Provenance> {
         self.artifacts
             .iter()
-            .filter(|a| {
-                a.attempt == attempt && a.name == "inductor_provenance_tracking_node_mappings"
-            })
+            .filter(|a| a.attempt == attempt && a.name == PROVENANCE_ARTIFACT)
             .filter_map(|a| Provenance::parse(&a.text))
             .collect()
     }
@@ -416,6 +414,10 @@ impl Compile {
         rest.rsplit_once("_at_")?.1.parse().ok()
     }
 }
+
+/// The trace-log artifact of Inductor's provenance; the debug tree holds the same JSON as
+/// `<this>.json` in the graph's folder.
+pub const PROVENANCE_ARTIFACT: &str = "inductor_provenance_tracking_node_mappings";
 
 /// Inductor's provenance of one compile (`inductor_provenance_tracking_node_mappings`):
 /// which post-grad FX nodes each pre-grad node became, and which generated kernel

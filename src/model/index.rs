@@ -3,7 +3,7 @@
 //! cheap to build and to update file by file.
 
 use serde::Serialize;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// The kind of folder the user opened, as detected.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -117,6 +117,17 @@ pub struct Phase {
     pub artifacts: Vec<PathBuf>,
     /// Inductor only: `<a>.<b>` of `model__N_<kind>_<a>.<b>`.
     pub inductor_id: Option<String>,
+}
+
+impl Phase {
+    /// Inductor's provenance JSON among the phase's files, when it tracked provenance.
+    pub fn provenance(&self) -> Option<&Path> {
+        let want = format!("{}.json", crate::model::compile::PROVENANCE_ARTIFACT);
+        self.artifacts
+            .iter()
+            .find(|a| a.file_name().is_some_and(|n| n.to_string_lossy() == want))
+            .map(PathBuf::as_path)
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -238,6 +238,15 @@ impl Builder {
         {
             let model = place.model.unwrap_or(parent);
             self.phase(place.run, model, parent).output_code = Some(path.to_path_buf());
+        } else if place.model.is_some()
+            && names::phase_dir(parent_name)
+            && name.strip_suffix(".json") == Some(crate::model::compile::PROVENANCE_ARTIFACT)
+        {
+            // Inductor's provenance beside a phase's code (trees served from a trace log).
+            let model = place.model.unwrap_or(parent);
+            self.phase(place.run, model, parent)
+                .artifacts
+                .push(path.to_path_buf());
         } else if let Some(kind) = log_kind(name, parent_name) {
             let log = LogFile {
                 kind,

@@ -41,3 +41,15 @@ pub fn join_captures(index: &mut DebugIndex) {
             .and_then(|t| output_code::fx_graph_name(&t.text))
     });
 }
+
+/// Reads Inductor's provenance JSON (`inductor_provenance_tracking_node_mappings.json`). A
+/// file that is not a JSON object is a user error naming the file.
+pub fn provenance(path: &Path) -> Result<crate::model::compile::Provenance> {
+    let text = read::read_text(path)?;
+    crate::model::compile::Provenance::parse(&text.text).ok_or_else(|| {
+        crate::error::Error::user(format!(
+            "{}: not Inductor's provenance (a JSON object)",
+            path.display()
+        ))
+    })
+}

@@ -3,7 +3,7 @@
 //! line without its newline, payload checksums, and a folder of several ranks' logs under
 //! names that disagree with their records.
 
-use crate::common::{copy_tree, fixture, fxray, stdout_json};
+use crate::common::{copy_tree, fixture, fxray, stdout_json, trace_of};
 use fxray::model::compile::Status;
 use fxray::sources::trace_log;
 use serde_json::Value;
@@ -11,17 +11,6 @@ use std::path::{Path, PathBuf};
 
 fn version_case(version: &str, case: &str) -> PathBuf {
     fixture(&format!("torch_versions/{version}/{case}"))
-}
-
-/// The one trace log of a case folder.
-fn trace_of(case: &Path) -> PathBuf {
-    let dir = case.join("torch_compile_debug/tlparse");
-    let mut logs: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| e.unwrap().path())
-        .collect();
-    assert_eq!(logs.len(), 1, "{}", dir.display());
-    logs.pop().unwrap()
 }
 
 fn compiles_json(path: &Path) -> Value {

@@ -2,8 +2,8 @@
 //! clicking one shows its location and the graphs on either side, which open in the graph
 //! view; the flame chart's total is the metrics' total; the tree says why each model exists.
 
-use crate::common::fixture;
-use crate::common::ui::{harness, opened, settle, shoot};
+use crate::common::ui::{harness, model_named, opened, settle, shoot};
+use crate::common::{fixture, trace_only};
 use egui_kittest::kittest::Queryable;
 use fxray::analysis::compiles;
 
@@ -143,14 +143,7 @@ fn screenshot_of_the_compiles_view() {
 #[test]
 fn graphs_found_only_in_the_trace_open_as_passes_of_their_compile() {
     // A TORCH_TRACE-only folder: the trace log and nothing else.
-    let dir = tempfile::tempdir().expect("temp");
-    let src = fixture("compile_story/torch_compile_debug/tlparse");
-    let log = std::fs::read_dir(&src)
-        .unwrap()
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .next()
-        .unwrap();
-    std::fs::copy(&log, dir.path().join(log.file_name().unwrap())).unwrap();
+    let dir = trace_only(&fixture("compile_story"));
     let mut h = harness(opened(dir.path()));
     settle(&mut h);
     settle(&mut h);
@@ -182,14 +175,7 @@ fn graphs_found_only_in_the_trace_open_as_passes_of_their_compile() {
         "the graph was read from memory"
     );
     // The compile's AOT graph is a pass of its forward phase, in the tree.
-    let ws = h.state().app.workspace.as_ref().unwrap();
-    let model = ws
-        .index
-        .runs
-        .iter()
-        .flat_map(|r| &r.models)
-        .find(|m| m.path.ends_with("model__4"))
-        .expect("the trace's model in the tree");
+    let model = model_named(&h, "model__4");
     assert_eq!(model.phases[0].name, "forward");
     assert!(
         model.phases[0].passes[0]
@@ -216,4 +202,24 @@ fn each_attempt_is_a_row_with_its_own_model() {
         let n = h.query_all_by_label(&format!("➡ model__{m}")).count();
         assert_eq!(n, 1, "model__{m}");
     }
+}
+
+#[test]
+fn the_details_pane_lists_a_compiles_metrics_in_groups() {
+    // `fxray compiles --json` gives [3/1] 23 metrics (times, cache, guards, graph); its
+    // `accumulated_cache_size` is 1: the cache held 3/0's entry when 3/1 compiled.
+    let mut h = open_compiles();
+    h.get_all_by_label("[3/1] scale").last().unwrap().click();
+    h.run_steps(3);
+    h.get_by_label("Compilation metrics (23)").click();
+    h.run_steps(3);
+    for group in ["times", "cache", "guards", "graph"] {
+        h.get_by_label(group);
+    }
+    let key = h.get_by_label("accumulated_cache_size");
+    let row = key.rect().center().y;
+    let value = h
+        .get_all_by_label("1")
+        .find(|v| (v.rect().center().y - row).abs() < 4.0 && v.rect().left() > key.rect().left());
+    assert!(value.is_some(), "accumulated_cache_size 1 on its row");
 }

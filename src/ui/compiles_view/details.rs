@@ -143,6 +143,7 @@ fn compile_details(
     }
     graph_row(ui, app, state, story, at, "graph", action);
     times(ui, story, c);
+    super::metrics::show(ui, c, at);
     egui::CollapsingHeader::new(format!("Graphs in the trace ({})", c.graphs.len()))
         .id_salt(("trace_graphs", at))
         .show(ui, |ui| {

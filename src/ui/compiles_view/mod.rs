@@ -5,6 +5,7 @@
 //! timeline view, which draws it.
 
 mod details;
+mod metrics;
 mod tree_notes;
 
 pub use tree_notes::model_note;

@@ -21,12 +21,14 @@ use std::sync::{Arc, Weak};
 mod args;
 mod golden;
 mod history;
+mod kernels;
 mod msprobe_source;
 mod node;
 mod summary;
 
 use args::*;
 use history::*;
+use kernels::*;
 use node::*;
 use summary::*;
 

@@ -1,5 +1,6 @@
 //! The selected node: its header, target and value, neighbours, sub-graph calls, source
-//! location, file line and where it appears in `output_code.py`.
+//! location, file line and where it appears in `output_code.py` (by provenance where Inductor
+//! tracked it, else by name).
 
 use super::*;
 
@@ -306,6 +307,9 @@ pub(super) fn output_code_view(
         crate::ui::loading::show(ui, &ph.output_code, "");
         return None;
     };
+    if let Some(action) = provenance_view(ui, ph, code, node) {
+        return action;
+    }
     let lines = code.lines_naming(&node.name);
     ui.label(RichText::new(format!("In output_code.py ({})", lines.len())).strong())
         .on_hover_text(

@@ -1,7 +1,7 @@
 //! Shared test helpers: where the fixtures are.
 #![allow(dead_code)]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// `tests/fixtures/<rel>`: the real debug trees every test reads.
 pub fn fixture(rel: &str) -> PathBuf {
@@ -100,4 +100,23 @@ pub fn walk_files(root: &std::path::Path) -> Vec<PathBuf> {
         .filter(|e| e.file_type().is_file())
         .map(|e| e.into_path())
         .collect()
+}
+
+/// The one trace log of a case folder (`<case>/torch_compile_debug/tlparse/`).
+pub fn trace_of(case: &Path) -> PathBuf {
+    let dir = case.join("torch_compile_debug/tlparse");
+    let mut logs: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(logs.len(), 1, "{}", dir.display());
+    logs.pop().unwrap()
+}
+
+/// A `TORCH_TRACE`-only folder: a temp copy of `case`'s trace log and nothing else.
+pub fn trace_only(case: &Path) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("temp");
+    let log = trace_of(case);
+    std::fs::copy(&log, dir.path().join(log.file_name().unwrap())).unwrap();
+    dir
 }

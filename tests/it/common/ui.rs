@@ -139,3 +139,20 @@ pub fn click_at(h: &mut Harness<'static, Fxray>, pos: egui::Pos2) {
     }
     h.run_steps(2);
 }
+
+/// The model of the open workspace whose folder is named `name` (`model__4`).
+pub fn model_named(h: &Harness<'static, Fxray>, name: &str) -> fxray::model::index::Model {
+    let ws = h
+        .state()
+        .app
+        .workspace
+        .as_ref()
+        .expect("a workspace is open");
+    ws.index
+        .runs
+        .iter()
+        .flat_map(|r| &r.models)
+        .find(|m| m.path.ends_with(name))
+        .cloned()
+        .unwrap_or_else(|| panic!("no {name} in the tree"))
+}
