@@ -9,7 +9,10 @@
 //! Sides are named as the user names them: the *target* (msprobe's "NPU") is the run under
 //! suspicion, the *golden* (msprobe's "Bench") the reference.
 
+pub mod dataflow;
+pub mod delta;
 pub mod metrics;
+pub mod mixed;
 pub mod msprobe_csv;
 pub mod pairing;
 pub mod rules;
@@ -97,6 +100,9 @@ pub struct TensorRef {
     pub summary: Option<Summary>,
     /// Position of its call in the side's call order (0 = first).
     pub order: usize,
+    /// An input's producer: the call whose output it is, when known (npy dumps: the earlier
+    /// output holding the same bytes). The renumbered-node fall-back pairs by it.
+    pub from: Option<String>,
 }
 
 /// How a pair was found.
@@ -108,6 +114,11 @@ pub enum PairedBy {
     /// Calls whose names differ, aligned by what they compute and their place in call order
     /// (renumbered nodes, msprobe's fuzzy match).
     Order,
+    /// Renumbered nodes whose place in order would pair them wrongly, paired by what they
+    /// compute and their inputs' pairs (parallel branches run in another order).
+    Inputs,
+    /// An npy node and an msprobe call, through the call's link to the graph (mixed dumps).
+    Link,
 }
 
 /// One tensor of the target beside its golden counterpart.

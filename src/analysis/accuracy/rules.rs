@@ -24,6 +24,7 @@
 
 use super::stats::StatVal;
 use super::{Level, Mode, Pair, Role};
+use crate::model::tensor::{fx_dtype_of_torch, short_dtype};
 
 const ALL_IGNORE: &[&str] = &[
     "empty",
@@ -152,7 +153,7 @@ fn judge(pairs: &mut [Pair], rows: &[usize], mode: Mode) {
         if !bench_merged
             && !p.dtype.is_empty()
             && !p.golden_dtype.is_empty()
-            && p.dtype != p.golden_dtype
+            && dtypes_differ(&p.dtype, &p.golden_dtype)
         {
             set(&mut pairs[i], Level::Error, MSG_DTYPE);
         }
@@ -221,4 +222,21 @@ fn out_norm_rel(p: &Pair) -> f64 {
         Some(StatVal::Word("inf")) | Some(StatVal::Word("-inf")) => f64::INFINITY,
         _ => 0.0,
     }
+}
+
+/// Whether two dtypes differ: as written when both sides write them alike (msprobe compares its
+/// strings); a numpy descriptor (an npy dump's `<f4`) against a torch name (`torch.float32`) by
+/// what they mean.
+fn dtypes_differ(a: &str, b: &str) -> bool {
+    if a.starts_with("torch.") == b.starts_with("torch.") {
+        return a != b;
+    }
+    let canon = |d: &str| match fx_dtype_of_torch(d) {
+        Some(s) => s.to_string(),
+        None => match short_dtype(d).as_str() {
+            "bool" => "b8".to_string(),
+            s => s.to_string(),
+        },
+    };
+    canon(a) != canon(b)
 }

@@ -8,7 +8,7 @@ use crate::analysis::accuracy::{
 };
 use crate::model::npy::NpyArray;
 use rayon::prelude::*;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// A pair computed, and whether its data could not be read (the pair is then an error).
 pub struct Computed {
@@ -21,7 +21,7 @@ pub fn open_tensor(path: &Path) -> Result<NpyArray, String> {
     crate::sources::tensor_file::open(path).map_err(|e| e.to_string())
 }
 
-fn read(side: &str, path: &Path) -> Result<NpyArray, String> {
+pub(super) fn read(side: &str, path: &Path) -> Result<NpyArray, String> {
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -81,10 +81,10 @@ pub fn all(
             let files = (&target.files[i], &golden.files[j]);
             let failed = match (mode, files) {
                 (Mode::Tensor, (Some(tf), Some(gf))) => tensor(&mut p, tf, gf).err(),
-                _ => {
+                _ => summaries(&mut p, files).err().or_else(|| {
                     statistics(&mut p);
                     None
-                }
+                }),
             };
             Computed { pair: p, failed }
         })
@@ -109,6 +109,20 @@ fn tensor(p: &mut Pair, tf: &Path, gf: &Path) -> Result<(), String> {
     p.error = m.rel_err;
     p.norm_ratio = m.norm_ratio;
     p.metrics = Some(m);
+    Ok(())
+}
+
+/// Statistics mode against a side that recorded none (an npy dump): its statistics computed
+/// from its file.
+fn summaries(p: &mut Pair, files: (&Option<PathBuf>, &Option<PathBuf>)) -> Result<(), String> {
+    for (side, summary, file) in [
+        ("target", &mut p.target_summary, files.0),
+        ("golden", &mut p.golden_summary, files.1),
+    ] {
+        if let (None, Some(f)) = (&summary, file) {
+            *summary = Some(metrics::summarize(&read(side, f)?));
+        }
+    }
     Ok(())
 }
 

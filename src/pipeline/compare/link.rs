@@ -47,8 +47,21 @@ impl Graph {
             .iter()
             .filter_map(|l| Some((l.key.as_str(), l.node.as_deref()?)))
             .collect();
+        // An output's node is the one holding its value (an op's reshape, a module's exit).
+        let holder: HashMap<(&str, &str), &str> = links
+            .links
+            .iter()
+            .flat_map(|l| {
+                l.outputs
+                    .iter()
+                    .map(move |(slot, n)| ((l.key.as_str(), slot.as_str()), n.as_str()))
+            })
+            .collect();
         for t in &mut side.tensors {
-            t.node = node.get(t.call.as_str()).map(|n| n.to_string());
+            let own = holder.get(&(t.call.as_str(), t.slot.as_str()));
+            t.node = own
+                .or_else(|| node.get(t.call.as_str()))
+                .map(|n| n.to_string());
         }
         format!(
             "{who}: {} of {} calls linked to a node of the graph",

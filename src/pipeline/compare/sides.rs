@@ -4,9 +4,10 @@
 use super::locate::NpySel;
 use crate::analysis::accuracy::msprobe_csv::call_op;
 use crate::analysis::accuracy::pairing::Naming;
-use crate::analysis::accuracy::{Role, Summary, TensorRef};
-use crate::model::tensor::{Io, MsprobeStep};
-use std::path::PathBuf;
+use crate::analysis::accuracy::{Role, Summary, TensorRef, dataflow};
+use crate::model::tensor::{Io, MsprobeStep, TensorInfo};
+use rayon::prelude::*;
+use std::path::{Path, PathBuf};
 
 pub struct Side {
     /// "msprobe tensor dump, step 0, proc2002" for messages.
@@ -44,16 +45,55 @@ pub fn npy(sel: &NpySel) -> Side {
                 shape: Vec::new(),
                 summary: None,
                 order,
+                from: None,
             });
             files.push(Some(f.path.clone()));
         }
     }
+    let read: Vec<Option<(u64, TensorInfo)>> = files
+        .par_iter()
+        .map(|f| f.as_deref().and_then(fingerprint))
+        .collect();
+    // The header's dtype and shape (the mixed pairing matches inputs by shape), and where each
+    // input comes from.
+    for (t, r) in tensors.iter_mut().zip(&read) {
+        if let Some((_, info)) = r {
+            t.dtype = info.dtype.clone();
+            t.shape = info.shape.clone();
+        }
+    }
+    let prints: Vec<Option<u64>> = read
+        .iter()
+        .map(|r| r.as_ref().map(|x| x.0).filter(|&p| p != 0))
+        .collect();
+    dataflow::producers(&mut tensors, &prints);
     Side {
         describe: sel.describe.clone(),
         tensors,
         files,
         naming: Naming::Nodes,
     }
+}
+
+/// Bytes hashed at each end of a tensor's data: an input and the output it is are the same
+/// bytes, and two different tensors of the same type rarely agree on 8 KiB at both ends.
+const PRINT_BYTES: usize = 4096;
+
+/// A dumped tensor's header, and a fingerprint of its type and data (its two ends) for finding
+/// which output an input is; 0 for fewer than two elements (a scalar argument equals too many
+/// others). `None` for an unreadable file.
+fn fingerprint(path: &Path) -> Option<(u64, TensorInfo)> {
+    use std::hash::{Hash, Hasher};
+    let a = crate::sources::tensor_file::open(path).ok()?;
+    if a.info.elements() < 2 {
+        return Some((0, a.info.clone()));
+    }
+    let d = a.data();
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    (&a.info.dtype, &a.info.shape, d.len()).hash(&mut h);
+    d[..d.len().min(PRINT_BYTES)].hash(&mut h);
+    d[d.len().saturating_sub(PRINT_BYTES)..].hash(&mut h);
+    Some((h.finish().max(1), a.info.clone()))
 }
 
 /// msprobe's slot of a dump.json record as its compare names it: `input_args.0` → `input.0`,
@@ -100,6 +140,7 @@ pub fn msprobe(step: &MsprobeStep) -> Side {
                     norm: t.norm,
                 }),
                 order,
+                from: None,
             });
         }
     }
