@@ -213,3 +213,50 @@ fn the_inspector_pictures_the_perturbed_nodes_difference() {
         "no ring far from the peak"
     );
 }
+
+/// The window compares an npy dump with an msprobe dump of the same model (the mixed fixture):
+/// the run folder holds the compiled graphs and the npy dump, the golden is real msprobe's
+/// tensor dump; the pass on screen is the graph the links go through. The first divergence is
+/// the perturbed gelu, and its pictures compare an `.npy` with msprobe's `.pt`.
+#[test]
+fn the_window_compares_an_npy_run_with_an_msprobe_golden() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("run");
+    let mixed = fixture("accuracy/mixed");
+    copy_tree(
+        &mixed.join("torch_compile_debug"),
+        &run.join("torch_compile_debug"),
+    );
+    copy_tree(&mixed.join("target_npy"), &run.join("data_dump"));
+    let truth: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(mixed.join("truth.json")).unwrap()).unwrap();
+    let graph = truth["graph"].as_str().unwrap();
+    let mut app = opened(&run);
+    app.select_graph(&run.join(graph));
+    app.compare_with_golden(&mixed.join("golden_tensor"));
+    let mut h = harness(app);
+    settle(&mut h);
+    let c = h
+        .state()
+        .app
+        .accuracy
+        .comparison()
+        .cloned()
+        .expect("compared");
+    assert!(
+        c.pairing.starts_with("npy nodes and msprobe calls"),
+        "{}",
+        c.pairing
+    );
+    let f = c.first_divergence.as_ref().expect("a divergence");
+    assert_eq!(f.node.as_deref(), Some("gelu"), "{}", f.why);
+    h.state_mut().app.reveal_node("gelu".to_string());
+    settle(&mut h);
+    settle(&mut h);
+    let d = h.state().app.accuracy.delta.as_ref().expect("pictured");
+    assert_eq!(d.key, "gelu.OUTPUT.0");
+    let d = d.result.ready().expect("computed").clone();
+    assert_eq!(d.elements, 8 * 64);
+    h.get_by_label_contains("Δ histogram (target − golden), 512 elements");
+    h.get_by_label_contains("|Δ| heatmap: largest |Δ|");
+}
