@@ -41,18 +41,24 @@ fn compared(tmp: &std::path::Path) -> Harness<'static, Fxray> {
     h
 }
 
+/// The compare the window holds.
+fn comparison(
+    h: &Harness<'static, Fxray>,
+) -> std::sync::Arc<fxray::analysis::accuracy::Comparison> {
+    h.state()
+        .app
+        .accuracy
+        .comparison()
+        .cloned()
+        .expect("compared")
+}
+
 #[test]
 fn a_golden_colours_the_graph_and_first_divergence_selects_the_perturbed_node() {
     let tmp = tempfile::tempdir().unwrap();
     let mut h = compared(tmp.path());
     settle(&mut h);
-    let c = h
-        .state()
-        .app
-        .accuracy
-        .comparison()
-        .cloned()
-        .expect("compared");
+    let c = comparison(&h);
     assert_eq!(
         c.first_divergence.as_ref().and_then(|d| d.node.as_deref()),
         Some(NODE)
@@ -236,13 +242,7 @@ fn the_window_compares_an_npy_run_with_an_msprobe_golden() {
     app.compare_with_golden(&mixed.join("golden_tensor"));
     let mut h = harness(app);
     settle(&mut h);
-    let c = h
-        .state()
-        .app
-        .accuracy
-        .comparison()
-        .cloned()
-        .expect("compared");
+    let c = comparison(&h);
     assert!(
         c.pairing.starts_with("npy nodes and msprobe calls"),
         "{}",
