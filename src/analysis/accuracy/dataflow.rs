@@ -49,6 +49,7 @@ mod tests {
             shape: Vec::new(),
             summary: None,
             order,
+            requires_grad: None,
             from: None,
         }
     }

@@ -111,6 +111,12 @@ pub struct TensorMetrics {
 }
 
 impl TensorMetrics {
+    /// What msprobe's tensor mode writes for a row it has no data for (a scalar argument):
+    /// `unsupported` everywhere.
+    pub fn unsupported(note: &str) -> TensorMetrics {
+        TensorMetrics::words(Metric::Unsupported, note, 0)
+    }
+
     fn words(m: Metric, note: &str, elements: u64) -> TensorMetrics {
         TensorMetrics {
             cosine: m,

@@ -179,6 +179,7 @@ mod tests {
             shape: shape.to_vec(),
             summary: None,
             order,
+            requires_grad: None,
             from: None,
         }
     }

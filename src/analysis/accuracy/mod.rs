@@ -100,6 +100,8 @@ pub struct TensorRef {
     pub summary: Option<Summary>,
     /// Position of its call in the side's call order (0 = first).
     pub order: usize,
+    /// `requires_grad` as dumped (msprobe dumps; `None` for npy dumps and scalars).
+    pub requires_grad: Option<bool>,
     /// An input's producer: the call whose output it is, when known (npy dumps: the earlier
     /// output holding the same bytes). The renumbered-node fall-back pairs by it.
     pub from: Option<String>,
@@ -135,6 +137,9 @@ pub struct Pair {
     pub golden_dtype: String,
     pub shape: Vec<u64>,
     pub golden_shape: Vec<u64>,
+    /// `requires_grad` of each side, where dumped (msprobe's RequiresGrad checker).
+    pub requires_grad: Option<bool>,
+    pub golden_requires_grad: Option<bool>,
     pub paired_by: PairedBy,
     /// The data files compared (tensor mode): what the inspector opens to show both sides.
     pub files: Option<(std::path::PathBuf, std::path::PathBuf)>,

@@ -332,6 +332,7 @@ mod tests {
             shape: vec![2],
             summary: None,
             order,
+            requires_grad: None,
             from: None,
         }
     }

@@ -2,9 +2,9 @@
 //! them; or, with statistics only, the two summaries. Pairs run in parallel too. A pair whose
 //! data cannot be read gets one line saying why; the others are still compared.
 
-use super::sides::Side;
+use super::sides::{Side, is_scalar};
 use crate::analysis::accuracy::{
-    DtypeClass, Level, Mode, Pair, PairedBy, TensorRef, metrics, stats, verdict,
+    DtypeClass, Level, Mode, Pair, PairedBy, TensorMetrics, TensorRef, metrics, stats, verdict,
 };
 use crate::model::npy::NpyArray;
 use rayon::prelude::*;
@@ -50,6 +50,8 @@ fn base(t: &TensorRef, g: &TensorRef, how: PairedBy) -> Pair {
         golden_dtype: g.dtype.clone(),
         shape: t.shape.clone(),
         golden_shape: g.shape.clone(),
+        requires_grad: t.requires_grad,
+        golden_requires_grad: g.requires_grad,
         paired_by: how,
         files: None,
         order: t.order,
@@ -80,6 +82,20 @@ pub fn all(
             let mut p = base(&target.tensors[i], &golden.tensors[j], how);
             let files = (&target.files[i], &golden.files[j]);
             let failed = match (mode, files) {
+                // A scalar argument: compared by value (msprobe's Parameters checker), its
+                // statistics diffs as msprobe writes them; no error of its own.
+                _ if is_scalar(&p.dtype) || is_scalar(&p.golden_dtype) => {
+                    statistics(&mut p);
+                    p.error = None;
+                    p.norm_ratio = None;
+                    if mode == Mode::Tensor {
+                        p.stats = None;
+                        p.metrics = Some(TensorMetrics::unsupported(
+                            "a scalar argument: compared by its value",
+                        ));
+                    }
+                    None
+                }
                 (Mode::Tensor, (Some(tf), Some(gf))) => tensor(&mut p, tf, gf).err(),
                 _ => summaries(&mut p, files).err().or_else(|| {
                     statistics(&mut p);

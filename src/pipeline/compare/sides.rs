@@ -19,8 +19,15 @@ pub struct Side {
 }
 
 impl Side {
+    /// Every tensor has its data file (scalar arguments have none).
     pub fn has_data(&self) -> bool {
-        !self.files.is_empty() && self.files.iter().all(Option::is_some)
+        let tensors = || {
+            self.tensors
+                .iter()
+                .zip(&self.files)
+                .filter(|(t, _)| !is_scalar(&t.dtype))
+        };
+        tensors().next().is_some() && tensors().all(|(_, f)| f.is_some())
     }
 }
 
@@ -45,6 +52,7 @@ pub fn npy(sel: &NpySel) -> Side {
                 shape: Vec::new(),
                 summary: None,
                 order,
+                requires_grad: None,
                 from: None,
             });
             files.push(Some(f.path.clone()));
@@ -73,6 +81,11 @@ pub fn npy(sel: &NpySel) -> Side {
         files,
         naming: Naming::Nodes,
     }
+}
+
+/// A scalar argument's dtype as msprobe writes it: `<class 'int'>`.
+pub fn is_scalar(dtype: &str) -> bool {
+    dtype.starts_with("<class")
 }
 
 /// Bytes hashed at each end of a tensor's data: an input and the output it is are the same
@@ -115,33 +128,53 @@ pub fn msprobe(step: &MsprobeStep) -> Side {
     let mut files = Vec::new();
     for (order, e) in step.entries.iter().enumerate() {
         let op = call_op(&e.key);
-        for t in &e.tensors {
-            let slot = msprobe_slot(&t.slot);
-            let key = format!("{}.{slot}", e.key);
+        let of = |slot: &str, dtype: String, shape: Vec<u64>, summary: Summary| TensorRef {
+            role: if slot.starts_with("output") {
+                Role::Output
+            } else {
+                Role::Input
+            },
+            key: format!("{}.{slot}", e.key),
+            call: e.key.clone(),
+            op: op.clone(),
+            node: None,
+            slot: slot.to_string(),
+            dtype,
+            shape,
+            summary: Some(summary),
+            order,
+            requires_grad: None,
+            from: None,
+        };
+        // Records in dump.json's order: each scalar argument before the tensor it preceded.
+        for k in 0..=e.tensors.len() {
+            for s in e.scalars.iter().filter(|s| s.at == k) {
+                // As msprobe's compare shows it: `<class 'int'>`, shape [], the value as every
+                // statistic.
+                let v = Some(s.value);
+                let summary = Summary {
+                    max: v,
+                    min: v,
+                    mean: v,
+                    norm: v,
+                };
+                let dtype = format!("<class '{}'>", s.kind);
+                tensors.push(of(&msprobe_slot(&s.slot), dtype, Vec::new(), summary));
+                files.push(None);
+            }
+            let Some(t) = e.tensors.get(k) else { continue };
+            let shape = t.shape.iter().map(|&d| d.max(0) as u64).collect();
+            let summary = Summary {
+                max: t.max,
+                min: t.min,
+                mean: t.mean,
+                norm: t.norm,
+            };
+            let mut r = of(&msprobe_slot(&t.slot), t.dtype.clone(), shape, summary);
+            r.requires_grad = t.requires_grad;
+            tensors.push(r);
             // The file `data_name` names, beside dump.json (docs/formats.md §4.2).
             files.push(step.tensor_file(t).filter(|_| tensor_task));
-            tensors.push(TensorRef {
-                role: if slot.starts_with("output") {
-                    Role::Output
-                } else {
-                    Role::Input
-                },
-                key,
-                call: e.key.clone(),
-                op: op.clone(),
-                node: None,
-                slot,
-                dtype: t.dtype.clone(),
-                shape: t.shape.iter().map(|&d| d.max(0) as u64).collect(),
-                summary: Some(Summary {
-                    max: t.max,
-                    min: t.min,
-                    mean: t.mean,
-                    norm: t.norm,
-                }),
-                order,
-                from: None,
-            });
         }
     }
     let mode = if tensor_task { "tensor" } else { "statistics" };
