@@ -8,23 +8,23 @@
 use crate::common::{fixture, fxray, stdout_json};
 use fxray::analysis::accuracy::{Comparison, Level, Mode, PairedBy};
 use fxray::pipeline::compare::{self, CompareError, Options};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 fn dir() -> PathBuf {
     fixture("accuracy/mixed")
 }
 
-fn truth() -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(dir().join("truth.json")).unwrap()).unwrap()
+fn truth(dir: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("truth.json")).unwrap()).unwrap()
 }
 
-fn graph() -> PathBuf {
-    dir().join(truth()["graph"].as_str().unwrap())
+fn graph(dir: &Path) -> PathBuf {
+    dir.join(truth(dir)["graph"].as_str().unwrap())
 }
 
-fn with_graph() -> Options {
+fn with_graph(dir: &Path) -> Options {
     Options {
-        graph: Some(graph()),
+        graph: Some(graph(dir)),
         ..Default::default()
     }
 }
@@ -46,8 +46,8 @@ fn pairs(c: &Comparison, npy_is_target: bool) -> Vec<(String, String)> {
 
 /// Every msprobe output the links reach pairs with the output of the node torch says holds it;
 /// inputs pair by shape within the call; the perturbed gelu is the first divergence.
-fn check(c: &Comparison, npy_is_target: bool) {
-    let t = truth();
+fn check(c: &Comparison, dir: &Path, npy_is_target: bool) {
+    let t = truth(dir);
     let got = pairs(c, npy_is_target);
     let holders = t["msprobe_output_nodes"].as_object().unwrap();
     assert_eq!(holders.len(), 5, "linear, gelu, linear, silu, linear");
@@ -128,12 +128,13 @@ fn check(c: &Comparison, npy_is_target: bool) {
     assert_eq!(linear0.result, Level::Pass, "{}", linear0.reason);
 }
 
-#[test]
-fn an_npy_dump_against_msprobe_tensors_pairs_through_the_links() {
+/// The npy dump of `dir` against its msprobe tensor dump: every check above, and the perturbed
+/// gelu's metrics computed from both files.
+pub fn check_tensor_mode(dir: &Path) {
     let (c, d) = compare::compare(
-        &dir().join("target_npy"),
-        &dir().join("golden_tensor"),
-        &with_graph(),
+        &dir.join("target_npy"),
+        &dir.join("golden_tensor"),
+        &with_graph(dir),
     )
     .expect("compare");
     assert_eq!(c.mode, Some(Mode::Tensor));
@@ -143,7 +144,7 @@ fn an_npy_dump_against_msprobe_tensors_pairs_through_the_links() {
         c.pairing
     );
     assert!(d.golden.contains("msprobe tensor dump"), "{}", d.golden);
-    check(&c, true);
+    check(&c, dir, true);
     // Tensor mode: the gelu output's metrics are computed from both files.
     let g = c
         .pairs
@@ -156,16 +157,21 @@ fn an_npy_dump_against_msprobe_tensors_pairs_through_the_links() {
 }
 
 #[test]
+fn an_npy_dump_against_msprobe_tensors_pairs_through_the_links() {
+    check_tensor_mode(&dir());
+}
+
+#[test]
 fn msprobe_statistics_as_target_against_the_npy_dump() {
     let (c, _) = compare::compare(
         &dir().join("golden_statistics"),
         &dir().join("target_npy"),
-        &with_graph(),
+        &with_graph(&dir()),
     )
     .expect("compare");
     // The npy side's statistics are computed from its files.
     assert_eq!(c.mode, Some(Mode::Statistics));
-    check(&c, false);
+    check(&c, &dir(), false);
     assert!(
         c.pairs.iter().all(|p| p.stats.is_some()),
         "every pair has both summaries"
@@ -175,7 +181,7 @@ fn msprobe_statistics_as_target_against_the_npy_dump() {
 #[test]
 fn the_cli_compares_mixed_dumps_and_asks_for_the_graph_without_one() {
     let (npy, probe) = (dir().join("target_npy"), dir().join("golden_tensor"));
-    let g = graph();
+    let g = graph(&dir());
     let out = fxray(&[
         "compare",
         npy.to_str().unwrap(),
