@@ -115,6 +115,11 @@ impl App {
                 .as_ref()
                 .and_then(|p| p.current_path())
                 .map(Path::to_path_buf),
+            graphs: self
+                .phase
+                .as_ref()
+                .map(|p| p.passes.iter().map(|x| x.path.clone()).collect())
+                .unwrap_or_default(),
         };
         self.jobs.spawn(move |out| {
             let result = if compare::is_compare_csv(&golden) {

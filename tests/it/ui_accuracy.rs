@@ -222,8 +222,9 @@ fn the_inspector_pictures_the_perturbed_nodes_difference() {
 
 /// The window compares an npy dump with an msprobe dump of the same model (the mixed fixture):
 /// the run folder holds the compiled graphs and the npy dump, the golden is real msprobe's
-/// tensor dump; the pass on screen is the graph the links go through. The first divergence is
-/// the perturbed gelu, and its pictures compare an `.npy` with msprobe's `.pt`.
+/// tensor dump. The window shows the first pass; the links go through the pass whose nodes the
+/// npy dump holds (the last: its passes split `silu`). The first divergence is the perturbed
+/// gelu, and its pictures compare an `.npy` with msprobe's `.pt`.
 #[test]
 fn the_window_compares_an_npy_run_with_an_msprobe_golden() {
     let tmp = tempfile::tempdir().unwrap();
@@ -238,13 +239,29 @@ fn the_window_compares_an_npy_run_with_an_msprobe_golden() {
         serde_json::from_str(&std::fs::read_to_string(mixed.join("truth.json")).unwrap()).unwrap();
     let graph = truth["graph"].as_str().unwrap();
     let mut app = opened(&run);
-    app.select_graph(&run.join(graph));
     app.compare_with_golden(&mixed.join("golden_tensor"));
     let mut h = harness(app);
     settle(&mut h);
     let c = comparison(&h);
     assert!(
         c.pairing.starts_with("npy nodes and msprobe calls"),
+        "{}",
+        c.pairing
+    );
+    let last = std::path::Path::new(graph)
+        .file_name()
+        .unwrap()
+        .to_string_lossy();
+    assert!(
+        c.notes
+            .iter()
+            .any(|n| n.starts_with(&format!("graph {last}: the pass whose node names"))),
+        "{:?}",
+        c.notes
+    );
+    // Through the last pass, silu's output is `mul_tensor`: the last linear's input pairs.
+    assert!(
+        c.pairs.iter().any(|p| p.key == "addmm_2.INPUT.1"),
         "{}",
         c.pairing
     );

@@ -25,6 +25,10 @@ pub struct Options {
     pub rank: Option<u32>,
     /// The FX graph msprobe calls are linked to, so their pairs name a node.
     pub graph: Option<PathBuf>,
+    /// Other graphs it may be (the window: every pass of the phase on screen): an npy dump
+    /// against an msprobe dump links through the one whose node names cover the npy dump's
+    /// best, the last on a tie (the graph that ran).
+    pub graphs: Vec<PathBuf>,
 }
 
 /// Why a compare could not be made at all (a pair that cannot be read is not one: it gets its
@@ -173,7 +177,14 @@ fn mixed(
         _ => return Err(CompareError::Internal("not a mixed compare".into())),
     };
     let (sel, step) = locate::select_mixed(npy, probe, o.step, o.rank, notes)?;
-    let g = link::Graph::read(graph)?;
+    let graph = if o.graphs.is_empty() {
+        graph.to_path_buf()
+    } else {
+        let (best, note) = link::best_for(&o.graphs, &sel);
+        notes.extend(note);
+        best.unwrap_or_else(|| graph.to_path_buf())
+    };
+    let g = link::Graph::read(&graph)?;
     let n = sides::npy(&sel);
     let mut m = sides::msprobe(step);
     let who = if npy_is_target { "golden" } else { "target" };
