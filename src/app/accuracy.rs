@@ -32,6 +32,9 @@ pub struct AccuracyState {
 pub struct DeltaView {
     /// The pair's (target) key.
     pub key: String,
+    /// The slice's leading indices asked for (`None`: the slice holding the largest
+    /// difference).
+    pub lead: Option<Vec<u64>>,
     /// The compare it belongs to.
     request: u64,
     pub result: Loading<Arc<Delta>>,
@@ -41,6 +44,7 @@ pub struct DeltaView {
 pub struct DeltaMsg {
     request: u64,
     key: String,
+    lead: Option<Vec<u64>>,
     result: Result<Delta, String>,
 }
 
@@ -49,7 +53,7 @@ impl Apply<App> for DeltaMsg {
         app.accuracy
             .delta
             .as_ref()
-            .is_some_and(|d| d.request == self.request && d.key == self.key)
+            .is_some_and(|d| d.request == self.request && d.key == self.key && d.lead == self.lead)
     }
 
     fn apply(self, app: &mut App) {
@@ -140,13 +144,14 @@ impl App {
         });
     }
 
-    /// Computes, in the background, the difference of the current compare's pair `key` (its
-    /// histogram and the |Δ| slice holding the largest difference), once per pair.
-    pub fn load_delta(&mut self, key: &str) {
+    /// Computes, in the background, the difference of the current compare's pair `key`: its
+    /// histogram and |Δ| on the slice at `lead` (`None`: the one holding the largest
+    /// difference). Once per pair and slice.
+    pub fn load_delta(&mut self, key: &str, lead: Option<Vec<u64>>) {
         let a = &mut self.accuracy;
         if a.delta
             .as_ref()
-            .is_some_and(|d| d.key == key && d.request == a.request)
+            .is_some_and(|d| d.key == key && d.request == a.request && d.lead == lead)
         {
             return;
         }
@@ -160,14 +165,16 @@ impl App {
         let (request, key) = (a.request, key.to_string());
         a.delta = Some(DeltaView {
             key: key.clone(),
+            lead: lead.clone(),
             request,
             result: Loading::Loading,
         });
         self.jobs.spawn(move |out| {
-            let result = compare::delta(&files.0, &files.1, None);
+            let result = compare::delta(&files.0, &files.1, lead.as_deref());
             out.send(DeltaMsg {
                 request,
                 key,
+                lead,
                 result,
             });
         });

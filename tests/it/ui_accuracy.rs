@@ -218,6 +218,22 @@ fn the_inspector_pictures_the_perturbed_nodes_difference() {
         0,
         "no ring far from the peak"
     );
+    // Another slice, picked with the d0/d1 pickers: its own largest |Δ|, said to be the slice's.
+    h.get_by_label("|Δ| slice");
+    let other = vec![1 - at[0], at[1]];
+    h.state_mut().app.load_delta(&out.key, Some(other.clone()));
+    settle(&mut h);
+    let view = h.state().app.accuracy.delta.as_ref().expect("asked");
+    let d2 = view.result.ready().expect("computed").clone();
+    assert_eq!(d2.slice.lead, other);
+    assert_eq!(
+        d2.largest, d.largest,
+        "the histogram and largest are the whole tensor's"
+    );
+    let p2 = d2.slice.peak.expect("peak");
+    assert!(p2.value <= v);
+    // The heatmap's own label and the line under it.
+    assert_eq!(h.query_all_by_label_contains("(of this slice)").count(), 2);
 }
 
 /// The window compares an npy dump with an msprobe dump of the same model (the mixed fixture):

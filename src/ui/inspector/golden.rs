@@ -11,8 +11,9 @@ use egui::RichText;
 /// What the user (or the section) asks of the app.
 pub(super) enum Ask {
     PickGolden,
-    /// The difference of this pair, to picture.
-    Delta(String),
+    /// The difference of this pair, to picture, on the slice at these leading indices
+    /// (`None`: the one holding the largest difference).
+    Delta(String, Option<Vec<u64>>),
 }
 
 /// Draws the section; returns what it asks for.
@@ -62,7 +63,7 @@ pub(super) fn show(acc: &AccuracyState, node: Option<&str>, ui: &mut egui::Ui) -
         && let Some(k) = &pictured
         && shown != Some(k.as_str())
     {
-        ask = Some(Ask::Delta(k.clone()));
+        ask = Some(Ask::Delta(k.clone(), None));
     }
     let mut any = false;
     for p in c.pairs_of(node) {
@@ -133,13 +134,16 @@ pub(super) fn show(acc: &AccuracyState, node: Option<&str>, ui: &mut egui::Ui) -
             ui.weak(&p.reason);
         }
         if pictured.as_deref() == Some(p.key.as_str()) {
-            super::golden_delta::show(ui, acc.delta.as_ref().filter(|d| d.key == p.key));
+            let view = acc.delta.as_ref().filter(|d| d.key == p.key);
+            if let Some(lead) = super::golden_delta::show(ui, view, &p.shape) {
+                ask = Some(Ask::Delta(p.key.clone(), Some(lead)));
+            }
         } else if p.files.is_some()
             && ui
                 .small_button(format!("Picture the difference of {}", p.slot))
                 .clicked()
         {
-            ask = Some(Ask::Delta(p.key.clone()));
+            ask = Some(Ask::Delta(p.key.clone(), None));
         }
     }
     for (side, u) in c.unpaired_of(node) {

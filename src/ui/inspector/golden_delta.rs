@@ -9,17 +9,18 @@ use crate::model::tensor::fmt_value;
 use crate::ui::tensor_panel::{histogram, paint_cells};
 use egui::{RichText, Stroke, StrokeKind};
 
-/// Draws the pictures of `view` (the pair's difference), or that it is being computed.
-pub(super) fn show(ui: &mut egui::Ui, view: Option<&DeltaView>) {
+/// Draws the pictures of `view` (the pair's difference, of a tensor of `shape`), or that it
+/// is being computed; returns the leading indices of another slice when the user picks one.
+pub(super) fn show(ui: &mut egui::Ui, view: Option<&DeltaView>, shape: &[u64]) -> Option<Vec<u64>> {
     let d = match view.map(|v| &v.result) {
         Some(Loading::Ready(d)) => d,
         Some(Loading::Failed(e)) => {
             ui.weak(format!("no difference to picture: {e}"));
-            return;
+            return None;
         }
         _ => {
             crate::ui::loading::busy(ui, "computing the difference…");
-            return;
+            return None;
         }
     };
     let odd = if d.non_finite > 0 {
@@ -41,7 +42,31 @@ pub(super) fn show(ui: &mut egui::Ui, view: Option<&DeltaView>) {
             ui.weak("no finite difference");
         }
     }
+    let picked = pick_slice(ui, &d.slice.lead, shape);
     heatmap(ui, d);
+    picked
+}
+
+/// `d0=… d1=…` pickers of the slice's leading indices (N-D tensors); the new indices when one
+/// changed.
+fn pick_slice(ui: &mut egui::Ui, lead: &[u64], shape: &[u64]) -> Option<Vec<u64>> {
+    if lead.is_empty() || shape.len() < lead.len() + 2 {
+        return None;
+    }
+    let mut new = lead.to_vec();
+    ui.horizontal_wrapped(|ui| {
+        ui.weak("|Δ| slice");
+        for (k, v) in new.iter_mut().enumerate() {
+            let max = shape[k].saturating_sub(1);
+            ui.add(
+                egui::DragValue::new(v)
+                    .range(0..=max)
+                    .prefix(format!("d{k}=")),
+            );
+        }
+        ui.weak(", :, :");
+    });
+    (new != lead).then_some(new)
 }
 
 /// `[1, 2, 3]`.

@@ -96,7 +96,7 @@ pub fn show(
         });
     match golden_ask {
         Some(golden::Ask::PickGolden) => *pick_golden = true,
-        Some(golden::Ask::Delta(key)) => app.load_delta(&key),
+        Some(golden::Ask::Delta(key, lead)) => app.load_delta(&key, lead),
         None => {}
     }
     if let Some(a) = tensor_action {
