@@ -6,7 +6,7 @@ use crate::analysis::accuracy::delta::{Delta, DeltaSlice};
 use crate::app::Loading;
 use crate::app::accuracy::DeltaView;
 use crate::model::tensor::fmt_value;
-use crate::ui::tensor_panel::{histogram, paint_cells};
+use crate::ui::tensor_panel::{histogram, lead_pickers, paint_cells};
 use egui::{RichText, Stroke, StrokeKind};
 
 /// Draws the pictures of `view` (the pair's difference, of a tensor of `shape`), or that it
@@ -50,22 +50,8 @@ pub(super) fn show(ui: &mut egui::Ui, view: Option<&DeltaView>, shape: &[u64]) -
 /// `d0=… d1=…` pickers of the slice's leading indices (N-D tensors); the new indices when one
 /// changed.
 fn pick_slice(ui: &mut egui::Ui, lead: &[u64], shape: &[u64]) -> Option<Vec<u64>> {
-    if lead.is_empty() || shape.len() < lead.len() + 2 {
-        return None;
-    }
     let mut new = lead.to_vec();
-    ui.horizontal_wrapped(|ui| {
-        ui.weak("|Δ| slice");
-        for (k, v) in new.iter_mut().enumerate() {
-            let max = shape[k].saturating_sub(1);
-            ui.add(
-                egui::DragValue::new(v)
-                    .range(0..=max)
-                    .prefix(format!("d{k}=")),
-            );
-        }
-        ui.weak(", :, :");
-    });
+    lead_pickers(ui, "|Δ| slice", &mut new, shape);
     (new != lead).then_some(new)
 }
 

@@ -27,7 +27,7 @@ use slice::*;
 use stats::*;
 use tracer::*;
 
-pub(crate) use slice::paint_cells;
+pub(crate) use slice::{lead_pickers, paint_cells};
 pub(crate) use stats::histogram;
 
 use super::palette::{INF as INF_COLOUR, NAN as NAN_COLOUR};

@@ -10,23 +10,8 @@ pub(super) fn slice_view(
     path: &std::path::Path,
     shape: &[u64],
 ) -> Option<Action> {
-    let nlead = shape.len().saturating_sub(2);
-    state.lead.resize(nlead, 0);
-    if nlead > 0 {
-        ui.horizontal_wrapped(|ui| {
-            ui.weak("slice");
-            for (k, v) in state.lead.iter_mut().enumerate() {
-                let max = shape[k].saturating_sub(1);
-                *v = (*v).min(max);
-                ui.add(
-                    egui::DragValue::new(v)
-                        .range(0..=max)
-                        .prefix(format!("d{k}=")),
-                );
-            }
-            ui.weak(", :, :");
-        });
-    }
+    state.lead.resize(shape.len().saturating_sub(2), 0);
+    lead_pickers(ui, "slice", &mut state.lead, shape);
     let lead = state.lead.clone();
     let view = tensors
         .slice
@@ -41,6 +26,27 @@ pub(super) fn slice_view(
         value_table(ui, state, sl);
     }
     None
+}
+
+/// `d0=… d1=…` pickers of a 2-D slice's leading indices (`lead`, one per leading dim of
+/// `shape`, clamped to it), after `label`; nothing for a tensor of two dims or fewer.
+pub(crate) fn lead_pickers(ui: &mut egui::Ui, label: &str, lead: &mut [u64], shape: &[u64]) {
+    if lead.is_empty() || shape.len() < lead.len() + 2 {
+        return;
+    }
+    ui.horizontal_wrapped(|ui| {
+        ui.weak(label);
+        for (k, v) in lead.iter_mut().enumerate() {
+            let max = shape[k].saturating_sub(1);
+            *v = (*v).min(max);
+            ui.add(
+                egui::DragValue::new(v)
+                    .range(0..=max)
+                    .prefix(format!("d{k}=")),
+            );
+        }
+        ui.weak(", :, :");
+    });
 }
 
 /// Blue (negative) – white – red (positive), by the slice's largest finite |value|; NaN
