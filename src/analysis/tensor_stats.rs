@@ -101,7 +101,7 @@ fn pass1<const N: usize>(data: &[u8], f: impl Fn([u8; N]) -> f64 + Sync) -> Part
 }
 
 /// Bin edges as numpy's `linspace(lo, hi, bins + 1)` computes them.
-fn edges(lo: f64, hi: f64, bins: usize) -> Vec<f64> {
+pub(crate) fn edges(lo: f64, hi: f64, bins: usize) -> Vec<f64> {
     let step = (hi - lo) / bins as f64;
     let mut e: Vec<f64> = (0..=bins).map(|k| k as f64 * step + lo).collect();
     e[bins] = hi;
@@ -109,7 +109,7 @@ fn edges(lo: f64, hi: f64, bins: usize) -> Vec<f64> {
 }
 
 /// numpy's range for a histogram of constant data: `[x − 0.5, x + 0.5]`.
-fn hist_range(min: f64, max: f64) -> (f64, f64) {
+pub(crate) fn hist_range(min: f64, max: f64) -> (f64, f64) {
     if min == max {
         (min - 0.5, max + 0.5)
     } else {
@@ -120,7 +120,7 @@ fn hist_range(min: f64, max: f64) -> (f64, f64) {
 /// The bin of `x` with numpy's rules (the last bin is closed; edge corrections as
 /// `np.histogram` does them, so counts equal numpy's exactly).
 #[inline]
-fn bin_of(x: f64, lo: f64, norm: f64, e: &[f64]) -> usize {
+pub(crate) fn bin_of(x: f64, lo: f64, norm: f64, e: &[f64]) -> usize {
     let bins = e.len() - 1;
     let mut k = (((x - lo) * norm) as usize).min(bins);
     if k == bins {
@@ -329,18 +329,19 @@ pub fn compare(a: &NpyArray, b: &NpyArray) -> Result<TensorCompare, ShapesDiffer
     Ok(c)
 }
 
-/// The 2-D slice of `arr` at leading indices `lead` (clamped to the shape): the last two dims,
-/// a 1-D tensor as one row. At most `limit` values are read.
-pub fn slice2d(
-    arr: &NpyArray,
-    lead: &[u64],
-    limit: usize,
-) -> Option<crate::model::tensor::Slice2d> {
-    let shape = &arr.info.shape;
-    if shape.is_empty() {
-        return None;
-    }
+/// Where a 2-D slice lies in a tensor of `shape`: its leading indices (clamped to the shape),
+/// its size (the last two dims; a 1-D tensor one row, a 0-d one a cell) and its first C-order
+/// index.
+pub struct SliceAt {
+    pub lead: Vec<u64>,
+    pub rows: u64,
+    pub cols: u64,
+    pub base: u64,
+}
+
+pub fn slice_at(shape: &[u64], lead: &[u64]) -> SliceAt {
     let (rows, cols) = match shape.len() {
+        0 => (1, 1),
         1 => (1, shape[0]),
         n => (shape[n - 2], shape[n - 1]),
     };
@@ -353,12 +354,36 @@ pub fn slice2d(
                 .min(shape[k].saturating_sub(1))
         })
         .collect();
-    let mut base = 0u64;
-    for (k, i) in lead.iter().enumerate() {
-        base = base.saturating_mul(shape[k]).saturating_add(*i);
+    let base = lead
+        .iter()
+        .zip(shape)
+        .fold(0u64, |b, (i, d)| b.saturating_mul(*d).saturating_add(*i))
+        .saturating_mul(rows.saturating_mul(cols));
+    SliceAt {
+        lead,
+        rows,
+        cols,
+        base,
     }
+}
+
+/// The 2-D slice of `arr` at leading indices `lead` (clamped to the shape): the last two dims,
+/// a 1-D tensor as one row. At most `limit` values are read.
+pub fn slice2d(
+    arr: &NpyArray,
+    lead: &[u64],
+    limit: usize,
+) -> Option<crate::model::tensor::Slice2d> {
+    if arr.info.shape.is_empty() {
+        return None;
+    }
+    let SliceAt {
+        lead,
+        rows,
+        cols,
+        base,
+    } = slice_at(&arr.info.shape, lead);
     let area = rows.saturating_mul(cols);
-    let base = base.saturating_mul(area);
     let want = usize::try_from(area).unwrap_or(usize::MAX);
     let mut values = Vec::with_capacity(want.min(limit));
     for i in 0..want.min(limit) as u64 {

@@ -6,6 +6,7 @@
 use super::jobs::Apply;
 use super::{App, Loading, Nav};
 use crate::analysis::accuracy::Comparison;
+use crate::analysis::accuracy::delta::Delta;
 use crate::pipeline::compare::{self, Described, Options};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -22,6 +23,44 @@ pub struct AccuracyState {
     pub rank: Option<u32>,
     /// Bumped on every request, so a slow older compare cannot overwrite a newer one.
     request: u64,
+    /// The difference of the pair the inspector pictures.
+    pub delta: Option<DeltaView>,
+}
+
+/// The difference target − golden of one pair of the current compare (its histogram and |Δ|
+/// slice), computed in the background.
+pub struct DeltaView {
+    /// The pair's (target) key.
+    pub key: String,
+    /// The slice's leading indices asked for (`None`: the slice holding the largest
+    /// difference).
+    pub lead: Option<Vec<u64>>,
+    /// The compare it belongs to.
+    request: u64,
+    pub result: Loading<Arc<Delta>>,
+}
+
+/// A pair's difference, computed.
+pub struct DeltaMsg {
+    request: u64,
+    key: String,
+    lead: Option<Vec<u64>>,
+    result: Result<Delta, String>,
+}
+
+impl Apply<App> for DeltaMsg {
+    fn is_current(&self, app: &App) -> bool {
+        app.accuracy
+            .delta
+            .as_ref()
+            .is_some_and(|d| d.request == self.request && d.key == self.key && d.lead == self.lead)
+    }
+
+    fn apply(self, app: &mut App) {
+        if let Some(d) = app.accuracy.delta.as_mut() {
+            d.result = self.result.map(Arc::new).into();
+        }
+    }
 }
 
 impl AccuracyState {
@@ -70,6 +109,7 @@ impl App {
         a.golden = Some(golden.clone());
         a.result = Loading::Loading;
         a.described = None;
+        a.delta = None;
         let request = a.request;
         let options = Options {
             step: a.step,
@@ -79,6 +119,11 @@ impl App {
                 .as_ref()
                 .and_then(|p| p.current_path())
                 .map(Path::to_path_buf),
+            graphs: self
+                .phase
+                .as_ref()
+                .map(|p| p.passes.iter().map(|x| x.path.clone()).collect())
+                .unwrap_or_default(),
         };
         self.jobs.spawn(move |out| {
             let result = if compare::is_compare_csv(&golden) {
@@ -95,6 +140,42 @@ impl App {
             out.send(AccuracyMsg {
                 request,
                 result: result.map_err(|e| e.to_string()),
+            });
+        });
+    }
+
+    /// Computes, in the background, the difference of the current compare's pair `key`: its
+    /// histogram and |Δ| on the slice at `lead` (`None`: the one holding the largest
+    /// difference). Once per pair and slice.
+    pub fn load_delta(&mut self, key: &str, lead: Option<Vec<u64>>) {
+        let a = &mut self.accuracy;
+        if a.delta
+            .as_ref()
+            .is_some_and(|d| d.key == key && d.request == a.request && d.lead == lead)
+        {
+            return;
+        }
+        let Some(files) = a
+            .comparison()
+            .and_then(|c| c.pairs.iter().find(|p| p.key == key))
+            .and_then(|p| p.files.clone())
+        else {
+            return;
+        };
+        let (request, key) = (a.request, key.to_string());
+        a.delta = Some(DeltaView {
+            key: key.clone(),
+            lead: lead.clone(),
+            request,
+            result: Loading::Loading,
+        });
+        self.jobs.spawn(move |out| {
+            let result = compare::delta(&files.0, &files.1, lead.as_deref());
+            out.send(DeltaMsg {
+                request,
+                key,
+                lead,
+                result,
             });
         });
     }

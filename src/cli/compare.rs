@@ -61,6 +61,7 @@ pub fn load(target: &Path, golden: Option<&Path>, o: &Options) -> Result<(Compar
         step: o.step,
         rank: o.rank,
         graph: o.graph.map(Path::to_path_buf),
+        ..Default::default()
     };
     Ok(pipeline::compare(target, golden, &opts)?)
 }

@@ -25,6 +25,23 @@ pub struct MsprobeTensor {
     /// (`Functional.linear.0.forward.output.0.pt`; `.npy` on MindSpore).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub data_name: Option<String>,
+    /// The tensor's `requires_grad` as dumped (msprobe's RequiresGrad checker compares them).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub requires_grad: Option<bool>,
+}
+
+/// A scalar argument of a call (`{"type": "int", "value": -1}`): msprobe's compare makes it a
+/// row of its own (dtype `<class 'int'>`, shape `[]`, the value as max, min, mean and norm) and
+/// its Parameters checker flags two sides whose values differ.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MsprobeScalar {
+    /// `input_args.1`, `input_kwargs.dim`.
+    pub slot: String,
+    /// `int`, `float`, `bool`.
+    pub kind: String,
+    pub value: f64,
+    /// Its place among the entry's records: it comes before `tensors[at]`.
+    pub at: usize,
 }
 
 impl MsprobeTensor {
@@ -117,6 +134,9 @@ pub struct MsprobeEntry {
     /// The key parsed; `None` when it follows no grammar fxray knows.
     pub call: Option<MsprobeCall>,
     pub tensors: Vec<MsprobeTensor>,
+    /// Its int, float and bool arguments.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub scalars: Vec<MsprobeScalar>,
     /// Index into [`MsprobeStep::stacks`]: the call stack `stack.json` gives this entry.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stack: Option<usize>,

@@ -90,7 +90,8 @@ def child(case, side, task, out, big_gb):
         # Patched before msprobe wraps the API: msprobe dumps this call as the gelu call.
         F.gelu = gelu
 
-    from msprobe.pytorch import PrecisionDebugger
+    # msprobe wraps the APIs when imported: after the patch.
+    import msprobe.pytorch  # noqa: F401
 
     torch.manual_seed(0)
     Net, Big = build_model(torch, big_gb)
@@ -106,6 +107,14 @@ def child(case, side, task, out, big_gb):
     if case == "bf16" and side == "target":
         model = model.to(torch.bfloat16)
         x = x.to(torch.bfloat16)
+    dump(model, x, task, out)
+
+
+def dump(model, x, task, out):
+    """One forward of `model` on `x` under msprobe (level L1, `task`), without grad, into `out`."""
+    import torch
+    from msprobe.pytorch import PrecisionDebugger
+
     os.makedirs(os.path.dirname(out), exist_ok=True)
     cfg_path = out + ".config.json"
     cfg = {

@@ -60,20 +60,15 @@ pub fn check_against_msprobe(dir: &Path, task: &str) -> (Comparison, Comparison)
     let csv = dir.join(format!("msprobe_{task}/compare_result_{task}.csv"));
     let truth = msprobe_csv::read(&std::fs::read_to_string(&csv).expect("msprobe csv"))
         .unwrap_or_else(|e| panic!("{}: {e}", csv.display()));
-    // Scalar arguments (`<class 'int'>`) are rows to msprobe, not tensors to fxray.
-    let tensor_rows: Vec<_> = truth
-        .pairs
-        .iter()
-        .filter(|t| t.dtype.starts_with("torch."))
-        .collect();
-    assert!(tensor_rows.len() >= 10, "{}", csv.display());
+    // Every row, scalar arguments (`<class 'int'>`) included.
+    assert!(truth.pairs.len() >= 10, "{}", csv.display());
     assert_eq!(
         c.pairs.len(),
-        tensor_rows.len(),
+        truth.pairs.len(),
         "pairs of {}",
         dir.display()
     );
-    for t in tensor_rows {
+    for t in &truth.pairs {
         let key = &t.key;
         let p = c
             .pairs
@@ -126,11 +121,10 @@ pub fn check_against_msprobe(dir: &Path, task: &str) -> (Comparison, Comparison)
             }
         }
     }
-    // What msprobe could not pair (its `N/A` rows), tensors only, fxray lists as the target's.
+    // What msprobe could not pair (its `N/A` rows) fxray lists as the target's.
     let mut theirs: Vec<&str> = truth
         .unpaired_target
         .iter()
-        .filter(|u| u.dtype.starts_with("torch."))
         .map(|u| u.key.as_str())
         .collect();
     let mut ours: Vec<&str> = c.unpaired_target.iter().map(|u| u.key.as_str()).collect();
@@ -219,7 +213,11 @@ fn a_bf16_target_is_held_to_bf16_tolerance_not_failed_for_its_dtype() {
     // Before the faulty call every output stays within bf16's tolerance: the dtype alone is
     // information.
     let first = c.pairs.iter().position(|p| p.call == f.call).expect("call");
-    for p in &c.pairs[..first] {
+    // (Scalar arguments, `Tensor.mean`'s dim and keepdim, are compared by value alone.)
+    for p in c.pairs[..first]
+        .iter()
+        .filter(|p| p.dtype.starts_with("torch."))
+    {
         assert!(p.error.expect("error") < 0.05, "{}: {:?}", p.key, p.error);
         assert!(p.reason.contains("dtypes differ"), "{}", p.reason);
     }
@@ -305,4 +303,38 @@ fn a_pt_that_is_not_a_tensor_or_is_hostile_is_one_line_and_the_rest_compared() {
         })
         .count();
     assert_eq!(ok, c.pairs.len() - 4);
+}
+
+/// msprobe's RequiresGrad and Parameters checkers, on real dumps made to trip them
+/// (`tests/e2e/accuracy_checks.py`): the golden's input requires grad, and its `torch.mul`
+/// scales by 1.5 where the target's scales by 1.3. Every row, scalar argument included, equals
+/// msprobe's CSV (`check_against_msprobe`); fxray's verdict names the mul.
+#[test]
+fn requires_grad_and_scalar_arguments_are_judged_as_msprobe_does() {
+    use fxray::analysis::accuracy::rules::{MSG_PARAMETERS, MSG_REQUIRES_GRAD};
+    for task in ["tensor", "statistics"] {
+        let (c, _) = check_against_msprobe(&case_dir("checks"), task);
+        let row = |k: &str| {
+            c.pairs
+                .iter()
+                .find(|p| p.key == k)
+                .unwrap_or_else(|| panic!("{k}"))
+        };
+        let x = row("Functional.linear.0.forward.input.0");
+        assert_eq!(
+            (x.requires_grad, x.golden_requires_grad),
+            (Some(false), Some(true))
+        );
+        assert_eq!(x.messages, [MSG_REQUIRES_GRAD], "{task}");
+        let s = row("Torch.mul.0.forward.input.1");
+        assert_eq!((s.dtype.as_str(), s.shape.len()), ("<class 'float'>", 0));
+        assert_eq!(
+            s.target_summary.and_then(|v| v.max),
+            Some(1.3),
+            "the scalar's value"
+        );
+        assert_eq!(s.messages, [MSG_PARAMETERS], "{task}");
+        assert_eq!(s.error, None, "a scalar has no error of its own");
+        check_first_divergence(&c, &format!("checks {task}"), "Torch.mul.0.forward");
+    }
 }

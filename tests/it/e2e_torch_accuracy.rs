@@ -1,8 +1,10 @@
 //! Accuracy compare against fresh msprobe output: `tests/e2e/accuracy_faults.py` makes new
 //! dumps of the three faults with real msprobe (tensor and statistics mode) and runs
 //! `msprobe compare` on each; `tests/e2e/accuracy_npy_truth.py` runs msprobe's metric code on a
-//! perturbed copy of the showcase's npy dump. fxray must agree with both, as it does with the
-//! committed fixtures (`accuracy::`, `accuracy_npy::`).
+//! perturbed copy of the showcase's npy dump; `tests/e2e/accuracy_checks.py` trips msprobe's
+//! RequiresGrad and Parameters checkers; `tests/e2e/accuracy_mixed.py` makes an npy dump and an
+//! msprobe dump of one model. fxray must agree with all of them, as it does with the committed
+//! fixtures (`accuracy::`, `accuracy_npy::`, `accuracy_mixed::`).
 
 use super::accuracy::{CASES, check_against_msprobe, check_first_divergence};
 use super::accuracy_npy::{check_against_truth, perturbed_pair};
@@ -41,4 +43,23 @@ fn msprobes_metric_code_agrees_on_a_fresh_npy_perturbation() {
     check_against_truth(&c, &truth);
     let f = c.first_divergence.expect("divergence");
     assert_eq!(f.node.as_deref(), truth["node"].as_str());
+}
+
+#[test]
+#[ignore = "needs PyTorch and msprobe: tests/run.sh installs them and runs this"]
+fn fresh_requires_grad_and_scalar_checks_agree_with_msprobe() {
+    let out = tempfile::tempdir().expect("temp");
+    crate::common::run_e2e_script("accuracy_checks.py", out.path());
+    for task in ["tensor", "statistics"] {
+        let (c, _) = check_against_msprobe(&out.path().join("checks"), task);
+        check_first_divergence(&c, "checks", "Torch.mul.0.forward");
+    }
+}
+
+#[test]
+#[ignore = "needs PyTorch and msprobe: tests/run.sh installs them and runs this"]
+fn a_fresh_npy_and_msprobe_dump_of_one_model_pair_through_the_links() {
+    let out = tempfile::tempdir().expect("temp");
+    crate::common::run_e2e_script("accuracy_mixed.py", out.path());
+    super::accuracy_mixed::check_tensor_mode(out.path());
 }

@@ -2,7 +2,9 @@
 //! area (parser, diff, watch, UI…). Shared helpers live in `common`.
 
 mod accuracy;
+mod accuracy_branches;
 mod accuracy_cli;
+mod accuracy_mixed;
 mod accuracy_npy;
 mod archive;
 mod autotune;

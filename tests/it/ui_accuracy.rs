@@ -6,7 +6,9 @@
 
 use crate::common::ui::{harness, opened, selected, settle, shoot};
 use crate::common::{copy_tree, fixture};
+use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
+use fxray::ui::Fxray;
 
 const NODE: &str = "_softmax_1";
 
@@ -28,23 +30,35 @@ fn perturbed_showcase(tmp: &std::path::Path) -> (std::path::PathBuf, std::path::
     (run, tmp.join("golden"))
 }
 
-#[test]
-fn a_golden_colours_the_graph_and_first_divergence_selects_the_perturbed_node() {
-    let tmp = tempfile::tempdir().unwrap();
-    let (run, golden) = perturbed_showcase(tmp.path());
+/// The window on the perturbed showcase, compared with its golden at step 0.
+fn compared(tmp: &std::path::Path) -> Harness<'static, Fxray> {
+    let (run, golden) = perturbed_showcase(tmp);
     let mut app = opened(&run);
     app.accuracy_step_for_test(Some(0));
     app.compare_with_golden(&golden);
     let mut h = harness(app);
     settle(&mut h);
-    settle(&mut h);
-    let c = h
-        .state()
+    h
+}
+
+/// The compare the window holds.
+fn comparison(
+    h: &Harness<'static, Fxray>,
+) -> std::sync::Arc<fxray::analysis::accuracy::Comparison> {
+    h.state()
         .app
         .accuracy
         .comparison()
         .cloned()
-        .expect("compared");
+        .expect("compared")
+}
+
+#[test]
+fn a_golden_colours_the_graph_and_first_divergence_selects_the_perturbed_node() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut h = compared(tmp.path());
+    settle(&mut h);
+    let c = comparison(&h);
     assert_eq!(
         c.first_divergence.as_ref().and_then(|d| d.node.as_deref()),
         Some(NODE)
@@ -96,12 +110,7 @@ fn a_golden_colours_the_graph_and_first_divergence_selects_the_perturbed_node() 
 #[test]
 fn a_row_of_the_accuracy_table_selects_its_node() {
     let tmp = tempfile::tempdir().unwrap();
-    let (run, golden) = perturbed_showcase(tmp.path());
-    let mut app = opened(&run);
-    app.accuracy_step_for_test(Some(0));
-    app.compare_with_golden(&golden);
-    let mut h = harness(app);
-    settle(&mut h);
+    let mut h = compared(tmp.path());
     h.state_mut().view.tabs.show("accuracy");
     h.run_steps(2);
     // msprobe's rules pass every pair (the perturbation is small); sorted by the error a node
@@ -124,12 +133,7 @@ fn a_row_of_the_accuracy_table_selects_its_node() {
 #[test]
 fn the_step_picker_compares_that_step_on_both_sides() {
     let tmp = tempfile::tempdir().unwrap();
-    let (run, golden) = perturbed_showcase(tmp.path());
-    let mut app = opened(&run);
-    app.accuracy_step_for_test(Some(0));
-    app.compare_with_golden(&golden);
-    let mut h = harness(app);
-    settle(&mut h);
+    let mut h = compared(tmp.path());
     h.get_by_label("step 1").click();
     h.run_steps(2);
     settle(&mut h);
@@ -138,4 +142,154 @@ fn the_step_picker_compares_that_step_on_both_sides() {
     let c = acc.comparison().expect("compared again");
     // Step 1 of both sides is the showcase's own: nothing was perturbed there.
     assert!(c.first_divergence.is_none(), "{:?}", c.first_divergence);
+}
+
+/// The inspector pictures the selected node's difference: the histogram of target − golden over
+/// its 256 elements, and |Δ| on the slice holding the largest difference, that place ringed and
+/// named with the index msprobe's MaxAbsErr is at.
+#[test]
+fn the_inspector_pictures_the_perturbed_nodes_difference() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut h = compared(tmp.path());
+    h.state_mut().app.reveal_node(NODE.to_string());
+    settle(&mut h);
+    settle(&mut h);
+    let acc = &h.state().app.accuracy;
+    let c = acc.comparison().expect("compared").clone();
+    let out = c
+        .pairs_of(NODE)
+        .find(|p| p.slot == "OUTPUT.0")
+        .expect("the output pair");
+    let m = out.metrics.as_ref().expect("tensor mode");
+    let view = acc.delta.as_ref().expect("a difference asked for");
+    assert_eq!(view.key, out.key, "the node's output is pictured first");
+    let d = view.result.ready().expect("computed").clone();
+    // _softmax_1's output is f32 [2, 2, 8, 8]; the largest difference is where the metrics put
+    // MaxAbsErr, and the slice shown is the one holding it.
+    assert_eq!(d.elements, 256);
+    let (at, v) = d.largest.clone().expect("a largest difference");
+    assert_eq!(Some(&at), m.argmax.as_ref());
+    assert_eq!(Some(v), m.max_abs_err.value());
+    let h_counts: u64 = d.histogram.as_ref().expect("histogram").counts.iter().sum();
+    assert_eq!(h_counts, 256);
+    assert_eq!(d.slice.lead, at[..2]);
+    let peak = d.slice.peak.expect("peak");
+    assert_eq!((peak.row as u64, peak.col as u64), (at[2], at[3]));
+    // Drawn: both pictures, the place named.
+    h.get_by_label_contains("Δ histogram (target − golden), 256 elements");
+    let index = format!("[{}, {}, {}, {}]", at[0], at[1], at[2], at[3]);
+    let named = format!(
+        "largest |Δ| {} at {index}",
+        fxray::model::tensor::fmt_value(v)
+    );
+    h.get_by_label(&named);
+    let map = h.get_by_label_contains("|Δ| heatmap: largest");
+    map.scroll_to_me();
+    h.run_steps(3);
+    let rect = h.get_by_label_contains("|Δ| heatmap: largest").rect();
+    let shot = shoot(&mut h, "accuracy_inspector");
+    // The ring (the selection's gold) sits on the peak's cell, and nowhere far from it.
+    let (cw, ch) = (
+        rect.width() / d.slice.cell_cols as f32,
+        rect.height() / d.slice.cell_rows as f32,
+    );
+    let centre = rect.min
+        + egui::vec2(
+            (peak.cell.1 as f32 + 0.5) * cw,
+            (peak.cell.0 as f32 + 0.5) * ch,
+        );
+    let gold = fxray::ui::palette::SELECTED;
+    let near = shot.count_near(centre, cw.max(ch) + 6.0, gold, 12);
+    assert!(near > 20, "ring around the peak cell: {near} gold pixels");
+    let far = egui::pos2(
+        if centre.x < rect.center().x {
+            rect.max.x - 4.0
+        } else {
+            rect.min.x + 4.0
+        },
+        if centre.y < rect.center().y {
+            rect.max.y - 4.0
+        } else {
+            rect.min.y + 4.0
+        },
+    );
+    assert_eq!(
+        shot.count_near(far, 4.0, gold, 12),
+        0,
+        "no ring far from the peak"
+    );
+    // Another slice, picked with the d0/d1 pickers: its own largest |Δ|, said to be the slice's.
+    h.get_by_label("|Δ| slice");
+    let other = vec![1 - at[0], at[1]];
+    h.state_mut().app.load_delta(&out.key, Some(other.clone()));
+    settle(&mut h);
+    let view = h.state().app.accuracy.delta.as_ref().expect("asked");
+    let d2 = view.result.ready().expect("computed").clone();
+    assert_eq!(d2.slice.lead, other);
+    assert_eq!(
+        d2.largest, d.largest,
+        "the histogram and largest are the whole tensor's"
+    );
+    let p2 = d2.slice.peak.expect("peak");
+    assert!(p2.value <= v);
+    // The heatmap's own label and the line under it.
+    assert_eq!(h.query_all_by_label_contains("(of this slice)").count(), 2);
+}
+
+/// The window compares an npy dump with an msprobe dump of the same model (the mixed fixture):
+/// the run folder holds the compiled graphs and the npy dump, the golden is real msprobe's
+/// tensor dump. The window shows the first pass; the links go through the pass whose nodes the
+/// npy dump holds (the last: its passes split `silu`). The first divergence is the perturbed
+/// gelu, and its pictures compare an `.npy` with msprobe's `.pt`.
+#[test]
+fn the_window_compares_an_npy_run_with_an_msprobe_golden() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("run");
+    let mixed = fixture("accuracy/mixed");
+    copy_tree(
+        &mixed.join("torch_compile_debug"),
+        &run.join("torch_compile_debug"),
+    );
+    copy_tree(&mixed.join("target_npy"), &run.join("data_dump"));
+    let truth: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(mixed.join("truth.json")).unwrap()).unwrap();
+    let graph = truth["graph"].as_str().unwrap();
+    let mut app = opened(&run);
+    app.compare_with_golden(&mixed.join("golden_tensor"));
+    let mut h = harness(app);
+    settle(&mut h);
+    let c = comparison(&h);
+    assert!(
+        c.pairing.starts_with("npy nodes and msprobe calls"),
+        "{}",
+        c.pairing
+    );
+    let last = std::path::Path::new(graph)
+        .file_name()
+        .unwrap()
+        .to_string_lossy();
+    assert!(
+        c.notes
+            .iter()
+            .any(|n| n.starts_with(&format!("graph {last}: the pass whose node names"))),
+        "{:?}",
+        c.notes
+    );
+    // Through the last pass, silu's output is `mul_tensor`: the last linear's input pairs.
+    assert!(
+        c.pairs.iter().any(|p| p.key == "addmm_2.INPUT.1"),
+        "{}",
+        c.pairing
+    );
+    let f = c.first_divergence.as_ref().expect("a divergence");
+    assert_eq!(f.node.as_deref(), Some("gelu"), "{}", f.why);
+    h.state_mut().app.reveal_node("gelu".to_string());
+    settle(&mut h);
+    settle(&mut h);
+    let d = h.state().app.accuracy.delta.as_ref().expect("pictured");
+    assert_eq!(d.key, "gelu.OUTPUT.0");
+    let d = d.result.ready().expect("computed").clone();
+    assert_eq!(d.elements, 8 * 64);
+    h.get_by_label_contains("Δ histogram (target − golden), 512 elements");
+    h.get_by_label_contains("|Δ| heatmap: largest |Δ|");
 }

@@ -26,7 +26,7 @@ use rayon::prelude::*;
 use serde::{Serialize, Serializer};
 
 /// Elements decoded per parallel chunk (two f64 buffers of 512 KiB).
-const CHUNK: usize = 1 << 16;
+pub(super) const CHUNK: usize = 1 << 16;
 const THOUSANDTH: f64 = 0.001;
 const FIVE_THOUSANDTHS: f64 = 0.005;
 
@@ -111,6 +111,12 @@ pub struct TensorMetrics {
 }
 
 impl TensorMetrics {
+    /// What msprobe's tensor mode writes for a row it has no data for (a scalar argument):
+    /// `unsupported` everywhere.
+    pub fn unsupported(note: &str) -> TensorMetrics {
+        TensorMetrics::words(Metric::Unsupported, note, 0)
+    }
+
     fn words(m: Metric, note: &str, elements: u64) -> TensorMetrics {
         TensorMetrics {
             cosine: m,
@@ -277,7 +283,7 @@ fn rel_f64(mut a: f64, mut b: f64) -> f64 {
 }
 
 /// Decodes `out.len()` elements from C-order index `start` into f64.
-fn fill(a: &NpyArray, start: u64, out: &mut [f64]) {
+pub(super) fn fill(a: &NpyArray, start: u64, out: &mut [f64]) {
     if a.info.fortran_order && a.info.shape.len() >= 2 {
         for (k, o) in out.iter_mut().enumerate() {
             *o = a.get_c(start + k as u64).unwrap_or(f64::NAN);

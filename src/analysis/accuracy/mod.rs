@@ -9,7 +9,10 @@
 //! Sides are named as the user names them: the *target* (msprobe's "NPU") is the run under
 //! suspicion, the *golden* (msprobe's "Bench") the reference.
 
+pub mod dataflow;
+pub mod delta;
 pub mod metrics;
+pub mod mixed;
 pub mod msprobe_csv;
 pub mod pairing;
 pub mod rules;
@@ -97,6 +100,11 @@ pub struct TensorRef {
     pub summary: Option<Summary>,
     /// Position of its call in the side's call order (0 = first).
     pub order: usize,
+    /// `requires_grad` as dumped (msprobe dumps; `None` for npy dumps and scalars).
+    pub requires_grad: Option<bool>,
+    /// An input's producer: the call whose output it is, when known (npy dumps: the earlier
+    /// output holding the same bytes). The renumbered-node fall-back pairs by it.
+    pub from: Option<String>,
 }
 
 /// How a pair was found.
@@ -108,6 +116,11 @@ pub enum PairedBy {
     /// Calls whose names differ, aligned by what they compute and their place in call order
     /// (renumbered nodes, msprobe's fuzzy match).
     Order,
+    /// Renumbered nodes whose place in order would pair them wrongly, paired by what they
+    /// compute and their inputs' pairs (parallel branches run in another order).
+    Inputs,
+    /// An npy node and an msprobe call, through the call's link to the graph (mixed dumps).
+    Link,
 }
 
 /// One tensor of the target beside its golden counterpart.
@@ -124,6 +137,9 @@ pub struct Pair {
     pub golden_dtype: String,
     pub shape: Vec<u64>,
     pub golden_shape: Vec<u64>,
+    /// `requires_grad` of each side, where dumped (msprobe's RequiresGrad checker).
+    pub requires_grad: Option<bool>,
+    pub golden_requires_grad: Option<bool>,
     pub paired_by: PairedBy,
     /// The data files compared (tensor mode): what the inspector opens to show both sides.
     pub files: Option<(std::path::PathBuf, std::path::PathBuf)>,

@@ -204,6 +204,8 @@ pub fn read(text: &str) -> Result<Comparison, CsvError> {
             golden_dtype: get("Bench Dtype").unwrap_or("").trim().to_string(),
             shape: shape(get("NPU Tensor Shape").unwrap_or("")),
             golden_shape: shape(get("Bench Tensor Shape").unwrap_or("")),
+            requires_grad: flag(get("NPU Requires_grad")),
+            golden_requires_grad: flag(get("Bench Requires_grad")),
             paired_by: PairedBy::Key,
             files: None,
             order: k,
@@ -383,6 +385,24 @@ fn shape_text(s: &[u64]) -> String {
     format!("[{}]", d.join(", "))
 }
 
+/// A `Requires_grad` cell: `True`, `False`, or `N/A` (a scalar, an npy dump).
+fn flag(cell: Option<&str>) -> Option<bool> {
+    match cell?.trim() {
+        "True" => Some(true),
+        "False" => Some(false),
+        _ => None,
+    }
+}
+
+fn flag_text(v: Option<bool>) -> String {
+    match v {
+        Some(true) => "True",
+        Some(false) => "False",
+        None => "N/A",
+    }
+    .into()
+}
+
 /// msprobe's CSV of `c`: pairs, then the target tensors without a golden (`N/A`), by order.
 pub fn write(c: &Comparison) -> String {
     let mode = c.mode.unwrap_or(Mode::Tensor);
@@ -408,8 +428,8 @@ pub fn write(c: &Comparison) -> String {
             p.golden_dtype.clone(),
             shape_text(&p.shape),
             shape_text(&p.golden_shape),
-            "N/A".into(),
-            "N/A".into(),
+            flag_text(p.requires_grad),
+            flag_text(p.golden_requires_grad),
         ];
         match mode {
             Mode::Tensor => {
@@ -436,7 +456,8 @@ pub fn write(c: &Comparison) -> String {
             let s = s.unwrap_or(Summary::empty());
             r.extend([s.max, s.min, s.mean, s.norm].map(summary_text));
         }
-        r.push("True".into());
+        let same = p.requires_grad == p.golden_requires_grad;
+        r.push(if same { "True" } else { "False" }.into());
         r.push(p.result.as_str().into());
         r.push(
             serde_json::to_string(&p.messages)

@@ -12,11 +12,15 @@
 //!   order is consistent (longest increasing run).
 //! - **By order** (the fall-back, msprobe's fuzzy match): between two consecutive key pairs,
 //!   the calls left on either side are aligned by op in call order.
+//! - **By inputs' pairs** (renumbered nodes): order alone mis-pairs parallel branches that run
+//!   the same ops in another order. Walking the target's calls in order, a call paired by order
+//!   whose inputs come from calls paired elsewhere than its partner's inputs takes the same-op
+//!   golden call whose inputs agree, and its old partner goes to the target call that had it.
 //!
 //! What stays unpaired is listed per side: an op only one side runs is where a scale error
 //! hides.
 
-use super::{PairedBy, TensorRef};
+use super::{PairedBy, Role, TensorRef};
 use similar::{Algorithm, DiffOp, capture_diff_slices};
 use std::collections::HashMap;
 
@@ -106,6 +110,11 @@ pub fn pair(target: &[TensorRef], golden: &[TensorRef], naming: Naming) -> Pairi
         }
         (t0, g0) = (t + 1, g + 1);
     }
+    let by_inputs = if naming == Naming::Nodes {
+        by_inputs(target, golden, &tc, &gc, &mut call_pairs)
+    } else {
+        0
+    };
     let mut out = Pairing::default();
     let mut golden_used = vec![false; golden.len()];
     let mut target_used = vec![false; target.len()];
@@ -145,7 +154,94 @@ pub fn pair(target: &[TensorRef], golden: &[TensorRef], naming: Naming) -> Pairi
         ),
         (false, _) => note,
     };
+    if by_inputs > 0 {
+        out.how.push_str(&format!(
+            "; {by_inputs} paired by their inputs' pairs where order would mis-pair them"
+        ));
+    }
     out
+}
+
+/// The inputs' pairs rule: see the module doc. Returns how many calls it re-paired.
+fn by_inputs(
+    target: &[TensorRef],
+    golden: &[TensorRef],
+    tc: &[Call],
+    gc: &[Call],
+    call_pairs: &mut [(usize, usize, PairedBy)],
+) -> usize {
+    // Each call's inputs: (slot, the call producing it).
+    fn inputs<'a>(side: &'a [TensorRef], calls: &[Call]) -> Vec<Vec<(&'a str, usize)>> {
+        let at: HashMap<&str, usize> = calls.iter().enumerate().map(|(i, c)| (c.name, i)).collect();
+        calls
+            .iter()
+            .map(|c| {
+                c.tensors
+                    .iter()
+                    .map(|&i| &side[i])
+                    .filter(|t| t.role == Role::Input)
+                    .filter_map(|t| Some((t.slot.as_str(), *at.get(t.from.as_deref()?)?)))
+                    .collect()
+            })
+            .collect()
+    }
+    let t_in = inputs(target, tc);
+    let g_in: Vec<HashMap<&str, usize>> = inputs(golden, gc)
+        .into_iter()
+        .map(|v| v.into_iter().collect())
+        .collect();
+    // Target call → its entry in `call_pairs`; golden call → the same.
+    let mut of_t: Vec<Option<usize>> = vec![None; tc.len()];
+    let mut of_g: Vec<Option<usize>> = vec![None; gc.len()];
+    for (k, &(t, g, _)) in call_pairs.iter().enumerate() {
+        of_t[t] = Some(k);
+        of_g[g] = Some(k);
+    }
+    let mut moved = 0;
+    for t in 0..tc.len() {
+        let Some(k) = of_t[t] else { continue };
+        if call_pairs[k].2 == PairedBy::Key || t_in[t].is_empty() {
+            continue;
+        }
+        // Inputs of `t` whose producer is paired with the producer of golden `g`'s same slot.
+        let agree = |g: usize, pairs: &[(usize, usize, PairedBy)]| {
+            t_in[t]
+                .iter()
+                .filter(|(slot, p)| {
+                    of_t[*p].is_some_and(|pk| g_in[g].get(slot) == Some(&pairs[pk].1))
+                })
+                .count()
+        };
+        let now = call_pairs[k].1;
+        let have = agree(now, call_pairs);
+        if have == t_in[t].len() {
+            continue;
+        }
+        // Only a golden call that is free or held by a later, order-paired target call: the
+        // calls already walked keep what they have.
+        let best = (0..gc.len())
+            .filter(|&g| g != now && gc[g].op == tc[t].op)
+            .filter(|&g| {
+                of_g[g].is_none_or(|k2| call_pairs[k2].2 != PairedBy::Key && call_pairs[k2].0 > t)
+            })
+            .map(|g| (agree(g, call_pairs), std::cmp::Reverse(g.abs_diff(now)), g))
+            .max();
+        let Some((_, _, g)) = best.filter(|b| b.0 > have) else {
+            continue;
+        };
+        match of_g[g] {
+            Some(k2) => {
+                call_pairs[k2].1 = now;
+                of_g[now] = Some(k2);
+            }
+            None => of_g[now] = None,
+        }
+        call_pairs[k].1 = g;
+        call_pairs[k].2 = PairedBy::Inputs;
+        of_g[g] = Some(k);
+        moved += 1;
+    }
+    moved
 }
 
 /// Same-named pairs whose op family mostly agrees with the order alignment of all calls.
@@ -236,6 +332,8 @@ mod tests {
             shape: vec![2],
             summary: None,
             order,
+            requires_grad: None,
+            from: None,
         }
     }
 
@@ -319,6 +417,63 @@ mod tests {
         let p = pair(&t, &g, Naming::Msprobe);
         assert_eq!(p.pairs.len(), 6);
         assert!(p.pairs.iter().any(|x| x.2 == PairedBy::Order));
+    }
+
+    /// Two branches, `sin → mul` and `cos → mul`; the target (another numbering) runs the cos
+    /// branch's `mul` first. Order alone pairs the target's first `mul` with the golden's first
+    /// (the sin branch's); their inputs' pairs say otherwise.
+    #[test]
+    fn parallel_branches_run_in_another_order_pair_by_their_inputs() {
+        let with_inputs = |calls: &[(&str, &str, &[&str])]| -> Vec<TensorRef> {
+            let mut v = Vec::new();
+            for (k, (name, op, from)) in calls.iter().enumerate() {
+                for (i, f) in from.iter().enumerate() {
+                    let mut x = t(name, op, &format!("INPUT.{i}"), k);
+                    x.from = Some(f.to_string());
+                    v.push(x);
+                }
+                v.push(t(name, op, "OUTPUT.0", k));
+            }
+            v
+        };
+        let g = with_inputs(&[
+            ("sin", "sin", &[]),
+            ("cos", "cos", &[]),
+            ("mul", "mul", &["sin", "sin"]),
+            ("mul_1", "mul", &["cos", "cos"]),
+        ]);
+        let t = with_inputs(&[
+            ("sin_1", "sin", &[]),
+            ("cos_1", "cos", &[]),
+            ("mul_1", "mul", &["cos_1", "cos_1"]),
+            ("mul_2", "mul", &["sin_1", "sin_1"]),
+        ]);
+        let p = pair(&t, &g, Naming::Nodes);
+        let got = pairs_of(&p, &t, &g);
+        assert_eq!(
+            got,
+            [
+                ("sin_1", "sin"),
+                ("cos_1", "cos"),
+                ("mul_1", "mul_1"),
+                ("mul_2", "mul")
+            ]
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+        );
+        assert!(p.how.contains("inputs' pairs"), "{}", p.how);
+        // Without the producers, order alone pairs the branches crosswise.
+        let strip = |v: &[TensorRef]| -> Vec<TensorRef> {
+            v.iter()
+                .cloned()
+                .map(|mut x| {
+                    x.from = None;
+                    x
+                })
+                .collect()
+        };
+        let (t0, g0) = (strip(&t), strip(&g));
+        let blind = pairs_of(&pair(&t0, &g0, Naming::Nodes), &t0, &g0);
+        assert_eq!(blind[2], ("mul_1".to_string(), "mul".to_string()));
     }
 
     #[test]

@@ -3,8 +3,9 @@
 //! tensors; inputs are every row whose name has no `.output.` (parameters and keyword arguments
 //! included).
 //!
-//! Tensor mode: InfNan, OneThousandth, DType, Shape (errors), Cosine (warning).
-//! Statistics mode: InfNan, RelativeErr, DType, Shape (errors), RelativeWarn (warning).
+//! Tensor mode: InfNan, OneThousandth, RequiresGrad, Parameters, DType, Shape (errors), Cosine
+//! (warning). Statistics mode: InfNan, RelativeErr, RequiresGrad, Parameters, DType, Shape
+//! (errors), RelativeWarn (warning).
 //!
 //! - **InfNan** (every row): the golden's max and min are finite, the target's are not.
 //! - **OneThousandth**: the smallest input one-thousandth ratio > 0.9 and the smallest output
@@ -15,15 +16,17 @@
 //!   output row.
 //! - **RelativeWarn**: the largest output NormRelativeErr is more than 10× the largest input one
 //!   (or > 10 % when the inputs have none) → the first output row (a warning).
+//! - **RequiresGrad** (every row): both sides dumped `requires_grad` and it differs.
+//! - **Parameters** (input rows): a scalar argument (`<class 'int'>`, shape `[]`) whose value
+//!   differs.
 //! - **DType** / **Shape** (every row): the two sides' dtype / shape differ as written.
 //!
 //! Calls of `to`, `empty*`, `numpy`, `__setitem__`, … are not judged; for collective calls
-//! (`all_to_all_single`, …) only the outputs are. msprobe's RequiresGrad and Parameters
-//! checkers need data dumps' `requires_grad` flags and scalar arguments, which fxray does not
-//! pair: not applied.
+//! (`all_to_all_single`, …) only the outputs are.
 
 use super::stats::StatVal;
 use super::{Level, Mode, Pair, Role};
+use crate::model::tensor::{fx_dtype_of_torch, short_dtype};
 
 const ALL_IGNORE: &[&str] = &[
     "empty",
@@ -47,6 +50,8 @@ pub const MSG_INF_NAN: &str =
     "error: There is nan/inf/-inf in the maximum or minimum value of NPU.";
 pub const MSG_ONE_THOUSANDTH: &str =
     "error: The input/parameters of One Thousandth Err Ratio > 0.9 while the output < 0.6.";
+pub const MSG_REQUIRES_GRAD: &str = "error: The Required_Grad of NPU and Bench are inconsistent";
+pub const MSG_PARAMETERS: &str = "error: The scalar parameters of NPU and Bench are inconsistent.";
 pub const MSG_DTYPE: &str = "error: The dtype of NPU and Bench are inconsistent.";
 pub const MSG_SHAPE: &str = "error: The shape of NPU and Bench are inconsistent.";
 pub const MSG_COSINE: &str =
@@ -146,13 +151,34 @@ fn judge(pairs: &mut [Pair], rows: &[usize], mode: Mode) {
         }
         _ => {}
     }
+    // RequiresGrad: both sides dumped the flag and it differs (an npy dump has none).
+    for &i in &checked {
+        let p = &pairs[i];
+        if let (Some(a), Some(b)) = (p.requires_grad, p.golden_requires_grad)
+            && a != b
+        {
+            set(&mut pairs[i], Level::Error, MSG_REQUIRES_GRAD);
+        }
+    }
+    // Parameters: a scalar argument whose value differs.
+    if ignore == Ignore::None {
+        for &i in &ins {
+            let p = &pairs[i];
+            let scalar = p.dtype.contains("class") && p.golden_dtype.contains("class");
+            let value = |s: &Option<super::Summary>| s.and_then(|s| s.max);
+            if scalar && p.shape.is_empty() && value(&p.target_summary) != value(&p.golden_summary)
+            {
+                set(&mut pairs[i], Level::Error, MSG_PARAMETERS);
+            }
+        }
+    }
     for &i in &checked {
         let p = &pairs[i];
         let bench_merged = p.golden_key.contains("qkv") || p.golden_key.contains("gate_up");
         if !bench_merged
             && !p.dtype.is_empty()
             && !p.golden_dtype.is_empty()
-            && p.dtype != p.golden_dtype
+            && dtypes_differ(&p.dtype, &p.golden_dtype)
         {
             set(&mut pairs[i], Level::Error, MSG_DTYPE);
         }
@@ -221,4 +247,21 @@ fn out_norm_rel(p: &Pair) -> f64 {
         Some(StatVal::Word("inf")) | Some(StatVal::Word("-inf")) => f64::INFINITY,
         _ => 0.0,
     }
+}
+
+/// Whether two dtypes differ: as written when both sides write them alike (msprobe compares its
+/// strings); a numpy descriptor (an npy dump's `<f4`) against a torch name (`torch.float32`) by
+/// what they mean.
+fn dtypes_differ(a: &str, b: &str) -> bool {
+    if a.starts_with("torch.") == b.starts_with("torch.") {
+        return a != b;
+    }
+    let canon = |d: &str| match fx_dtype_of_torch(d) {
+        Some(s) => s.to_string(),
+        None => match short_dtype(d).as_str() {
+            "bool" => "b8".to_string(),
+            s => s.to_string(),
+        },
+    };
+    canon(a) != canon(b)
 }

@@ -300,6 +300,8 @@ mod tests {
             golden_dtype: "torch.float32".into(),
             shape: vec![4],
             golden_shape: vec![4],
+            requires_grad: None,
+            golden_requires_grad: None,
             paired_by: PairedBy::Key,
             files: None,
             order,

@@ -2,13 +2,13 @@
 //! them; or, with statistics only, the two summaries. Pairs run in parallel too. A pair whose
 //! data cannot be read gets one line saying why; the others are still compared.
 
-use super::sides::Side;
+use super::sides::{Side, is_scalar};
 use crate::analysis::accuracy::{
-    DtypeClass, Level, Mode, Pair, PairedBy, TensorRef, metrics, stats, verdict,
+    DtypeClass, Level, Mode, Pair, PairedBy, TensorMetrics, TensorRef, metrics, stats, verdict,
 };
 use crate::model::npy::NpyArray;
 use rayon::prelude::*;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// A pair computed, and whether its data could not be read (the pair is then an error).
 pub struct Computed {
@@ -21,7 +21,7 @@ pub fn open_tensor(path: &Path) -> Result<NpyArray, String> {
     crate::sources::tensor_file::open(path).map_err(|e| e.to_string())
 }
 
-fn read(side: &str, path: &Path) -> Result<NpyArray, String> {
+pub(super) fn read(side: &str, path: &Path) -> Result<NpyArray, String> {
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -50,6 +50,8 @@ fn base(t: &TensorRef, g: &TensorRef, how: PairedBy) -> Pair {
         golden_dtype: g.dtype.clone(),
         shape: t.shape.clone(),
         golden_shape: g.shape.clone(),
+        requires_grad: t.requires_grad,
+        golden_requires_grad: g.requires_grad,
         paired_by: how,
         files: None,
         order: t.order,
@@ -80,11 +82,25 @@ pub fn all(
             let mut p = base(&target.tensors[i], &golden.tensors[j], how);
             let files = (&target.files[i], &golden.files[j]);
             let failed = match (mode, files) {
-                (Mode::Tensor, (Some(tf), Some(gf))) => tensor(&mut p, tf, gf).err(),
-                _ => {
+                // A scalar argument: compared by value (msprobe's Parameters checker), its
+                // statistics diffs as msprobe writes them; no error of its own.
+                _ if is_scalar(&p.dtype) || is_scalar(&p.golden_dtype) => {
                     statistics(&mut p);
+                    p.error = None;
+                    p.norm_ratio = None;
+                    if mode == Mode::Tensor {
+                        p.stats = None;
+                        p.metrics = Some(TensorMetrics::unsupported(
+                            "a scalar argument: compared by its value",
+                        ));
+                    }
                     None
                 }
+                (Mode::Tensor, (Some(tf), Some(gf))) => tensor(&mut p, tf, gf).err(),
+                _ => summaries(&mut p, files).err().or_else(|| {
+                    statistics(&mut p);
+                    None
+                }),
             };
             Computed { pair: p, failed }
         })
@@ -109,6 +125,20 @@ fn tensor(p: &mut Pair, tf: &Path, gf: &Path) -> Result<(), String> {
     p.error = m.rel_err;
     p.norm_ratio = m.norm_ratio;
     p.metrics = Some(m);
+    Ok(())
+}
+
+/// Statistics mode against a side that recorded none (an npy dump): its statistics computed
+/// from its file.
+fn summaries(p: &mut Pair, files: (&Option<PathBuf>, &Option<PathBuf>)) -> Result<(), String> {
+    for (side, summary, file) in [
+        ("target", &mut p.target_summary, files.0),
+        ("golden", &mut p.golden_summary, files.1),
+    ] {
+        if let (None, Some(f)) = (&summary, file) {
+            *summary = Some(metrics::summarize(&read(side, f)?));
+        }
+    }
     Ok(())
 }
 

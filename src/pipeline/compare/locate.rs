@@ -280,3 +280,51 @@ pub fn select_msprobe<'a>(
         _ => Err(CompareError::Internal("chosen step vanished".into())),
     }
 }
+
+/// Chooses the rank, graph and step of an npy catalog and the msprobe step (and process) of the
+/// other side: a step both have; the rank the msprobe side names, else the npy dump's first.
+pub fn select_mixed<'a>(
+    npy: &'a DumpCatalog,
+    probe: &'a [MsprobeStep],
+    step: Option<u32>,
+    rank: Option<u32>,
+    notes: &mut Vec<String>,
+) -> Result<(NpySel<'a>, &'a MsprobeStep), CompareError> {
+    let npy_ranks: BTreeSet<u32> = npy.ranks.iter().map(|r| r.rank).collect();
+    let probe_ranks: BTreeSet<u32> = probe.iter().filter_map(|x| msprobe_rank(&x.who)).collect();
+    // msprobe's `proc<PID>` folders carry no rank: the npy side's choice stands.
+    let r = if probe_ranks.is_empty() {
+        choose("rank", rank, &npy_ranks, &npy_ranks, notes)?
+    } else {
+        choose("rank", rank, &npy_ranks, &probe_ranks, notes)?
+    };
+    let Some(rd) = npy.ranks.iter().find(|x| x.rank == r) else {
+        return Err(CompareError::Internal("chosen rank vanished".into()));
+    };
+    let Some(g) = rd
+        .graphs
+        .iter()
+        .max_by_key(|x| x.steps.first().map_or(0, |s| s.nodes.len()))
+    else {
+        return Err(CompareError::NothingInCommon {
+            what: "graph".into(),
+            target: "none".into(),
+            golden: "an msprobe dump".into(),
+        });
+    };
+    if rd.graphs.len() > 1 {
+        notes.push(format!("{} compared (the largest graph dumped)", g.name));
+    }
+    let npy_steps: BTreeSet<u32> = g.steps.iter().map(|s| s.step).collect();
+    let probe_steps: BTreeSet<u32> = probe.iter().map(|s| s.step).collect();
+    let s = choose("step", step, &npy_steps, &probe_steps, notes)?;
+    let (p, _) = select_msprobe(probe, probe, Some(s), Some(r), &mut Vec::new())?;
+    let Some(st) = g.steps.iter().find(|x| x.step == s) else {
+        return Err(CompareError::Internal("chosen step vanished".into()));
+    };
+    let sel = NpySel {
+        step: st,
+        describe: format!("npy data dump, rank {r}, {}, step {s}", g.name),
+    };
+    Ok((sel, p))
+}

@@ -4,14 +4,19 @@
 //! Also reads msprobe's own compare CSV into the same result.
 
 mod compute;
+mod delta;
 mod link;
 pub mod locate;
 mod sides;
 
-use crate::analysis::accuracy::{Comparison, Mode, Unpaired, msprobe_csv, pairing, rules, verdict};
+use crate::analysis::accuracy::pairing::Naming;
+use crate::analysis::accuracy::{
+    Comparison, Mode, Unpaired, mixed, msprobe_csv, pairing, rules, verdict,
+};
 use std::path::{Path, PathBuf};
 
 pub use compute::open_tensor;
+pub use delta::{CELLS, delta};
 
 /// What to compare when a dump holds several steps or ranks.
 #[derive(Debug, Clone, Default)]
@@ -20,6 +25,10 @@ pub struct Options {
     pub rank: Option<u32>,
     /// The FX graph msprobe calls are linked to, so their pairs name a node.
     pub graph: Option<PathBuf>,
+    /// Other graphs it may be (the window: every pass of the phase on screen): an npy dump
+    /// against an msprobe dump links through the one whose node names cover the npy dump's
+    /// best, the last on a tie (the graph that ran).
+    pub graphs: Vec<PathBuf>,
 }
 
 /// Why a compare could not be made at all (a pair that cannot be read is not one: it gets its
@@ -48,7 +57,8 @@ pub enum CompareError {
         golden: String,
     },
     #[error(
-        "the target is {target}, the golden {golden}: compare two npy dumps or two msprobe dumps"
+        "the target is {target}, the golden {golden}: an npy dump and an msprobe dump pair \
+         through the nodes of their graph, give it with --graph GRAPH_FILE"
     )]
     Mixed { target: String, golden: String },
     #[error("{}: {why}", path.display())]
@@ -136,10 +146,13 @@ pub fn compare(
                 }
                 .to_string()
             };
-            return Err(CompareError::Mixed {
-                target: kind(&ft),
-                golden: kind(&fg),
-            });
+            let Some(graph) = &o.graph else {
+                return Err(CompareError::Mixed {
+                    target: kind(&ft),
+                    golden: kind(&fg),
+                });
+            };
+            mixed(&ft, &fg, graph, o, &mut notes)?
         }
     };
     let described = Described {
@@ -149,13 +162,47 @@ pub fn compare(
     Ok((compare_sides(&st, &sg, notes), described))
 }
 
+/// An npy dump against an msprobe dump (either way round): the msprobe calls linked to the
+/// graph's nodes, then paired with the npy nodes through those links.
+fn mixed(
+    ft: &locate::Found,
+    fg: &locate::Found,
+    graph: &Path,
+    o: &Options,
+    notes: &mut Vec<String>,
+) -> Result<(sides::Side, sides::Side), CompareError> {
+    let (npy, probe, npy_is_target) = match (&ft.npy, &fg.npy) {
+        (Some(c), None) => (c, &fg.msprobe, true),
+        (None, Some(c)) => (c, &ft.msprobe, false),
+        _ => return Err(CompareError::Internal("not a mixed compare".into())),
+    };
+    let (sel, step) = locate::select_mixed(npy, probe, o.step, o.rank, notes)?;
+    let graph = if o.graphs.is_empty() {
+        graph.to_path_buf()
+    } else {
+        let (best, note) = link::best_for(&o.graphs, &sel);
+        notes.extend(note);
+        best.unwrap_or_else(|| graph.to_path_buf())
+    };
+    let g = link::Graph::read(&graph)?;
+    let n = sides::npy(&sel);
+    let mut m = sides::msprobe(step);
+    let who = if npy_is_target { "golden" } else { "target" };
+    notes.push(g.name(&mut m, step, who));
+    Ok(if npy_is_target { (n, m) } else { (m, n) })
+}
+
 fn compare_sides(st: &sides::Side, sg: &sides::Side, notes: Vec<String>) -> Comparison {
     let mode = if st.has_data() && sg.has_data() {
         Mode::Tensor
     } else {
         Mode::Statistics
     };
-    let paired = pairing::pair(&st.tensors, &sg.tensors, st.naming);
+    let paired = match (st.naming, sg.naming) {
+        (Naming::Nodes, Naming::Msprobe) => mixed::pair(&st.tensors, &sg.tensors, true),
+        (Naming::Msprobe, Naming::Nodes) => mixed::pair(&sg.tensors, &st.tensors, false),
+        _ => pairing::pair(&st.tensors, &sg.tensors, st.naming),
+    };
     let computed = compute::all(st, sg, &paired.pairs, mode);
     let unpaired = |side: &sides::Side, idx: &[usize]| -> Vec<Unpaired> {
         idx.iter()

@@ -4,9 +4,10 @@
 use super::locate::NpySel;
 use crate::analysis::accuracy::msprobe_csv::call_op;
 use crate::analysis::accuracy::pairing::Naming;
-use crate::analysis::accuracy::{Role, Summary, TensorRef};
-use crate::model::tensor::{Io, MsprobeStep};
-use std::path::PathBuf;
+use crate::analysis::accuracy::{Role, Summary, TensorRef, dataflow};
+use crate::model::tensor::{Io, MsprobeStep, TensorInfo};
+use rayon::prelude::*;
+use std::path::{Path, PathBuf};
 
 pub struct Side {
     /// "msprobe tensor dump, step 0, proc2002" for messages.
@@ -18,8 +19,15 @@ pub struct Side {
 }
 
 impl Side {
+    /// Every tensor has its data file (scalar arguments have none).
     pub fn has_data(&self) -> bool {
-        !self.files.is_empty() && self.files.iter().all(Option::is_some)
+        let tensors = || {
+            self.tensors
+                .iter()
+                .zip(&self.files)
+                .filter(|(t, _)| !is_scalar(&t.dtype))
+        };
+        tensors().next().is_some() && tensors().all(|(_, f)| f.is_some())
     }
 }
 
@@ -44,16 +52,61 @@ pub fn npy(sel: &NpySel) -> Side {
                 shape: Vec::new(),
                 summary: None,
                 order,
+                requires_grad: None,
+                from: None,
             });
             files.push(Some(f.path.clone()));
         }
     }
+    let read: Vec<Option<(u64, TensorInfo)>> = files
+        .par_iter()
+        .map(|f| f.as_deref().and_then(fingerprint))
+        .collect();
+    // The header's dtype and shape (the mixed pairing matches inputs by shape), and where each
+    // input comes from.
+    for (t, r) in tensors.iter_mut().zip(&read) {
+        if let Some((_, info)) = r {
+            t.dtype = info.dtype.clone();
+            t.shape = info.shape.clone();
+        }
+    }
+    let prints: Vec<Option<u64>> = read
+        .iter()
+        .map(|r| r.as_ref().map(|x| x.0).filter(|&p| p != 0))
+        .collect();
+    dataflow::producers(&mut tensors, &prints);
     Side {
         describe: sel.describe.clone(),
         tensors,
         files,
         naming: Naming::Nodes,
     }
+}
+
+/// A scalar argument's dtype as msprobe writes it: `<class 'int'>`.
+pub fn is_scalar(dtype: &str) -> bool {
+    dtype.starts_with("<class")
+}
+
+/// Bytes hashed at each end of a tensor's data: an input and the output it is are the same
+/// bytes, and two different tensors of the same type rarely agree on 8 KiB at both ends.
+const PRINT_BYTES: usize = 4096;
+
+/// A dumped tensor's header, and a fingerprint of its type and data (its two ends) for finding
+/// which output an input is; 0 for fewer than two elements (a scalar argument equals too many
+/// others). `None` for an unreadable file.
+fn fingerprint(path: &Path) -> Option<(u64, TensorInfo)> {
+    use std::hash::{Hash, Hasher};
+    let a = crate::sources::tensor_file::open(path).ok()?;
+    if a.info.elements() < 2 {
+        return Some((0, a.info.clone()));
+    }
+    let d = a.data();
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    (&a.info.dtype, &a.info.shape, d.len()).hash(&mut h);
+    d[..d.len().min(PRINT_BYTES)].hash(&mut h);
+    d[d.len().saturating_sub(PRINT_BYTES)..].hash(&mut h);
+    Some((h.finish().max(1), a.info.clone()))
 }
 
 /// msprobe's slot of a dump.json record as its compare names it: `input_args.0` → `input.0`,
@@ -75,32 +128,53 @@ pub fn msprobe(step: &MsprobeStep) -> Side {
     let mut files = Vec::new();
     for (order, e) in step.entries.iter().enumerate() {
         let op = call_op(&e.key);
-        for t in &e.tensors {
-            let slot = msprobe_slot(&t.slot);
-            let key = format!("{}.{slot}", e.key);
+        let of = |slot: &str, dtype: String, shape: Vec<u64>, summary: Summary| TensorRef {
+            role: if slot.starts_with("output") {
+                Role::Output
+            } else {
+                Role::Input
+            },
+            key: format!("{}.{slot}", e.key),
+            call: e.key.clone(),
+            op: op.clone(),
+            node: None,
+            slot: slot.to_string(),
+            dtype,
+            shape,
+            summary: Some(summary),
+            order,
+            requires_grad: None,
+            from: None,
+        };
+        // Records in dump.json's order: each scalar argument before the tensor it preceded.
+        for k in 0..=e.tensors.len() {
+            for s in e.scalars.iter().filter(|s| s.at == k) {
+                // As msprobe's compare shows it: `<class 'int'>`, shape [], the value as every
+                // statistic.
+                let v = Some(s.value);
+                let summary = Summary {
+                    max: v,
+                    min: v,
+                    mean: v,
+                    norm: v,
+                };
+                let dtype = format!("<class '{}'>", s.kind);
+                tensors.push(of(&msprobe_slot(&s.slot), dtype, Vec::new(), summary));
+                files.push(None);
+            }
+            let Some(t) = e.tensors.get(k) else { continue };
+            let shape = t.shape.iter().map(|&d| d.max(0) as u64).collect();
+            let summary = Summary {
+                max: t.max,
+                min: t.min,
+                mean: t.mean,
+                norm: t.norm,
+            };
+            let mut r = of(&msprobe_slot(&t.slot), t.dtype.clone(), shape, summary);
+            r.requires_grad = t.requires_grad;
+            tensors.push(r);
             // The file `data_name` names, beside dump.json (docs/formats.md §4.2).
             files.push(step.tensor_file(t).filter(|_| tensor_task));
-            tensors.push(TensorRef {
-                role: if slot.starts_with("output") {
-                    Role::Output
-                } else {
-                    Role::Input
-                },
-                key,
-                call: e.key.clone(),
-                op: op.clone(),
-                node: None,
-                slot,
-                dtype: t.dtype.clone(),
-                shape: t.shape.iter().map(|&d| d.max(0) as u64).collect(),
-                summary: Some(Summary {
-                    max: t.max,
-                    min: t.min,
-                    mean: t.mean,
-                    norm: t.norm,
-                }),
-                order,
-            });
         }
     }
     let mode = if tensor_task { "tensor" } else { "statistics" };

@@ -7,7 +7,7 @@
 pub mod beside;
 mod pyjson;
 
-use crate::model::msprobe::{MsprobeCall, MsprobeEntry, MsprobeStep, MsprobeTensor};
+use crate::model::msprobe::{MsprobeCall, MsprobeEntry, MsprobeScalar, MsprobeStep, MsprobeTensor};
 use serde_json::Value;
 use std::path::Path;
 
@@ -101,7 +101,7 @@ pub fn parse(bytes: &[u8], step: u32, who: &str) -> Result<MsprobeStep, MsprobeE
         skipped: Vec::new(),
     };
     for (key, rec) in data {
-        let mut tensors = Vec::new();
+        let mut found = Records::default();
         let call = parse_key(&key);
         // A parameters' gradient entry holds `{"weight": [tensor]}`: its slots say so.
         let prefix = match call {
@@ -114,7 +114,7 @@ pub fn parse(bytes: &[u8], step: u32, who: &str) -> Result<MsprobeStep, MsprobeE
                 walk(
                     val,
                     &format!("{prefix}{part}"),
-                    &mut tensors,
+                    &mut found,
                     &mut out.skipped,
                     &key,
                 );
@@ -125,7 +125,8 @@ pub fn parse(bytes: &[u8], step: u32, who: &str) -> Result<MsprobeStep, MsprobeE
         out.entries.push(MsprobeEntry {
             call,
             key,
-            tensors,
+            tensors: found.tensors,
+            scalars: found.scalars,
             stack: None,
             parent: None,
         });
@@ -240,15 +241,35 @@ pub fn parse_key(key: &str) -> Option<MsprobeCall> {
     })
 }
 
-fn walk(v: &Value, slot: &str, out: &mut Vec<MsprobeTensor>, skipped: &mut Vec<String>, key: &str) {
+/// What one entry holds: its tensors and its scalar arguments.
+#[derive(Default)]
+struct Records {
+    tensors: Vec<MsprobeTensor>,
+    scalars: Vec<MsprobeScalar>,
+}
+
+fn walk(v: &Value, slot: &str, out: &mut Records, skipped: &mut Vec<String>, key: &str) {
     match v {
         Value::Object(o) if o.contains_key("type") => {
             // `mindspore.Tensor` on MindSpore (its dump processor's own word).
-            if !matches!(
-                o.get("type").and_then(Value::as_str),
-                Some("torch.Tensor" | "mindspore.Tensor")
-            ) {
-                return; // scalars, None, strings: nothing to show as a tensor
+            let kind = o.get("type").and_then(Value::as_str).unwrap_or("");
+            if !matches!(kind, "torch.Tensor" | "mindspore.Tensor") {
+                // An int, float or bool argument: a row of msprobe's compare. None, strings,
+                // slices, dtypes: nothing fxray compares.
+                let value = match o.get("value") {
+                    Some(Value::Bool(b)) => Some(f64::from(u8::from(*b))),
+                    Some(x) => x.as_f64(),
+                    None => None,
+                };
+                if let (true, Some(value)) = (matches!(kind, "int" | "float" | "bool"), value) {
+                    out.scalars.push(MsprobeScalar {
+                        slot: slot.to_string(),
+                        kind: kind.to_string(),
+                        value,
+                        at: out.tensors.len(),
+                    });
+                }
+                return;
             }
             // A bool tensor's Max and Min are `true`/`false`.
             let num = |k: &str| match o.get(k) {
@@ -256,7 +277,7 @@ fn walk(v: &Value, slot: &str, out: &mut Vec<MsprobeTensor>, skipped: &mut Vec<S
                 v => v.and_then(Value::as_f64),
             };
             let text = |k: &str| o.get(k).and_then(Value::as_str).map(str::to_string);
-            out.push(MsprobeTensor {
+            out.tensors.push(MsprobeTensor {
                 slot: slot.to_string(),
                 dtype: o
                     .get("dtype")
@@ -274,6 +295,7 @@ fn walk(v: &Value, slot: &str, out: &mut Vec<MsprobeTensor>, skipped: &mut Vec<S
                 norm: num("Norm"),
                 md5: text("md5"),
                 data_name: text("data_name"),
+                requires_grad: o.get("requires_grad").and_then(Value::as_bool),
             });
         }
         Value::Object(o) => {

@@ -1,14 +1,23 @@
 //! The selected node beside its golden run (issue 23): each of its tensors on both sides,
 //! msprobe's metrics, the norm ratio and the error the node adds, and where the largest
-//! difference is; tensors only one side has are said.
+//! difference is; one pair (an output first) pictured: its difference's histogram and |Δ| on a
+//! slice (`golden_delta`); tensors only one side has are said.
 
-use crate::analysis::accuracy::{Level, Side, metrics::Metric, stats::Summary};
+use crate::analysis::accuracy::{Level, Role, Side, metrics::Metric, stats::Summary};
 use crate::app::Loading;
 use crate::app::accuracy::AccuracyState;
 use egui::RichText;
 
-/// Draws the section; true when the user asked to pick a golden.
-pub(super) fn show(acc: &AccuracyState, node: Option<&str>, ui: &mut egui::Ui) -> bool {
+/// What the user (or the section) asks of the app.
+pub(super) enum Ask {
+    PickGolden,
+    /// The difference of this pair, to picture, on the slice at these leading indices
+    /// (`None`: the one holding the largest difference).
+    Delta(String, Option<Vec<u64>>),
+}
+
+/// Draws the section; returns what it asks for.
+pub(super) fn show(acc: &AccuracyState, node: Option<&str>, ui: &mut egui::Ui) -> Option<Ask> {
     ui.separator();
     let mut pick = false;
     ui.horizontal(|ui| {
@@ -20,25 +29,42 @@ pub(super) fn show(acc: &AccuracyState, node: Option<&str>, ui: &mut egui::Ui) -
             )
             .clicked();
     });
+    let mut ask = pick.then_some(Ask::PickGolden);
+    let pick = || pick.then_some(Ask::PickGolden);
     let c = match &acc.result {
         Loading::Idle => {
             ui.weak("No golden run attached.");
-            return pick;
+            return pick();
         }
         Loading::Loading => {
             crate::ui::loading::busy(ui, "comparing…");
-            return pick;
+            return pick();
         }
         Loading::Failed(e) => {
             ui.colored_label(ui.visuals().error_fg_color, e);
-            return pick;
+            return pick();
         }
         Loading::Ready(c) => c,
     };
     let Some(node) = node else {
         ui.weak("Select a node to see it beside the golden.");
-        return pick;
+        return pick();
     };
+    // The pair pictured: the one asked for last if it is this node's, else its first output
+    // with data on both sides, else its first pair with data.
+    let with_files = || c.pairs_of(node).filter(|p| p.files.is_some());
+    let shown = acc.delta.as_ref().map(|d| d.key.as_str());
+    let pictured = with_files()
+        .find(|p| Some(p.key.as_str()) == shown)
+        .or_else(|| with_files().find(|p| p.role == Role::Output))
+        .or_else(|| with_files().next())
+        .map(|p| p.key.clone());
+    if ask.is_none()
+        && let Some(k) = &pictured
+        && shown != Some(k.as_str())
+    {
+        ask = Some(Ask::Delta(k.clone(), None));
+    }
     let mut any = false;
     for p in c.pairs_of(node) {
         any = true;
@@ -107,6 +133,18 @@ pub(super) fn show(acc: &AccuracyState, node: Option<&str>, ui: &mut egui::Ui) -
         if !p.reason.is_empty() {
             ui.weak(&p.reason);
         }
+        if pictured.as_deref() == Some(p.key.as_str()) {
+            let view = acc.delta.as_ref().filter(|d| d.key == p.key);
+            if let Some(lead) = super::golden_delta::show(ui, view, &p.shape) {
+                ask = Some(Ask::Delta(p.key.clone(), Some(lead)));
+            }
+        } else if p.files.is_some()
+            && ui
+                .small_button(format!("Picture the difference of {}", p.slot))
+                .clicked()
+        {
+            ask = Some(Ask::Delta(p.key.clone(), None));
+        }
     }
     for (side, u) in c.unpaired_of(node) {
         any = true;
@@ -122,7 +160,7 @@ pub(super) fn show(acc: &AccuracyState, node: Option<&str>, ui: &mut egui::Ui) -
     if !any {
         ui.weak(format!("{node}: no dumped tensor paired with the golden."));
     }
-    pick
+    ask
 }
 
 fn row(ui: &mut egui::Ui, k: &str, v: String) {

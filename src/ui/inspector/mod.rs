@@ -20,6 +20,7 @@ use std::sync::{Arc, Weak};
 
 mod args;
 mod golden;
+mod golden_delta;
 mod history;
 mod kernels;
 mod msprobe_source;
@@ -82,6 +83,7 @@ pub fn show(
         .and_then(|(w, p)| w.facts.get(p));
     let mut action = None;
     let mut tensor_action = None;
+    let mut golden_ask = None;
     let picked_before = (tensors.step, tensors.rank);
     egui::ScrollArea::vertical()
         .id_salt("inspector")
@@ -92,8 +94,13 @@ pub fn show(
                 msprobe_source::show(ui, &app.tensors, &node.name);
             }
             tensor_action = tensor_panel::show(&app.tensors, ph, tensors, ui);
-            *pick_golden = golden::show(&app.accuracy, ph.selected.as_deref(), ui);
+            golden_ask = golden::show(&app.accuracy, ph.selected.as_deref(), ui);
         });
+    match golden_ask {
+        Some(golden::Ask::PickGolden) => *pick_golden = true,
+        Some(golden::Ask::Delta(key, lead)) => app.load_delta(&key, lead),
+        None => {}
+    }
     if let Some(a) = tensor_action {
         tensor_panel::apply(app, tensors, a);
     }

@@ -27,6 +27,9 @@ use slice::*;
 use stats::*;
 use tracer::*;
 
+pub(crate) use slice::{lead_pickers, paint_cells};
+pub(crate) use stats::histogram;
+
 use super::palette::{INF as INF_COLOUR, NAN as NAN_COLOUR};
 /// Rows of the msprobe table before "… N more".
 const MAX_MSPROBE_ROWS: usize = 300;

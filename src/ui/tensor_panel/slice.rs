@@ -10,23 +10,8 @@ pub(super) fn slice_view(
     path: &std::path::Path,
     shape: &[u64],
 ) -> Option<Action> {
-    let nlead = shape.len().saturating_sub(2);
-    state.lead.resize(nlead, 0);
-    if nlead > 0 {
-        ui.horizontal_wrapped(|ui| {
-            ui.weak("slice");
-            for (k, v) in state.lead.iter_mut().enumerate() {
-                let max = shape[k].saturating_sub(1);
-                *v = (*v).min(max);
-                ui.add(
-                    egui::DragValue::new(v)
-                        .range(0..=max)
-                        .prefix(format!("d{k}=")),
-                );
-            }
-            ui.weak(", :, :");
-        });
-    }
+    state.lead.resize(shape.len().saturating_sub(2), 0);
+    lead_pickers(ui, "slice", &mut state.lead, shape);
     let lead = state.lead.clone();
     let view = tensors
         .slice
@@ -43,9 +28,30 @@ pub(super) fn slice_view(
     None
 }
 
+/// `d0=… d1=…` pickers of a 2-D slice's leading indices (`lead`, one per leading dim of
+/// `shape`, clamped to it), after `label`; nothing for a tensor of two dims or fewer.
+pub(crate) fn lead_pickers(ui: &mut egui::Ui, label: &str, lead: &mut [u64], shape: &[u64]) {
+    if lead.is_empty() || shape.len() < lead.len() + 2 {
+        return;
+    }
+    ui.horizontal_wrapped(|ui| {
+        ui.weak(label);
+        for (k, v) in lead.iter_mut().enumerate() {
+            let max = shape[k].saturating_sub(1);
+            *v = (*v).min(max);
+            ui.add(
+                egui::DragValue::new(v)
+                    .range(0..=max)
+                    .prefix(format!("d{k}=")),
+            );
+        }
+        ui.weak(", :, :");
+    });
+}
+
 /// Blue (negative) – white – red (positive), by the slice's largest finite |value|; NaN
 /// magenta, ±Inf black.
-pub(super) fn heat_colour(v: f64, scale: f64) -> Color32 {
+pub(crate) fn heat_colour(v: f64, scale: f64) -> Color32 {
     if v.is_nan() {
         return crate::ui::palette::HEAT_NAN;
     }
@@ -65,24 +71,24 @@ pub(super) fn heat_colour(v: f64, scale: f64) -> Color32 {
     }
 }
 
-pub(super) fn heatmap(ui: &mut egui::Ui, sl: &crate::model::tensor::Slice2d) {
-    let (rows, cols) = (sl.rows.max(1), sl.cols.max(1));
-    let (r_cells, c_cells) = (rows.min(HEAT_CELLS), cols.min(HEAT_CELLS));
-    let scale = sl
-        .values
-        .iter()
-        .filter(|v| v.is_finite())
-        .fold(0.0f64, |m, v| m.max(v.abs()));
+/// A heatmap of `r_cells × c_cells` cells at most 320 × 240 points, the value of each from
+/// `value(row, col)` coloured by `heat_colour(v, scale)`; returns its response and cell size.
+pub(crate) fn paint_cells(
+    ui: &mut egui::Ui,
+    r_cells: usize,
+    c_cells: usize,
+    scale: f64,
+    value: impl Fn(usize, usize) -> Option<f64>,
+) -> (egui::Response, egui::Painter, egui::Vec2) {
+    let (r_cells, c_cells) = (r_cells.max(1), c_cells.max(1));
     let width = ui.available_width().min(320.0);
     let cell = width / c_cells as f32;
     let height = (cell * r_cells as f32).min(240.0);
     let cell_h = height / r_cells as f32;
     let (resp, painter) = ui.allocate_painter(egui::vec2(width, height), egui::Sense::hover());
-    let at = |r: usize, c: usize| -> Option<f64> { sl.values.get(r * sl.cols + c).copied() };
     for rc in 0..r_cells {
         for cc in 0..c_cells {
-            let (r, c) = (rc * rows / r_cells, cc * cols / c_cells);
-            let Some(v) = at(r, c) else { continue };
+            let Some(v) = value(rc, cc) else { continue };
             let min = resp.rect.min + egui::vec2(cc as f32 * cell, rc as f32 * cell_h);
             painter.rect_filled(
                 egui::Rect::from_min_size(min, egui::vec2(cell, cell_h)),
@@ -91,6 +97,22 @@ pub(super) fn heatmap(ui: &mut egui::Ui, sl: &crate::model::tensor::Slice2d) {
             );
         }
     }
+    (resp, painter, egui::vec2(cell, cell_h))
+}
+
+pub(super) fn heatmap(ui: &mut egui::Ui, sl: &crate::model::tensor::Slice2d) {
+    let (rows, cols) = (sl.rows.max(1), sl.cols.max(1));
+    let (r_cells, c_cells) = (rows.min(HEAT_CELLS), cols.min(HEAT_CELLS));
+    let scale = sl
+        .values
+        .iter()
+        .filter(|v| v.is_finite())
+        .fold(0.0f64, |m, v| m.max(v.abs()));
+    let at = |r: usize, c: usize| -> Option<f64> { sl.values.get(r * sl.cols + c).copied() };
+    let (resp, _, size) = paint_cells(ui, r_cells, c_cells, scale, |rc, cc| {
+        at(rc * rows / r_cells, cc * cols / c_cells)
+    });
+    let (cell, cell_h) = (size.x, size.y);
     if let Some(p) = resp.hover_pos() {
         let d = p - resp.rect.min;
         let c = ((d.x / cell) as usize).min(c_cells - 1) * cols / c_cells;

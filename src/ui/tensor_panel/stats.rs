@@ -69,7 +69,7 @@ pub(super) fn tensor_view(
             stats_grid(ui, s);
             if let Some(h) = &s.stats.histogram {
                 ui.label(RichText::new(format!("{slot} histogram")).small().weak());
-                histogram(ui, h);
+                histogram(ui, "histogram", h);
             }
             action = compare_row(ui, tensors, g, rank, step, node, f, ranks);
             if !s.info.shape.is_empty() && s.stats.count > 0 {
@@ -139,7 +139,7 @@ pub(super) fn stats_grid(ui: &mut egui::Ui, s: &TensorSummary) {
         });
 }
 
-pub(super) fn histogram(ui: &mut egui::Ui, h: &crate::model::tensor::Histogram) {
+pub(crate) fn histogram(ui: &mut egui::Ui, id: &str, h: &crate::model::tensor::Histogram) {
     use egui_plot::{Bar, BarChart, Plot};
     let n = h.counts.len().max(1) as f64;
     let w = (h.hi - h.lo) / n;
@@ -149,7 +149,7 @@ pub(super) fn histogram(ui: &mut egui::Ui, h: &crate::model::tensor::Histogram) 
         .enumerate()
         .map(|(k, &c)| Bar::new(h.lo + (k as f64 + 0.5) * w, c as f64).width(w))
         .collect();
-    Plot::new("histogram")
+    Plot::new(id)
         .height(90.0)
         .allow_drag(false)
         .allow_zoom(false)
