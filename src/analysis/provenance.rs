@@ -98,6 +98,11 @@ impl CodeProvenance {
         self.kernels.is_empty()
     }
 
+    /// Every kernel the provenance names, by handle.
+    pub fn kernels(&self) -> impl Iterator<Item = &KernelLines> {
+        self.kernels.values()
+    }
+
     /// The kernels of node `node`, looked up on side `first`, then on the other; `None` when
     /// provenance does not name it.
     pub fn of(&self, node: &str, first: Side) -> Option<NodeKernels<'_>> {

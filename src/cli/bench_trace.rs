@@ -134,7 +134,8 @@ fn timed_child(cmd: &mut Command) -> Result<(Duration, u64, bool)> {
 }
 
 /// Repeats `file` until it holds `mb` MB, adding a multiple of 100,000 to every `frame_id`
-/// (in headers and `compile_id` args) of each copy.
+/// key of each copy; the `"0/0"` strings of `compile_id` fields and chromium events are left as
+/// they are, so the copies' spans share ids.
 fn grow(file: &Path, mb: u64, tmp: &Path) -> Result<PathBuf> {
     let text = crate::sources::read::read_text(file)?.text;
     if text.is_empty() {

@@ -3,6 +3,7 @@
 //! item by item against what tlparse said about the same log (`tlparse.json` beside it, by
 //! `tests/e2e/tlparse_answer.py`): compile ids with attempts, restarts, failures, recompile
 //! reasons, frame compile times, metrics, md5 failures, statuses and each id's output files.
+//! The other fixture logs (`compile_story`, `inductor/*`, …) are checked the same way.
 //! The one disagreement kept is listed in docs/formats.md §8 and skipped here by name.
 
 use crate::common::{fixture, fxray, stdout_json};
@@ -285,22 +286,20 @@ pub fn compare_json(tl: &Value, v: &Value) -> Tally {
     t
 }
 
-#[test]
-fn fxray_agrees_with_tlparse_on_every_torch_version_fixture() {
-    let root = fixture("torch_versions");
-    let all = cases(&root);
-    assert!(
-        all.len() >= 10,
-        "fixtures with a tlparse answer: {}",
-        all.len()
-    );
+/// Checks every case under `root` with a tlparse answer (but those under `skip`), prints each
+/// case's counts and fails on any disagreement; returns the number of cases.
+fn agree_on(root: &Path, skip: Option<&Path>) -> usize {
+    let all: Vec<PathBuf> = cases(root)
+        .into_iter()
+        .filter(|c| skip.is_none_or(|s| !c.starts_with(s)))
+        .collect();
     let mut lines = Vec::new();
     let mut bad = Vec::new();
     for case in &all {
         let t = compare(case);
-        let name = case.strip_prefix(&root).unwrap().display().to_string();
+        let name = case.strip_prefix(root).unwrap().display().to_string();
         lines.push(format!(
-            "{name:<24} agree {:>3}  disagree {}  {:?}",
+            "{name:<40} agree {:>3}  disagree {}  {:?}",
             t.agreed(),
             t.disagree.len(),
             t.agree
@@ -311,6 +310,21 @@ fn fxray_agrees_with_tlparse_on_every_torch_version_fixture() {
     }
     println!("{}", lines.join("\n"));
     assert!(bad.is_empty(), "{}", bad.join("\n"));
+    all.len()
+}
+
+#[test]
+fn fxray_agrees_with_tlparse_on_every_torch_version_fixture() {
+    let n = agree_on(&fixture("torch_versions"), None);
+    assert!(n >= 10, "fixtures with a tlparse answer: {n}");
+}
+
+#[test]
+fn fxray_agrees_with_tlparse_on_every_other_fixture_log() {
+    // Every other case with one trace log (multi_rank has two: its answers would share a
+    // folder) has tlparse's answer beside it.
+    let n = agree_on(&fixture(""), Some(&fixture("torch_versions")));
+    assert_eq!(n, 14, "fixture cases with a tlparse answer");
 }
 
 #[test]

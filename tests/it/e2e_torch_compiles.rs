@@ -4,7 +4,8 @@
 //! log it writes must tell the same story torch reported on its own (`expected.json`), every
 //! `model__N` linked to the attempt that wrote it, as the committed fixture does. Then the
 //! torch-version cases are made afresh with the tests' torch (`tests/e2e/torch_versions.py`),
-//! tlparse reads them (`tests/e2e/tlparse_answer.py`) and fxray must agree with it.
+//! tlparse reads them (`tests/e2e/tlparse_answer.py`) and fxray must agree with it, and every
+//! kernel of their Inductor provenance is found at its call.
 
 use std::path::Path;
 
@@ -80,4 +81,7 @@ fn e2e_torch_versions_fresh_cases_agree_with_tlparse() {
         );
         assert!(t.agreed() > 0);
     }
+    // torch 2.15 writes Inductor's provenance under TORCH_COMPILE_DEBUG=1: every kernel it
+    // names is found at its call in the fresh output code.
+    assert!(crate::provenance::check_tree_provenance(work.path()) > 0);
 }

@@ -124,3 +124,48 @@ fn the_trace_logs_provenance_joins_to_the_code_it_logged() {
         assert_eq!(a, b, "{node}");
     }
 }
+
+/// Joins every Inductor phase under `root` that has provenance to its code and checks that
+/// each kernel handle the JSON names was found at a line calling that kernel. Returns the
+/// number of handles checked. Also run on fresh torch runs (`e2e_torch_compiles`).
+pub fn check_tree_provenance(root: &std::path::Path) -> usize {
+    let index = load::index(root).unwrap();
+    let mut checked = 0;
+    for phase in index
+        .runs
+        .iter()
+        .flat_map(|r| &r.models)
+        .flat_map(|m| &m.phases)
+    {
+        let (Some(json), Some(code)) = (phase.provenance(), phase.output_code.as_ref()) else {
+            continue;
+        };
+        let code = OutputCodeIndex::new(&read::read_text(code).unwrap().text);
+        let cp = CodeProvenance::build(vec![load::provenance(json).unwrap()], &code);
+        for k in cp.kernels() {
+            let at = k
+                .call
+                .unwrap_or_else(|| panic!("{}: {} not found", json.display(), k.handle));
+            let line = code.line(at).unwrap();
+            assert!(
+                line.contains(&k.kernel),
+                "{}: {} at {at}: {line}",
+                json.display(),
+                k.handle
+            );
+            checked += 1;
+        }
+    }
+    checked
+}
+
+#[test]
+fn every_kernel_of_every_committed_provenance_is_found_at_its_call() {
+    // The Inductor fixtures and torch 2.15's cases: all written with provenance.
+    let mut n = 0;
+    for case in ["inductor", "torch_versions/2.15.0"] {
+        n += check_tree_provenance(&fixture(case));
+    }
+    // 57: the kernel entries of `*CodeToPost` over those JSON files.
+    assert_eq!(n, 57, "kernel handles checked");
+}

@@ -223,3 +223,39 @@ fn the_details_pane_lists_a_compiles_metrics_in_groups() {
         .find(|v| (v.rect().center().y - row).abs() < 4.0 && v.rect().left() > key.rect().left());
     assert!(value.is_some(), "accumulated_cache_size 1 on its row");
 }
+
+#[test]
+fn logs_whose_names_and_records_disagree_on_the_rank_are_flagged() {
+    // Rank 1's log copied under the names of ranks 5 and 6: each file's name disagrees with
+    // its records, and both claim rank 1.
+    let src = trace_of_rank(1);
+    let dir = tempfile::tempdir().unwrap();
+    for n in [
+        "dedicated_log_torch_trace_rank_5_aaaa.log",
+        "dedicated_log_torch_trace_rank_6_bbbb.log",
+    ] {
+        std::fs::copy(&src, dir.path().join(n)).unwrap();
+    }
+    let mut h = harness(opened(dir.path()));
+    settle(&mut h);
+    h.get_by_label("Compiles").click();
+    settle(&mut h);
+    h.get_by_label_contains("⚠ rank 1 is in 2 files");
+    h.get_by_label(
+        "⚠ dedicated_log_torch_trace_rank_5_aaaa.log: the file name says rank 5, its records say \
+         rank 1: fxray shows rank 1",
+    );
+    h.get_by_label_contains(
+        "⚠ dedicated_log_torch_trace_rank_6_bbbb.log: the file name says rank 6",
+    );
+}
+
+/// `multi_rank`'s trace log of rank `r`.
+fn trace_of_rank(r: u32) -> std::path::PathBuf {
+    let dir = fixture("npugraph_ex/multi_rank/torch_compile_debug/tlparse");
+    std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().contains(&format!("_rank_{r}_")))
+        .unwrap()
+}

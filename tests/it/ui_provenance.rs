@@ -4,7 +4,7 @@
 //! line 34, called on 96; the second `extern_kernels.addmm` called on 100), and a click opens
 //! the code viewer at that line.
 
-use crate::common::ui::{harness, model_named, opened, settle};
+use crate::common::ui::{harness, model_named, opened, settle, shoot};
 use crate::common::{fixture, trace_only};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
@@ -34,6 +34,7 @@ fn a_fused_node_lists_its_kernel_and_a_click_opens_the_code_there() {
     h.get_by_label("from pre-grad h");
     h.get_by_label("cpp_fused_gelu_0:2");
     h.get_by_label_contains("34: cpp_fused_gelu_0 = async_compile.cpp_pybinding(");
+    shoot(&mut h, "inspector_provenance");
     h.get_by_label("96: cpp_fused_gelu_0(buf1)").click();
     h.run_steps(3);
     let s = h.state();

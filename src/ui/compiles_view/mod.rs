@@ -93,6 +93,14 @@ fn show(app: &mut App, view: &mut CompilesViewState, ui: &mut egui::Ui) {
     }
     let stories: Vec<Arc<Story>> = state.stories.clone();
     let mut action = None;
+    // Files of a folder that claim the same rank: said once, above them all.
+    let traces: Vec<_> = stories
+        .iter()
+        .map(|s| (s.path.as_path(), &s.trace))
+        .collect();
+    for clash in crate::analysis::compile_rows::rank_clashes(&traces) {
+        ui.colored_label(ui.visuals().warn_fg_color, format!("⚠ {clash}"));
+    }
     let avail = ui.available_height();
     // Both ways: a wide row must scroll, not widen the view (the details below would then
     // lay out wider than the window and be cut instead of wrapped).
@@ -165,6 +173,9 @@ fn story_list(
     });
     if let Some(why) = &t.stopped {
         ui.colored_label(ui.visuals().warn_fg_color, format!("⚠ {why}"));
+    }
+    for w in t.rank_warnings() {
+        ui.colored_label(ui.visuals().warn_fg_color, format!("⚠ {name}: {w}"));
     }
     if !t.problems.is_empty() {
         let n = t.problems.len() + t.more_problems;
