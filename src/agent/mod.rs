@@ -7,6 +7,7 @@
 //! (ssh went away), and every stream it runs stops with it. It only reads: nothing is written
 //! into the folders it serves.
 
+mod out;
 mod run;
 mod serve;
 

@@ -2,7 +2,7 @@
 //! events streamed back, stopped (its whole process group) when the client cancels it or the
 //! link dies.
 
-use super::serve::Out;
+use super::out::Out;
 use crate::runner::process::{Exit, RunEvent, RunHandle, Stream};
 use crate::runner::spec::RunSpec;
 use crate::sources::remote::proto::{Reply, RunNews};

@@ -1,9 +1,10 @@
 //! The agent's loop: read a request, answer it on a worker, until the input closes.
 
+use super::out::Out;
 use crate::error::{Error, Result};
 use crate::sources::discover;
 use crate::sources::remote::proto::{
-    About, Answer, Ask, FailKind, PROTOCOL, Reply, Request, WatchNews, WireEntry,
+    About, Ask, FailKind, PROTOCOL, Reply, Request, WatchNews, WireEntry,
 };
 use crate::sources::remote::wire;
 use crate::sources::vfs;
@@ -13,20 +14,6 @@ use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-
-/// Where answers go: one writer, shared by every worker (a frame is written whole under it).
-#[derive(Clone)]
-pub(super) struct Out(Arc<Mutex<Box<dyn Write + Send>>>);
-
-impl Out {
-    pub(super) fn send(&self, id: u64, reply: Reply, payload: &[u8]) {
-        let mut w = self.0.lock().expect("agent output");
-        // A write that fails means the client is gone; the read loop ends on its own.
-        if wire::write_frame(&mut *w, &Answer { id, reply }, payload).is_ok() {
-            let _ = w.flush();
-        }
-    }
-}
 
 /// Serves requests from `input`, answering to `output`, until `input` ends.
 pub fn serve(input: impl Read + Send + 'static, output: impl Write + Send + 'static) -> Result<()> {

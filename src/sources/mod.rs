@@ -6,6 +6,7 @@ pub mod autotune;
 pub mod data_dump;
 pub mod debug_log;
 pub mod discover;
+pub mod entry;
 pub mod fx_text;
 pub mod load;
 pub mod msprobe;

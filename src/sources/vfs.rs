@@ -11,33 +11,7 @@ use crate::model::npy::Bytes;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub enum Kind {
-    File,
-    Dir,
-    /// A symlink not followed, a device, a socket.
-    Other,
-}
-
-/// One file or folder met by [`read_dir`] or [`walk`].
-#[derive(Debug, Clone)]
-pub struct Entry {
-    pub path: PathBuf,
-    pub kind: Kind,
-    /// Bytes of a file (0 for a folder, and on disk when sizes were not asked for).
-    pub size: u64,
-    /// 1 for a child of the walked folder.
-    pub depth: usize,
-}
-
-impl Entry {
-    pub fn name(&self) -> std::borrow::Cow<'_, str> {
-        self.path
-            .file_name()
-            .map(|n| n.to_string_lossy())
-            .unwrap_or_default()
-    }
-}
+pub use super::entry::{Entry, Kind};
 
 fn not_found() -> io::Error {
     io::Error::new(io::ErrorKind::NotFound, "no such entry in the archive")

@@ -5,7 +5,7 @@
 use super::proto::{Reply, Request};
 use super::target;
 pub use super::target::Host;
-use crate::sources::vfs::{Entry, Kind};
+use crate::sources::entry::{Entry, Kind};
 use std::io;
 use std::path::{Path, PathBuf};
 

@@ -5,7 +5,7 @@
 //! different protocols refuse each other at the greeting, with one line saying what to install.
 
 use crate::model::tensor::{Slice2d, TensorCompare, TensorSummary};
-use crate::sources::vfs::Kind;
+use crate::sources::entry::Kind;
 use serde::{Deserialize, Serialize};
 
 pub const PROTOCOL: u32 = 1;
