@@ -141,8 +141,8 @@ fn tensor_bytes(link: &remote::Link, via: &Host, mib: usize) -> Result<()> {
 fn over_sshfs(host: &Host, port: u16, server_path: &str, rounds: usize) -> Result<Vec<Duration>> {
     use std::process::Command;
     let settings = remote::current_settings();
-    let ssh = shlex::try_join(settings.ssh.iter().map(String::as_str))
-        .map_err(|e| Error::Internal(e.to_string()))?;
+    // sshfs splits its ssh_command on spaces and takes no quotes.
+    let ssh = settings.ssh.join(" ");
     let mnt = std::env::temp_dir().join(format!("fxray-bench-sshfs-{}", std::process::id()));
     let dest = match &host.user {
         Some(u) => format!("{u}@127.0.0.1:{server_path}"),
