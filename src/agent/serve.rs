@@ -4,7 +4,7 @@ use super::out::Out;
 use crate::error::{Error, Result};
 use crate::sources::discover;
 use crate::sources::remote::proto::{
-    About, Ask, FailKind, PROTOCOL, Reply, Request, WatchNews, WireEntry,
+    About, Ask, FailKind, Failure, PROTOCOL, Reply, Request, WatchNews, WireEntry,
 };
 use crate::sources::remote::wire;
 use crate::sources::vfs;
@@ -165,7 +165,7 @@ fn answer(req: Request) -> (Reply, Vec<u8>) {
             Reply::Summaries(
                 crate::pipeline::tensors::summarize_all(&paths)
                     .into_iter()
-                    .map(|(_, r)| r)
+                    .map(|(_, r)| r.map_err(Failure))
                     .collect(),
             )
         }
@@ -177,14 +177,13 @@ fn answer(req: Request) -> (Reply, Vec<u8>) {
                     let bytes = values.iter().flat_map(|v| v.to_le_bytes()).collect();
                     (Reply::Slice(Ok(s)), bytes)
                 }
-                Err(e) => (Reply::Slice(Err(e)), Vec::new()),
+                Err(e) => (Reply::Slice(Err(Failure(e))), Vec::new()),
             };
         }
         Request::Facts { paths } => Reply::Json(crate::pipeline::facts::wire_of_local(&paths)),
-        Request::CompareTensors { a, b } => Reply::Compared(crate::pipeline::tensors::compare(
-            Path::new(&a),
-            Path::new(&b),
-        )),
+        Request::CompareTensors { a, b } => Reply::Compared(
+            crate::pipeline::tensors::compare(Path::new(&a), Path::new(&b)).map_err(Failure),
+        ),
         // Streams and cancels are taken by the loop.
         Request::Watch { .. } | Request::Run { .. } | Request::Cancel { .. } => Reply::Failed {
             kind: FailKind::Other,

@@ -64,7 +64,7 @@ fn summarize_remote_chunk(chunk: &[PathBuf]) -> Vec<Result<TensorSummary, String
         match remote::summarize(&host, &paths) {
             Ok(results) => {
                 for ((i, _), r) in items.iter().zip(results) {
-                    out[*i] = Some(r);
+                    out[*i] = Some(r.map_err(|e| e.0));
                 }
             }
             Err(e) => {
@@ -83,7 +83,9 @@ fn summarize_remote_chunk(chunk: &[PathBuf]) -> Vec<Result<TensorSummary, String
 /// `limit` values; on a server, cut there and at most `remote::SLICE_CAP` values cross.
 pub fn slice(path: &Path, lead: &[u64], limit: usize) -> Result<Slice2d, String> {
     if let Some((host, p)) = remote::locate(path) {
-        return remote::slice(&host, &p, lead, limit).map_err(|e| e.to_string())?;
+        return remote::slice(&host, &p, lead, limit)
+            .map_err(|e| e.to_string())?
+            .map_err(|e| e.0);
     }
     let a = tensor_file::open(path).map_err(|e| e.to_string())?;
     tensor_stats::slice2d(&a, lead, limit)
@@ -95,7 +97,9 @@ pub fn compare(a: &Path, b: &Path) -> Result<TensorCompare, String> {
     if let (Some((ha, pa)), Some((hb, pb))) = (remote::locate(a), remote::locate(b))
         && ha == hb
     {
-        return remote::compare(&ha, &pa, &pb).map_err(|e| e.to_string())?;
+        return remote::compare(&ha, &pa, &pb)
+            .map_err(|e| e.to_string())?
+            .map_err(|e| e.0);
     }
     let x = tensor_file::open(a).map_err(|e| e.to_string())?;
     let y = tensor_file::open(b).map_err(|e| e.to_string())?;

@@ -2,7 +2,7 @@
 //! each a request to the agent. Errors come back as `io::Error`s of the kind the server met, so
 //! the callers' messages read the same as for a local tree.
 
-use super::proto::{Reply, Request};
+use super::proto::{Failure, Reply, Request};
 use super::target;
 pub use super::target::Host;
 use crate::sources::entry::{Entry, Kind};
@@ -120,7 +120,7 @@ pub fn read(host: &Host, path: &str, limit: u64) -> io::Result<Vec<u8>> {
 pub fn summarize(
     host: &Host,
     paths: &[String],
-) -> io::Result<Vec<Result<crate::model::tensor::TensorSummary, String>>> {
+) -> io::Result<Vec<Result<crate::model::tensor::TensorSummary, Failure>>> {
     match call(
         host,
         Request::Summarize {
@@ -147,7 +147,7 @@ pub fn slice(
     path: &str,
     lead: &[u64],
     limit: usize,
-) -> io::Result<Result<crate::model::tensor::Slice2d, String>> {
+) -> io::Result<Result<crate::model::tensor::Slice2d, Failure>> {
     let req = Request::Slice {
         path: path.into(),
         lead: lead.to_vec(),
@@ -174,7 +174,7 @@ pub fn compare(
     host: &Host,
     a: &str,
     b: &str,
-) -> io::Result<Result<crate::model::tensor::TensorCompare, String>> {
+) -> io::Result<Result<crate::model::tensor::TensorCompare, Failure>> {
     match call(
         host,
         Request::CompareTensors {

@@ -101,10 +101,10 @@ pub enum Reply {
     Warnings(Vec<String>),
     /// The bytes are the frame's payload.
     Bytes,
-    Summaries(Vec<Result<TensorSummary, String>>),
+    Summaries(Vec<Result<TensorSummary, Failure>>),
     /// `values` empty: they are the payload.
-    Slice(Result<Slice2d, String>),
-    Compared(Result<TensorCompare, String>),
+    Slice(Result<Slice2d, Failure>),
+    Compared(Result<TensorCompare, Failure>),
     /// Results of a layer above `sources` in its own serde form (`Facts`: one per path).
     Json(Vec<serde_json::Value>),
     Watch(WatchNews),
@@ -117,6 +117,12 @@ pub enum Reply {
     /// The last reply of a stream.
     End,
 }
+
+/// Why the agent could not do one item of a request (a file of a batch): its one line, as the
+/// same work would have said it locally.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Failure(pub String);
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct About {
