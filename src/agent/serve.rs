@@ -181,6 +181,9 @@ fn answer(req: Request) -> (Reply, Vec<u8>) {
             };
         }
         Request::Facts { paths } => Reply::Json(crate::pipeline::facts::wire_of_local(&paths)),
+        Request::ComparePairs { pairs } => {
+            Reply::Json(crate::pipeline::compare::remote::answer(&pairs))
+        }
         Request::CompareTensors { a, b } => Reply::Compared(
             crate::pipeline::tensors::compare(Path::new(&a), Path::new(&b)).map_err(Failure),
         ),

@@ -536,6 +536,12 @@ fn every_read_command_prints_over_ssh_what_it_prints_locally() {
             f("accuracy/perturb/golden_statistics"),
             "--json".into(),
         ],
+        vec![
+            "compare".into(),
+            f("accuracy/perturb/target_tensor"),
+            f("accuracy/perturb/golden_tensor"),
+            "--json".into(),
+        ],
     ];
     let prefix = format!("/ssh:{}@127.0.0.1:{}", s.user, s.port);
     for args in cases {
@@ -612,4 +618,48 @@ fn opening_a_remote_tree_brings_the_other_phases_facts_not_their_text() {
         crossed < on_screen,
         "{crossed} bytes for a phase of {on_screen}"
     );
+}
+
+#[test]
+fn an_accuracy_compare_of_remote_tensors_is_computed_on_the_server() {
+    let s = linked();
+    let h = host(s);
+    let (t, g) = (
+        fixture("accuracy/perturb/target_tensor"),
+        fixture("accuracy/perturb/golden_tensor"),
+    );
+    let pt_bytes = bytes_of(&[&t, &g], "pt");
+    let o = fxray::pipeline::compare::Options::default();
+    remote::link(&h).unwrap();
+    let before = bytes_in(&h);
+    let (far, _) = fxray::pipeline::compare::compare(&s.mount(&t), &s.mount(&g), &o).unwrap();
+    let crossed = bytes_in(&h) - before;
+    let (near, _) = fxray::pipeline::compare::compare(&t, &g, &o).unwrap();
+    assert_eq!(far.pairs.len(), near.pairs.len());
+    assert!(near.pairs.iter().filter(|p| p.metrics.is_some()).count() >= 8);
+    for (a, b) in far.pairs.iter().zip(&near.pairs) {
+        // Bit for bit: the metrics cross as their bits.
+        assert_eq!(a.metrics, b.metrics, "{}", b.key);
+        assert_eq!((a.result, &a.reason), (b.result, &b.reason), "{}", b.key);
+    }
+    assert_eq!(
+        far.first_divergence.as_ref().map(|d| &d.key),
+        near.first_divergence.as_ref().map(|d| &d.key)
+    );
+    println!("compare of {pt_bytes} bytes of .pt files: {crossed} bytes crossed");
+    // dump.json crosses (it is read here); no tensor does.
+    let json = bytes_of(&[&t, &g], "json");
+    assert!(
+        crossed < json + pt_bytes / 4,
+        "{crossed} bytes: {json} of json, {pt_bytes} of tensors"
+    );
+}
+
+/// The bytes of the files named `*.ext` under `dirs`.
+fn bytes_of(dirs: &[&Path], ext: &str) -> u64 {
+    dirs.iter()
+        .flat_map(|d| crate::common::walk_files(d))
+        .filter(|p| p.extension().is_some_and(|e| e == ext))
+        .map(|p| std::fs::metadata(p).unwrap().len())
+        .sum()
 }

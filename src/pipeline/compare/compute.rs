@@ -3,6 +3,7 @@
 //! data cannot be read gets one line saying why; the others are still compared.
 
 use super::sides::{Side, is_scalar};
+use crate::analysis::accuracy::stats::Summary;
 use crate::analysis::accuracy::{
     DtypeClass, Level, Mode, Pair, PairedBy, TensorMetrics, TensorRef, metrics, stats, verdict,
 };
@@ -76,6 +77,18 @@ pub fn all(
     pairs: &[(usize, usize, PairedBy)],
     mode: Mode,
 ) -> Vec<Computed> {
+    // Pairs on a server are computed there first, in batches; the rest here.
+    let far = if mode == Mode::Tensor {
+        let files: Vec<(&Path, &Path)> = pairs
+            .iter()
+            .filter_map(|&(i, j, _)| {
+                Some((target.files[i].as_deref()?, golden.files[j].as_deref()?))
+            })
+            .collect();
+        super::remote::compute(&files)
+    } else {
+        Default::default()
+    };
     pairs
         .par_iter()
         .map(|&(i, j, how)| {
@@ -96,7 +109,7 @@ pub fn all(
                     }
                     None
                 }
-                (Mode::Tensor, (Some(tf), Some(gf))) => tensor(&mut p, tf, gf).err(),
+                (Mode::Tensor, (Some(tf), Some(gf))) => tensor(&mut p, tf, gf, &far).err(),
                 _ => summaries(&mut p, files).err().or_else(|| {
                     statistics(&mut p);
                     None
@@ -107,24 +120,55 @@ pub fn all(
         .collect()
 }
 
-fn tensor(p: &mut Pair, tf: &Path, gf: &Path) -> Result<(), String> {
-    p.files = Some((tf.to_path_buf(), gf.to_path_buf()));
+/// What a pair's two files give: both sides' type and shape, msprobe's metrics and both
+/// summaries. Computed here, or by the agent of the server the files lie on (`remote`).
+#[derive(Clone)]
+pub struct PairData {
+    pub dtype: String,
+    pub shape: Vec<u64>,
+    pub golden_dtype: String,
+    pub golden_shape: Vec<u64>,
+    pub metrics: TensorMetrics,
+    pub target: Summary,
+    pub golden: Summary,
+}
+
+/// Both files read (in parallel, memory-mapped) and compared in one pass.
+pub fn pair_data(tf: &Path, gf: &Path) -> Result<PairData, String> {
     let (t, g) = rayon::join(|| read("target", tf), || read("golden", gf));
     let (t, g) = (t?, g?);
+    let (metrics, target, golden) = metrics::compare(&t, &g);
+    Ok(PairData {
+        dtype: t.info.dtype.clone(),
+        shape: t.info.shape.clone(),
+        golden_dtype: g.info.dtype.clone(),
+        golden_shape: g.info.shape.clone(),
+        metrics,
+        target,
+        golden,
+    })
+}
+
+fn tensor(p: &mut Pair, tf: &Path, gf: &Path, far: &super::remote::Computed) -> Result<(), String> {
+    p.files = Some((tf.to_path_buf(), gf.to_path_buf()));
+    let d = match far.get(&(tf.to_path_buf(), gf.to_path_buf())) {
+        Some(Ok(d)) => d.clone(),
+        Some(Err(e)) => return Err(e.clone()),
+        None => pair_data(tf, gf)?,
+    };
     if p.dtype.is_empty() {
-        p.dtype = t.info.dtype.clone();
-        p.shape = t.info.shape.clone();
+        p.dtype = d.dtype;
+        p.shape = d.shape;
     }
     if p.golden_dtype.is_empty() {
-        p.golden_dtype = g.info.dtype.clone();
-        p.golden_shape = g.info.shape.clone();
+        p.golden_dtype = d.golden_dtype;
+        p.golden_shape = d.golden_shape;
     }
-    let (m, st, sg) = metrics::compare(&t, &g);
-    p.target_summary.get_or_insert(st);
-    p.golden_summary.get_or_insert(sg);
-    p.error = m.rel_err;
-    p.norm_ratio = m.norm_ratio;
-    p.metrics = Some(m);
+    p.target_summary.get_or_insert(d.target);
+    p.golden_summary.get_or_insert(d.golden);
+    p.error = d.metrics.rel_err;
+    p.norm_ratio = d.metrics.norm_ratio;
+    p.metrics = Some(d.metrics);
     Ok(())
 }
 

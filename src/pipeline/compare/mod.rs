@@ -7,6 +7,7 @@ mod compute;
 mod delta;
 mod link;
 pub mod locate;
+pub mod remote;
 mod sides;
 
 use crate::analysis::accuracy::pairing::Naming;

@@ -200,3 +200,20 @@ pub fn facts(host: &Host, paths: &[String]) -> io::Result<Vec<serde_json::Value>
         (other, _) => Err(unexpected(host, &other)),
     }
 }
+
+/// Accuracy-compare pairs computed on the server, one JSON value per pair in order (their form
+/// is `pipeline::compare::remote`'s).
+pub fn compare_pairs(
+    host: &Host,
+    pairs: &[(String, String)],
+) -> io::Result<Vec<serde_json::Value>> {
+    match call(
+        host,
+        Request::ComparePairs {
+            pairs: pairs.to_vec(),
+        },
+    )? {
+        (Reply::Json(v), _) if v.len() == pairs.len() => Ok(v),
+        (other, _) => Err(unexpected(host, &other)),
+    }
+}

@@ -59,6 +59,10 @@ pub enum Request {
     Facts {
         paths: Vec<String>,
     },
+    /// Accuracy-compare pairs of files computed on the server (`pipeline::compare::remote`).
+    ComparePairs {
+        pairs: Vec<(String, String)>,
+    },
     /// A 2-D slice of a tensor (at most `limit` values); the values are the payload, f64 LE.
     Slice {
         path: String,
@@ -105,7 +109,8 @@ pub enum Reply {
     /// `values` empty: they are the payload.
     Slice(Result<Slice2d, Failure>),
     Compared(Result<TensorCompare, Failure>),
-    /// Results of a layer above `sources` in its own serde form (`Facts`: one per path).
+    /// Results of a layer above `sources` in its own serde form (`Facts`: one per path;
+    /// `ComparePairs`: one per pair).
     Json(Vec<serde_json::Value>),
     Watch(WatchNews),
     Run(RunNews),
