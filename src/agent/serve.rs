@@ -181,6 +181,15 @@ fn answer(req: Request) -> (Reply, Vec<u8>) {
             };
         }
         Request::Facts { paths } => Reply::Json(crate::pipeline::facts::wire_of_local(&paths)),
+        Request::Delta {
+            target,
+            golden,
+            lead,
+        } => {
+            let (v, cells) =
+                crate::pipeline::compare::delta::answer(&target, &golden, lead.as_deref());
+            return (Reply::Json(vec![v]), cells);
+        }
         Request::ComparePairs { pairs } => {
             Reply::Json(crate::pipeline::compare::remote::answer(&pairs))
         }

@@ -15,11 +15,11 @@ use crate::analysis::tensor_stats::{ShapesDiffer, SliceAt, bin_of, edges, hist_r
 use crate::model::npy::{NpyArray, unravel};
 use crate::model::tensor::Histogram;
 use rayon::prelude::*;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// |Δ| on one 2-D slice (the last two dimensions at fixed leading indices; a 1-D tensor is
 /// one row, a 0-d one a single cell), pooled to at most `cells × cells`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DeltaSlice {
     /// Leading indices fixed, in the target's shape.
     pub lead: Vec<u64>,
@@ -37,7 +37,7 @@ pub struct DeltaSlice {
     pub cut: bool,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Peak {
     pub row: usize,
     pub col: usize,
@@ -46,7 +46,7 @@ pub struct Peak {
 }
 
 /// The difference target − golden of one pair.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Delta {
     /// Of every finite Δ; `None` when there is none.
     pub histogram: Option<Histogram>,

@@ -4,7 +4,7 @@
 //! Also reads msprobe's own compare CSV into the same result.
 
 mod compute;
-mod delta;
+pub mod delta;
 mod link;
 pub mod locate;
 pub mod remote;

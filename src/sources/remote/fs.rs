@@ -217,3 +217,21 @@ pub fn compare_pairs(
         (other, _) => Err(unexpected(host, &other)),
     }
 }
+
+/// One accuracy pair's difference computed on the server: its JSON value and the payload.
+pub fn delta(
+    host: &Host,
+    target: &str,
+    golden: &str,
+    lead: Option<&[u64]>,
+) -> io::Result<(serde_json::Value, Vec<u8>)> {
+    let req = Request::Delta {
+        target: target.into(),
+        golden: golden.into(),
+        lead: lead.map(<[u64]>::to_vec),
+    };
+    match call(host, req)? {
+        (Reply::Json(mut v), payload) if v.len() == 1 => Ok((v.remove(0), payload)),
+        (other, _) => Err(unexpected(host, &other)),
+    }
+}

@@ -63,6 +63,13 @@ pub enum Request {
     ComparePairs {
         pairs: Vec<(String, String)>,
     },
+    /// One accuracy pair's difference as the inspector draws it (`pipeline::compare::delta`):
+    /// one JSON value, its heatmap cells the payload (f64 LE: NaN cells survive).
+    Delta {
+        target: String,
+        golden: String,
+        lead: Option<Vec<u64>>,
+    },
     /// A 2-D slice of a tensor (at most `limit` values); the values are the payload, f64 LE.
     Slice {
         path: String,
