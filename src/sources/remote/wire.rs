@@ -15,7 +15,7 @@ use std::io::{self, BufRead, Read, Write};
 pub const MAGIC: &str = "FXRAY-AGENT";
 
 /// A frame larger than this is a broken link, not a message (the largest payload is a file
-/// read whole, and those are capped well below it).
+/// read whole, and those are capped well below it); a payload inflates to at most this too.
 pub const MAX_FRAME: u32 = 512 << 20;
 
 /// Payloads smaller than this are sent as they are: deflating them saves less than it costs.
@@ -96,8 +96,18 @@ pub fn read_frame<H: DeserializeOwned>(
     if !(4..=MAX_FRAME).contains(&total) {
         return Err(broken(format!("a frame of {total} bytes")));
     }
-    let mut buf = vec![0u8; total as usize];
-    input.read_exact(&mut buf)?;
+    // Grown as bytes arrive, not allocated from the prefix: a lying length costs nothing.
+    let mut buf = Vec::new();
+    input.take(u64::from(total)).read_to_end(&mut buf)?;
+    if buf.len() < total as usize {
+        return Err(io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            format!(
+                "the link is broken: a frame cut at {} of {total} bytes",
+                buf.len()
+            ),
+        ));
+    }
     let head_len = u32::from_le_bytes(buf[..4].try_into().expect("4 bytes")) as usize;
     if head_len > buf.len() - 4 {
         return Err(broken(format!(
@@ -139,7 +149,7 @@ fn pack(payload: &[u8]) -> (bool, std::borrow::Cow<'_, [u8]>) {
 fn inflate(body: &[u8]) -> io::Result<Vec<u8>> {
     let mut out = Vec::with_capacity(body.len() * 4);
     flate2::read::DeflateDecoder::new(body)
-        .take(u64::from(MAX_FRAME) * 8)
+        .take(u64::from(MAX_FRAME))
         .read_to_end(&mut out)
         .map_err(|e| broken(format!("a payload that does not inflate: {e}")))?;
     Ok(out)
@@ -177,6 +187,14 @@ mod tests {
         write_frame(&mut buf, &1u32, b"").unwrap();
         buf.truncate(buf.len() - 1);
         assert!(read_frame::<u32>(&mut buf.as_slice()).is_err());
+    }
+
+    #[test]
+    fn a_lying_length_is_a_cut_frame_not_an_allocation() {
+        let mut buf = (100u32 << 20).to_le_bytes().to_vec();
+        buf.extend_from_slice(b"0123456789");
+        let e = read_frame::<u32>(&mut buf.as_slice()).unwrap_err();
+        assert!(e.to_string().contains("cut at 10 of 104857600"), "{e}");
     }
 
     #[test]
