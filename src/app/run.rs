@@ -253,10 +253,7 @@ impl App {
         }
         let launcher = crate::runner::launcher_path()?;
         let launch = spec.launch(&python, &launcher);
-        self.stop_run();
-        self.finish_run();
-        self.run.serial += 1;
-        let serial = self.run.serial;
+        let serial = self.next_run();
         let out = self.jobs.outbox();
         let handle = RunHandle::start(&launch, move |event| {
             out.send(RunEventMsg { serial, event })
@@ -268,10 +265,7 @@ impl App {
     /// Starts `spec` on its server: connecting is a job, the run's events come back through
     /// the jobs channel as a local run's do.
     fn start_remote(&mut self, spec: RunSpec) -> Result<(), String> {
-        self.stop_run();
-        self.finish_run();
-        self.run.serial += 1;
-        let serial = self.run.serial;
+        let serial = self.next_run();
         let out = self.jobs.outbox();
         let job_spec = spec.clone();
         self.jobs.spawn(move |done| {
@@ -289,6 +283,14 @@ impl App {
         });
         self.run.current = Some(ActiveRun::new(spec, Control::Connecting, serial));
         Ok(())
+    }
+
+    /// Ends the run before (stopped, recorded in the history) and numbers the next one.
+    fn next_run(&mut self) -> u64 {
+        self.stop_run();
+        self.finish_run();
+        self.run.serial += 1;
+        self.run.serial
     }
 
     /// Stops the run in progress (its whole process group).

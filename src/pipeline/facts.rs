@@ -75,32 +75,15 @@ pub fn of_files(paths: &[PathBuf], each: impl Fn(PathBuf, GraphFacts) + Sync) {
 
 /// One request for a batch of remote files (of any hosts: one request per host).
 fn remote_batch(chunk: &[&PathBuf]) -> Vec<GraphFacts> {
-    let mut out: Vec<Option<GraphFacts>> = vec![None; chunk.len()];
-    let mut by_host: std::collections::BTreeMap<String, (remote::Host, Vec<(usize, String)>)> =
-        Default::default();
-    for (i, p) in chunk.iter().enumerate() {
-        if let Some((host, rp)) = remote::locate(p) {
-            by_host
-                .entry(host.authority())
-                .or_insert_with(|| (host, Vec::new()))
-                .1
-                .push((i, rp));
-        }
-    }
-    for (host, items) in by_host.into_values() {
-        let paths: Vec<String> = items.iter().map(|(_, p)| p.clone()).collect();
-        let answers = remote::facts(&host, &paths);
-        for (k, (i, _)) in items.iter().enumerate() {
-            out[*i] = Some(match &answers {
-                Ok(v) => serde_json::from_value::<Wire>(v[k].clone())
-                    .map(GraphFacts::from)
-                    .unwrap_or_else(|e| GraphFacts::unreadable(format!("from the agent: {e}"))),
-                Err(e) => GraphFacts::unreadable(e.to_string()),
-            });
-        }
-    }
-    out.into_iter()
-        .map(|f| f.unwrap_or_else(|| GraphFacts::unreadable("no answer".into())))
+    remote::ask_by_host(chunk, remote::facts)
+        .into_iter()
+        .map(|answer| match answer {
+            Some(Ok(v)) => serde_json::from_value::<Wire>(v)
+                .map(GraphFacts::from)
+                .unwrap_or_else(|e| GraphFacts::unreadable(format!("from the agent: {e}"))),
+            Some(Err(e)) => GraphFacts::unreadable(e),
+            None => GraphFacts::unreadable("no answer".into()),
+        })
         .collect()
 }
 

@@ -46,36 +46,13 @@ pub fn summarize_all(paths: &[PathBuf]) -> Vec<(PathBuf, Result<TensorSummary, S
 
 /// One request per host for the remote files of `chunk`; local ones summarised here.
 fn summarize_remote_chunk(chunk: &[PathBuf]) -> Vec<Result<TensorSummary, String>> {
-    let mut out: Vec<Option<Result<TensorSummary, String>>> = vec![None; chunk.len()];
-    let mut by_host: std::collections::BTreeMap<String, (remote::Host, Vec<(usize, String)>)> =
-        Default::default();
-    for (i, p) in chunk.iter().enumerate() {
-        match remote::locate(p) {
-            Some((host, rp)) => by_host
-                .entry(host.authority())
-                .or_insert_with(|| (host, Vec::new()))
-                .1
-                .push((i, rp)),
-            None => out[i] = Some(summarize_file(p)),
-        }
-    }
-    for (host, items) in by_host.into_values() {
-        let paths: Vec<String> = items.iter().map(|(_, p)| p.clone()).collect();
-        match remote::summarize(&host, &paths) {
-            Ok(results) => {
-                for ((i, _), r) in items.iter().zip(results) {
-                    out[*i] = Some(r.map_err(|e| e.0));
-                }
-            }
-            Err(e) => {
-                for (i, _) in &items {
-                    out[*i] = Some(Err(e.to_string()));
-                }
-            }
-        }
-    }
-    out.into_iter()
-        .map(|r| r.unwrap_or_else(|| Err("no answer".into())))
+    remote::ask_by_host(chunk, remote::summarize)
+        .into_iter()
+        .zip(chunk)
+        .map(|(answer, path)| match answer {
+            None => summarize_file(path),
+            Some(r) => r.and_then(|r| r.map_err(|e| e.0)),
+        })
         .collect()
 }
 

@@ -306,6 +306,28 @@ fn runner_script(name: &str) -> PathBuf {
     PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/runner")).join(name)
 }
 
+/// Starts `script` (a remote path) on its server in `cwd`; its events arrive on the receiver.
+fn start_remote_run(
+    script: PathBuf,
+    cwd: PathBuf,
+) -> (
+    fxray::app::remote_run::RemoteRun,
+    std::sync::mpsc::Receiver<fxray::runner::process::RunEvent>,
+) {
+    let spec = fxray::runner::spec::RunSpec {
+        script,
+        cwd: Some(cwd),
+        nproc: 1,
+        ..Default::default()
+    };
+    let (tx, rx) = std::sync::mpsc::channel();
+    let run = fxray::app::remote_run::start(&spec, move |e| {
+        let _ = tx.send(e);
+    })
+    .unwrap();
+    (run, rx)
+}
+
 /// Events of a run on the server until `until` holds for one (or 60 s pass).
 fn events_until(
     rx: &std::sync::mpsc::Receiver<fxray::runner::process::RunEvent>,
@@ -329,17 +351,10 @@ fn a_run_on_the_server_streams_its_console_and_its_run_folder() {
     use fxray::runner::process::{Exit, RunEvent};
     let s = linked();
     let dir = tempfile::tempdir().unwrap();
-    let spec = fxray::runner::spec::RunSpec {
-        script: s.mount(&runner_script("writes_tree.py")),
-        cwd: Some(s.mount(dir.path())),
-        nproc: 1,
-        ..Default::default()
-    };
-    let (tx, rx) = std::sync::mpsc::channel();
-    let _run = fxray::app::remote_run::start(&spec, move |e| {
-        let _ = tx.send(e);
-    })
-    .unwrap();
+    let (_run, rx) = start_remote_run(
+        s.mount(&runner_script("writes_tree.py")),
+        s.mount(dir.path()),
+    );
     let ev = events_until(&rx, |e| {
         matches!(e, RunEvent::Exited { .. } | RunEvent::Failed(_))
     });
@@ -386,25 +401,12 @@ fn killing_ssh_ends_a_compile_running_on_the_server() {
         port: Some(s.port),
     };
     let dir = tempfile::tempdir().unwrap();
-    let spec = fxray::runner::spec::RunSpec {
-        script: PathBuf::from(format!(
-            "/ssh:localhost:{}{}",
-            s.port,
-            runner_script("hangs.py").display()
-        )),
-        cwd: Some(PathBuf::from(format!(
-            "/ssh:localhost:{}{}",
-            s.port,
-            dir.path().display()
-        ))),
-        nproc: 1,
-        ..Default::default()
-    };
-    let (tx, rx) = std::sync::mpsc::channel();
-    let _run = fxray::app::remote_run::start(&spec, move |e| {
-        let _ = tx.send(e);
-    })
-    .unwrap();
+    let at_localhost =
+        |p: &Path| PathBuf::from(format!("/ssh:localhost:{}{}", s.port, p.display()));
+    let (_run, rx) = start_remote_run(
+        at_localhost(&runner_script("hangs.py")),
+        at_localhost(dir.path()),
+    );
     let ev = events_until(
         &rx,
         |e| matches!(e, RunEvent::Line { text, .. } if text.starts_with("child ")),

@@ -3,7 +3,9 @@
 //! inspector, switch pass and check the selection and viewport survived.
 
 use crate::common::fixture;
-use crate::common::ui::{click_at, current_pass, first_pass_of, harness, opened, selected, settle};
+use crate::common::ui::{
+    click_node, current_pass, first_pass_of, harness, opened, selected, settle,
+};
 use egui::accesskit::Role;
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
@@ -41,17 +43,7 @@ fn pick_pass_search_click_and_keep_selection_across_passes() {
     h.get_by_label_contains("1/1 matches");
 
     // Click another node on the canvas where the view draws it: `mul` (revealed first).
-    h.state_mut().app.reveal_node("mul".into());
-    h.run_steps(3);
-    h.state_mut().app.select_node(None);
-    h.run_steps(2);
-    let pos = h
-        .state()
-        .view
-        .graph()
-        .screen_pos_of(&h.ctx, "mul")
-        .expect("mul is laid out");
-    click_at(&mut h, pos);
+    let pos = click_node(&mut h, "mul");
     assert_eq!(
         selected(&h).as_deref(),
         Some("mul"),

@@ -3,7 +3,7 @@
 //! user would, everything read through the agent.
 
 use crate::common::sshd::shared;
-use crate::common::ui::{click_at, harness_sized, selected, settle};
+use crate::common::ui::{click_node, harness_sized, selected, settle};
 use crate::common::{fixture, run_dir};
 use egui_kittest::kittest::Queryable;
 use fxray::app::App;
@@ -46,17 +46,7 @@ fn a_remote_tree_opens_and_clicks_through_to_a_nodes_tensors() {
     assert_eq!(shown.as_deref(), Some(want.as_path()));
 
     // Node: add_6, clicked on the canvas.
-    h.state_mut().app.reveal_node("add_6".into());
-    h.run_steps(3);
-    h.state_mut().app.select_node(None);
-    h.run_steps(2);
-    let pos = h
-        .state()
-        .view
-        .graph()
-        .screen_pos_of(&h.ctx, "add_6")
-        .expect("add_6 is laid out");
-    click_at(&mut h, pos);
+    click_node(&mut h, "add_6");
     assert_eq!(selected(&h).as_deref(), Some("add_6"));
     settle(&mut h);
 

@@ -2,7 +2,7 @@
 //! see its output histogram and the NaN badge; the tracer selects the NaN origin. With
 //! `UPDATE_SCREENSHOTS=1` it writes `screenshots/tensors.png` for the README.
 
-use crate::common::ui::{click_at, harness_sized, opened, selected, settle, shoot};
+use crate::common::ui::{click_node, harness_sized, opened, selected, settle, shoot};
 use crate::common::{fixture, run_dir};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
@@ -34,17 +34,7 @@ fn click_a_node_and_see_its_histogram_and_nan_badge_in_step_1() {
     assert_eq!(t.msprobe.len(), 2);
 
     // Bring add_6 on screen, then click it on the canvas.
-    h.state_mut().app.reveal_node("add_6".into());
-    h.run_steps(3);
-    h.state_mut().app.select_node(None);
-    h.run_steps(2);
-    let pos = h
-        .state()
-        .view
-        .graph()
-        .screen_pos_of(&h.ctx, "add_6")
-        .expect("add_6 is laid out");
-    click_at(&mut h, pos);
+    click_node(&mut h, "add_6");
     assert_eq!(selected(&h).as_deref(), Some("add_6"));
 
     // The dump joins this pass fully; step 0 is shown first and holds no NaN.

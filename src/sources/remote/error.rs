@@ -28,6 +28,17 @@ pub enum RemoteError {
 }
 
 impl RemoteError {
+    /// An answer that is not one the request can have (an agent of another build).
+    pub fn unexpected(host: &super::Host, reply: &super::proto::Reply) -> RemoteError {
+        RemoteError::Protocol {
+            host: host.authority(),
+            what: format!("unexpected reply {reply:?}")
+                .chars()
+                .take(200)
+                .collect(),
+        }
+    }
+
     /// As an I/O error, for the file door (`sources::vfs`), whose callers speak `io::Error`.
     pub fn into_io(self) -> std::io::Error {
         std::io::Error::other(self)

@@ -27,11 +27,7 @@ fn call(host: &Host, req: Request) -> io::Result<(Reply, Vec<u8>)> {
 }
 
 fn unexpected(host: &Host, reply: &Reply) -> io::Error {
-    super::RemoteError::Protocol {
-        host: host.authority(),
-        what: format!("{reply:?}").chars().take(120).collect(),
-    }
-    .into_io()
+    super::RemoteError::unexpected(host, reply).into_io()
 }
 
 pub fn stat(host: &Host, path: &str) -> io::Result<(Kind, u64)> {
@@ -187,18 +183,22 @@ pub fn compare(
     }
 }
 
+/// A request answered by one JSON value per item (in the form of the layer above that asked)
+/// and a payload.
+fn json(host: &Host, req: Request, items: usize) -> io::Result<(Vec<serde_json::Value>, Vec<u8>)> {
+    match call(host, req)? {
+        (Reply::Json(v), payload) if v.len() == items => Ok((v, payload)),
+        (other, _) => Err(unexpected(host, &other)),
+    }
+}
+
 /// Facts of graph files parsed on the server, one JSON value per path in order (their form is
 /// `pipeline::facts`'s).
 pub fn facts(host: &Host, paths: &[String]) -> io::Result<Vec<serde_json::Value>> {
-    match call(
-        host,
-        Request::Facts {
-            paths: paths.to_vec(),
-        },
-    )? {
-        (Reply::Json(v), _) if v.len() == paths.len() => Ok(v),
-        (other, _) => Err(unexpected(host, &other)),
-    }
+    let req = Request::Facts {
+        paths: paths.to_vec(),
+    };
+    Ok(json(host, req, paths.len())?.0)
 }
 
 /// Accuracy-compare pairs computed on the server, one JSON value per pair in order (their form
@@ -207,15 +207,10 @@ pub fn compare_pairs(
     host: &Host,
     pairs: &[(String, String)],
 ) -> io::Result<Vec<serde_json::Value>> {
-    match call(
-        host,
-        Request::ComparePairs {
-            pairs: pairs.to_vec(),
-        },
-    )? {
-        (Reply::Json(v), _) if v.len() == pairs.len() => Ok(v),
-        (other, _) => Err(unexpected(host, &other)),
-    }
+    let req = Request::ComparePairs {
+        pairs: pairs.to_vec(),
+    };
+    Ok(json(host, req, pairs.len())?.0)
 }
 
 /// One accuracy pair's difference computed on the server: its JSON value and the payload.
@@ -230,8 +225,43 @@ pub fn delta(
         golden: golden.into(),
         lead: lead.map(<[u64]>::to_vec),
     };
-    match call(host, req)? {
-        (Reply::Json(mut v), payload) if v.len() == 1 => Ok((v.remove(0), payload)),
-        (other, _) => Err(unexpected(host, &other)),
+    let (mut v, payload) = json(host, req, 1)?;
+    Ok((v.remove(0), payload))
+}
+
+/// Asks each server for its share of `paths` in one request (`ask`: a batch call above) and
+/// returns the answers in `paths`' order: `None` for a local path, the request's error for each
+/// path of a request that failed.
+pub fn ask_by_host<P: AsRef<Path>, T>(
+    paths: &[P],
+    ask: impl Fn(&Host, &[String]) -> io::Result<Vec<T>>,
+) -> Vec<Option<Result<T, String>>> {
+    let mut out: Vec<Option<Result<T, String>>> = paths.iter().map(|_| None).collect();
+    let mut by_host: std::collections::BTreeMap<String, (Host, Vec<(usize, String)>)> =
+        Default::default();
+    for (i, p) in paths.iter().enumerate() {
+        if let Some((host, rp)) = locate(p.as_ref()) {
+            by_host
+                .entry(host.authority())
+                .or_insert_with(|| (host, Vec::new()))
+                .1
+                .push((i, rp));
+        }
     }
+    for (host, items) in by_host.into_values() {
+        let asked: Vec<String> = items.iter().map(|(_, p)| p.clone()).collect();
+        match ask(&host, &asked) {
+            Ok(answers) => {
+                for ((i, _), a) in items.iter().zip(answers) {
+                    out[*i] = Some(Ok(a));
+                }
+            }
+            Err(e) => {
+                for (i, _) in &items {
+                    out[*i] = Some(Err(e.to_string()));
+                }
+            }
+        }
+    }
+    out
 }

@@ -176,7 +176,7 @@ impl Link {
         let started = Instant::now();
         match link.call(Request::About)? {
             (Reply::About(a), _) => link.about = a,
-            (other, _) => return Err(link.unexpected(&other)),
+            (other, _) => return Err(RemoteError::unexpected(host, &other)),
         }
         link.note_rtt(started.elapsed());
         Ok(link)
@@ -258,16 +258,6 @@ impl Link {
     pub fn dropped(&self) -> RemoteError {
         RemoteError::Dropped {
             host: self.host.authority(),
-        }
-    }
-
-    pub fn unexpected(&self, reply: &Reply) -> RemoteError {
-        RemoteError::Protocol {
-            host: self.host.authority(),
-            what: format!("unexpected reply {reply:?}")
-                .chars()
-                .take(200)
-                .collect(),
         }
     }
 }

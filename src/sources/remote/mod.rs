@@ -178,20 +178,7 @@ pub fn status() -> Vec<LinkStatus> {
     out
 }
 
-/// Measures a round trip on every live link (a job calls this now and then; never the UI).
-pub fn ping_all() {
-    let links: Vec<Arc<Link>> = slots()
-        .lock()
-        .expect("links")
-        .values()
-        .filter_map(|s| s.try_lock().ok().and_then(|s| s.link.clone()))
-        .collect();
-    for l in links {
-        let _ = l.ping();
-    }
-}
-
-/// Drops the link to `host` as if the network had (tests, and *Reconnect*).
+/// Drops the link to `host` as if the network had (tests).
 pub fn disconnect(host: &Host) {
     let slot = slots()
         .lock()

@@ -124,6 +124,23 @@ pub fn shoot(h: &mut Harness<'static, Fxray>, name: &str) -> Shot {
     }
 }
 
+/// Brings node `name` on screen, clears the selection, and clicks the node where the view
+/// draws it, as a user would. Returns where it clicked.
+pub fn click_node(h: &mut Harness<'static, Fxray>, name: &str) -> egui::Pos2 {
+    h.state_mut().app.reveal_node(name.into());
+    h.run_steps(3);
+    h.state_mut().app.select_node(None);
+    h.run_steps(2);
+    let pos = h
+        .state()
+        .view
+        .graph()
+        .screen_pos_of(&h.ctx, name)
+        .unwrap_or_else(|| panic!("{name} is laid out"));
+    click_at(h, pos);
+    pos
+}
+
 /// A real mouse click (press and release) at a screen position.
 pub fn click_at(h: &mut Harness<'static, Fxray>, pos: egui::Pos2) {
     h.hover_at(pos);
