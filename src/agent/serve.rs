@@ -43,6 +43,25 @@ pub fn serve(input: impl Read + Send + 'static, output: impl Write + Send + 'sta
             Request::Run { spec } => stream(ask.id, &streams, &out, move |id, stop, out| {
                 super::run::run(id, spec, stop, out)
             }),
+            Request::Stories { traces, root } => {
+                stream(ask.id, &streams, &out, move |id, _stop, out| {
+                    let send = |item: Vec<u8>| out.send(id, Reply::Item, &item);
+                    crate::pipeline::compiles::serve(traces, root, &send);
+                })
+            }
+            Request::Phase { spec } => stream(ask.id, &streams, &out, move |id, stop, out| {
+                let send = |item: Vec<u8>| out.send(id, Reply::Item, &item);
+                if let Err(message) = crate::pipeline::phase::serve(spec, stop, &send) {
+                    out.send(
+                        id,
+                        Reply::Failed {
+                            kind: FailKind::InvalidData,
+                            message,
+                        },
+                        &[],
+                    );
+                }
+            }),
             req => {
                 let out = out.clone();
                 rayon::spawn(move || {
@@ -197,7 +216,11 @@ fn answer(req: Request) -> (Reply, Vec<u8>) {
             crate::pipeline::tensors::compare(Path::new(&a), Path::new(&b)).map_err(Failure),
         ),
         // Streams and cancels are taken by the loop.
-        Request::Watch { .. } | Request::Run { .. } | Request::Cancel { .. } => Reply::Failed {
+        Request::Watch { .. }
+        | Request::Run { .. }
+        | Request::Phase { .. }
+        | Request::Stories { .. }
+        | Request::Cancel { .. } => Reply::Failed {
             kind: FailKind::Other,
             message: "not a one-answer request".into(),
         },

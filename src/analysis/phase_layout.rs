@@ -18,7 +18,7 @@ const MAX_WIDTH: f32 = 280.0;
 const CHAR_WIDTH: f32 = 6.6;
 
 /// Where every node of every pass of one phase goes.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct PhaseLayout {
     pub union: UnionGraph,
     pub layout: GraphLayout,
@@ -26,6 +26,21 @@ pub struct PhaseLayout {
     pub sizes: Vec<(f32, f32)>,
     /// Sub-graph of each union node: `None` for the top-level graph, else the class name.
     pub groups: Vec<Option<String>>,
+}
+
+impl PhaseLayout {
+    /// True when every per-node and per-edge list matches the union: what a layout received
+    /// over a link must be before it is drawn.
+    pub fn is_well_formed(&self) -> bool {
+        let n = self.union.names().len();
+        let e = self.union.edges().len();
+        self.sizes.len() == n
+            && self.groups.len() == n
+            && self.layout.pos.len() == n
+            && self.layout.layer.len() == n
+            && self.layout.edge_paths.len() == e
+            && self.layout.edge_kinds.len() == e
+    }
 }
 
 /// A pass's node list as the union sees it: qualified name and qualified input names.
@@ -76,6 +91,25 @@ pub fn node_size(node: &FxNode) -> (f32, f32) {
     (w, NODE_HEIGHT)
 }
 
+/// The union of `passes` (in execution order), not laid out: what a pass's node ids refer to.
+pub fn union_of(passes: &[&FxFile]) -> UnionGraph {
+    let mut union = UnionGraph::new();
+    for file in passes {
+        add_pass(&mut union, file);
+    }
+    union
+}
+
+fn add_pass(union: &mut UnionGraph, file: &FxFile) {
+    let entries = pass_entries(file);
+    let refs: Vec<(&str, Vec<&str>)> = entries
+        .iter()
+        .map(|(n, ins)| (n.as_str(), ins.iter().map(String::as_str).collect()))
+        .collect();
+    let slices: Vec<(&str, &[&str])> = refs.iter().map(|(n, ins)| (*n, ins.as_slice())).collect();
+    union.add_pass(&slices);
+}
+
 /// Lays out the union of `passes` (in execution order).
 pub fn build(passes: &[&FxFile], cancel: &AtomicBool) -> Result<PhaseLayout, Cancelled> {
     grow(None, passes, cancel)
@@ -109,14 +143,7 @@ fn grow(
         }
     }
     for file in passes {
-        let entries = pass_entries(file);
-        let refs: Vec<(&str, Vec<&str>)> = entries
-            .iter()
-            .map(|(n, ins)| (n.as_str(), ins.iter().map(String::as_str).collect()))
-            .collect();
-        let slices: Vec<(&str, &[&str])> =
-            refs.iter().map(|(n, ins)| (*n, ins.as_slice())).collect();
-        union.add_pass(&slices);
+        add_pass(&mut union, file);
         for (gi, g) in file.graphs.iter().enumerate() {
             for n in &g.nodes {
                 let key = format!("{}{}", qualifier(file, gi), n.name);

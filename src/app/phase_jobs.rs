@@ -6,12 +6,15 @@ use super::jobs::Apply;
 use super::phase::PhaseState;
 use crate::analysis::diff::GraphDiff;
 use crate::analysis::fold::FoldTree;
-use crate::analysis::phase_layout::{self, PhaseLayout};
+use crate::analysis::phase_layout::PhaseLayout;
 use crate::analysis::provenance::CodeProvenance;
 use crate::model::fx::FxFile;
 use crate::model::output_code::OutputCodeIndex;
+use crate::pipeline::{
+    self,
+    phase::{PhaseNews, PhaseSpec},
+};
 use crate::sources::{load, output_code, read};
-use rayon::prelude::*;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -141,90 +144,50 @@ impl Apply<App> for PhaseMsg {
 impl App {
     pub(super) fn start_phase_jobs(&self, st: &PhaseState) {
         let key = st.key.clone();
-        let paths: Vec<PathBuf> = st.passes.iter().map(|p| p.path.clone()).collect();
-        let current = st.current;
-        let need_layout = st.layout.is_none();
+        let spec = PhaseSpec {
+            passes: st.passes.iter().map(|p| p.path.clone()).collect(),
+            current: st.current,
+            layout: st.layout.is_none(),
+            context: st.module_context.clone(),
+        };
         let existing = st.layout.clone();
-        let module_context = st.module_context.clone();
         let cancel = st.cancel.clone();
         let code_path = st.output_code_path.clone();
         let provenance_path = st.provenance_path.clone();
         self.jobs.spawn(move |out| {
-            // The pass on screen first, so the inspector has something while the rest loads.
-            let mut order: Vec<usize> = (0..paths.len()).collect();
-            order.sort_by_key(|&i| i != current);
-            let files: Vec<(usize, Option<Arc<FxFile>>)> = order
-                .par_iter()
-                .map(|&i| {
-                    let result = load::graph(&paths[i])
-                        .map(Arc::new)
+            let news = |n: PhaseNews| {
+                let key = key.clone();
+                out.send(match n {
+                    PhaseNews::Pass { pass, result } => PhaseMsg::PassLoaded { key, pass, result },
+                    PhaseNews::Diffs(diffs) => PhaseMsg::PassDiffs { key, diffs },
+                    PhaseNews::Layout(result) => PhaseMsg::Layout { key, result },
+                    PhaseNews::Fold { layout, tree } => PhaseMsg::Fold { key, layout, tree },
+                })
+            };
+            // The code view's text, read while the passes are (on a server, they are not read
+            // here at all).
+            rayon::join(
+                || pipeline::phase::open(&spec, existing, &cancel, &news),
+                || {
+                    let Some(p) = code_path else { return };
+                    let result = read::read_text(&p)
+                        .map(|t| Arc::new(output_code::OutputCodeIndex::new(&t.text)))
                         .map_err(|e| e.to_string());
-                    let file = result.as_ref().ok().cloned();
-                    out.send(PhaseMsg::PassLoaded {
+                    let code = result.as_ref().ok().cloned();
+                    out.send(PhaseMsg::OutputCode {
                         key: key.clone(),
-                        pass: i,
                         result,
                     });
-                    (i, file)
-                })
-                .collect();
-            if let Some(p) = code_path {
-                let result = read::read_text(&p)
-                    .map(|t| Arc::new(output_code::OutputCodeIndex::new(&t.text)))
-                    .map_err(|e| e.to_string());
-                let code = result.as_ref().ok().cloned();
-                out.send(PhaseMsg::OutputCode {
-                    key: key.clone(),
-                    result,
-                });
-                if let (Some(code), Some(p)) = (code, provenance_path) {
-                    out.send(PhaseMsg::Provenance {
-                        key: key.clone(),
-                        result: load::provenance(&p)
-                            .map(|pr| Arc::new(CodeProvenance::build(vec![pr], &code)))
-                            .map_err(|e| e.to_string()),
-                    });
-                }
-            }
-            let mut files = files;
-            files.sort_by_key(|(i, _)| *i);
-            if files.iter().all(|(_, f)| f.is_some()) && files.len() > 1 {
-                let all: Vec<&FxFile> = files.iter().filter_map(|(_, f)| f.as_deref()).collect();
-                let diffs = crate::analysis::diff::consecutive_diffs(&all)
-                    .into_iter()
-                    .map(Arc::new)
-                    .collect();
-                out.send(PhaseMsg::PassDiffs {
-                    key: key.clone(),
-                    diffs,
-                });
-            }
-            let loaded: Vec<&FxFile> = files.iter().filter_map(|(_, f)| f.as_deref()).collect();
-            let layout = if need_layout {
-                let layout = match phase_layout::build(&loaded, &cancel) {
-                    Ok(l) => Arc::new(l),
-                    Err(_cancelled) => return,
-                };
-                out.send(PhaseMsg::Layout {
-                    key: key.clone(),
-                    result: Ok(layout.clone()),
-                });
-                layout
-            } else {
-                match existing {
-                    Some(l) => l,
-                    None => return,
-                }
-            };
-            // The module tree needs every pass (a node keeps its module from pass to pass).
-            if loaded.len() == files.len() && !cancel.load(std::sync::atomic::Ordering::Relaxed) {
-                let tree = crate::pipeline::modules::module_tree(&layout, &loaded, &module_context);
-                out.send(PhaseMsg::Fold {
-                    key,
-                    layout,
-                    tree: Arc::new(tree),
-                });
-            }
+                    if let (Some(code), Some(p)) = (code, provenance_path) {
+                        out.send(PhaseMsg::Provenance {
+                            key: key.clone(),
+                            result: load::provenance(&p)
+                                .map(|pr| Arc::new(CodeProvenance::build(vec![pr], &code)))
+                                .map_err(|e| e.to_string()),
+                        });
+                    }
+                },
+            );
         });
     }
 }

@@ -8,7 +8,7 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 
 /// A source location in user code.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Loc {
     pub file: String,
     pub line: u32,
@@ -29,7 +29,7 @@ impl Loc {
 }
 
 /// One frame of a user stack.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct StackFrame {
     pub name: String,
     pub loc: Loc,
@@ -38,7 +38,7 @@ pub struct StackFrame {
 }
 
 /// Where and why Dynamo broke the graph (`artifact` `dynamo_graph_break_reason`).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct GraphBreak {
     /// The user-code line the break happened at.
     pub location: Option<Loc>,
@@ -77,7 +77,7 @@ pub fn first_line(reason: &str) -> &str {
 }
 
 /// One guard of a compile.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Guard {
     /// `TENSOR_MATCH`, `ID_MATCH`, … (`SHAPE` for `guard_added_fast` symbolic guards).
     pub kind: String,
@@ -88,7 +88,9 @@ pub struct Guard {
 }
 
 /// The kinds of graph a compile writes into the trace.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub enum GraphKind {
     DynamoOutput,
     AotJoint,
@@ -131,7 +133,7 @@ impl GraphKind {
 }
 
 /// A graph printed into the trace.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct TraceGraph {
     pub kind: GraphKind,
     pub text: String,
@@ -140,7 +142,7 @@ pub struct TraceGraph {
 }
 
 /// Any other payload of a compile (`artifact`s: bytecode, fw metadata, configs, errors…).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Artifact {
     pub name: String,
     pub text: String,
@@ -149,7 +151,7 @@ pub struct Artifact {
 }
 
 /// How a compile ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
     /// A graph, no break.
@@ -178,7 +180,7 @@ impl Status {
 
 /// One compile id (`frame/compile`, or `!A/frame/compile` under compiled autograd) and all
 /// its attempts.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct Compile {
     pub frame: Option<u32>,
     pub compile: Option<u32>,
@@ -192,8 +194,10 @@ pub struct Compile {
     pub recompile_reason: Option<String>,
     pub guards: Vec<Guard>,
     /// `compilation_metrics`, as written.
+    #[serde(with = "metrics_text")]
     pub metrics: Option<BTreeMap<String, Value>>,
     /// `bwd_compilation_metrics`, when the backward was compiled.
+    #[serde(with = "metrics_text")]
     pub bwd_metrics: Option<BTreeMap<String, Value>>,
     pub graphs: Vec<TraceGraph>,
     pub artifacts: Vec<Artifact>,
@@ -548,7 +552,7 @@ fn is_time(k: &str) -> bool {
 
 /// One attempt of a compile (Dynamo's analysis from the start; a restart throws it away and
 /// begins the next). Indices point into the compile's `graphs` and `breaks`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Attempt {
     pub attempt: u32,
     /// `[2/1_1]`.
@@ -563,7 +567,7 @@ pub struct Attempt {
 }
 
 /// A model folder's Dynamo graph (`model__N/dynamo_out_graph.txt`), as read.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct ModelGraph {
     /// `model__3`.
     pub name: String,
@@ -577,7 +581,7 @@ pub struct ModelGraph {
 }
 
 /// A compile attempt joined to the model folder its Dynamo graph was written to.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ModelLink {
     pub compile: usize,
     /// The attempt whose graph the folder holds (a restarted attempt can leave a folder too).
@@ -587,7 +591,7 @@ pub struct ModelLink {
 }
 
 /// One compile-time span from `chromium_event` begin/end pairs (or a complete `X` event).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Span {
     pub name: String,
     /// The compile id in the event's args (`0/0`), if any.
@@ -604,7 +608,7 @@ pub struct Span {
 }
 
 /// Everything read from one trace log.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct CompileTrace {
     /// The pid from the glog prefix of the first line.
     pub pid: Option<u32>,
@@ -682,5 +686,27 @@ impl CompileTrace {
         self.compiles
             .iter()
             .filter(|c| c.recompile_reason.is_some())
+    }
+}
+
+/// Metrics as they cross a link: JSON text, since they are free-form JSON and the link's
+/// compact form cannot carry a self-describing value.
+mod metrics_text {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+    use serde_json::Value;
+    use std::collections::BTreeMap;
+
+    type Metrics = Option<BTreeMap<String, Value>>;
+
+    pub fn serialize<S: Serializer>(m: &Metrics, s: S) -> Result<S::Ok, S::Error> {
+        m.as_ref()
+            .map(|m| serde_json::to_string(m).unwrap_or_default())
+            .serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Metrics, D::Error> {
+        Option::<String>::deserialize(d)?
+            .map(|t| serde_json::from_str(&t).map_err(serde::de::Error::custom))
+            .transpose()
     }
 }

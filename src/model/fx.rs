@@ -5,12 +5,16 @@
 //! flat in file order, each pointing at its parent, so exporters and views can walk them
 //! without recursion.
 
-use petgraph::graph::DiGraph;
-use serde::Serialize;
+use petgraph::graph::{DiGraph, NodeIndex};
+use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
 /// Everything parsed from one graph text file.
-#[derive(Debug, Clone, Default)]
+///
+/// Its serde form (an agent parses a server's graphs and sends them whole) leaves out what
+/// linking derives (`users`, `dag`, `by_name`) and rebuilds it on the way in.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(from = "FxFileWire")]
 pub struct FxFile {
     /// Top-level graph first, then nested sub-graphs in file order.
     pub graphs: Vec<FxGraph>,
@@ -20,17 +24,16 @@ pub struct FxFile {
     pub problems: Vec<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct UnparsedLine {
     /// 1-based line number in the file.
     pub line: usize,
     pub text: String,
     /// Why it was not understood.
-    #[serde(skip)]
     pub reason: String,
 }
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct FxGraph {
     /// Class name: `GraphModule`, `<lambda>`, `Repro`, `true_graph_0`, …
     pub name: String,
@@ -42,14 +45,16 @@ pub struct FxGraph {
     /// Nodes in file order: placeholders, body, then the `output` node.
     pub nodes: Vec<FxNode>,
     /// Data-flow edges producer → consumer. `NodeIndex::new(i)` is `nodes[i]`.
+    #[serde(skip)]
     pub dag: DiGraph<(), ()>,
     /// Node name → index in `nodes`.
+    #[serde(skip)]
     pub by_name: HashMap<String, usize>,
     /// 1-based line of the `class` header.
     pub line: usize,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FxNode {
     pub name: String,
     pub op: OpKind,
@@ -69,6 +74,7 @@ pub struct FxNode {
     /// Indices (in the same graph) of nodes referenced by args then kwargs, each once.
     pub inputs: Vec<usize>,
     /// Indices of nodes that take this one as input, in file order.
+    #[serde(skip)]
     pub users: Vec<usize>,
     /// Indices into `FxFile::graphs` of sub-graphs this node refers to (HOP branches).
     pub subgraphs: Vec<usize>,
@@ -101,7 +107,7 @@ impl OpKind {
 }
 
 /// An argument as written. Node references are kept by name; `FxNode::inputs` has them resolved.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Arg {
     Node(String),
     Int(i64),
@@ -116,7 +122,7 @@ pub enum Arg {
 }
 
 /// What a node's annotation says about its value.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum ValueMeta {
     Tensor(TensorType),
     /// `Sym(s77)`, `Sym(2*s77)`: the expression inside.
@@ -125,7 +131,7 @@ pub enum ValueMeta {
     Other(String),
 }
 
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct TensorType {
     /// `f32`, `bf16`, `i64`, …
     pub dtype: String,
@@ -137,7 +143,7 @@ pub struct TensorType {
     pub wrapper: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct SourceLoc {
     pub file: String,
     pub line: u32,
@@ -186,6 +192,70 @@ impl FxNode {
         match &self.meta {
             Some(ValueMeta::Tensor(t)) => Some(t),
             _ => None,
+        }
+    }
+}
+
+impl FxGraph {
+    /// Fills what the nodes' `inputs` imply: each node's `users` and the DAG.
+    pub fn link(&mut self) {
+        let n = self.nodes.len();
+        let edges: usize = self.nodes.iter().map(|x| x.inputs.len()).sum();
+        let mut dag = DiGraph::with_capacity(n, edges);
+        for _ in 0..n {
+            dag.add_node(());
+        }
+        for i in 0..n {
+            for k in 0..self.nodes[i].inputs.len() {
+                let j = self.nodes[i].inputs[k];
+                self.nodes[j].users.push(i);
+                dag.add_edge(NodeIndex::new(j), NodeIndex::new(i), ());
+            }
+        }
+        self.dag = dag;
+    }
+}
+
+/// An [`FxFile`] as it crosses a link: its graphs without what linking derives.
+#[derive(Deserialize)]
+struct FxFileWire {
+    graphs: Vec<FxGraph>,
+    unparsed: Vec<UnparsedLine>,
+    problems: Vec<String>,
+}
+
+impl From<FxFileWire> for FxFile {
+    fn from(w: FxFileWire) -> Self {
+        let mut graphs = w.graphs;
+        let count = graphs.len();
+        let sizes: Vec<usize> = graphs.iter().map(|g| g.nodes.len()).collect();
+        for g in &mut graphs {
+            g.parent = g.parent.filter(|&p| p < count);
+            g.used_by = g
+                .used_by
+                .filter(|&u| g.parent.is_some_and(|p| u < sizes[p]));
+            for node in &mut g.nodes {
+                node.subgraphs.retain(|&s| s < count);
+            }
+            // A later node of the same name wins, as when parsing.
+            g.by_name = g
+                .nodes
+                .iter()
+                .enumerate()
+                .map(|(i, n)| (n.name.clone(), i))
+                .collect();
+            // An index past the graph (a hostile or cut message) is dropped, never followed.
+            let n = g.nodes.len();
+            for node in &mut g.nodes {
+                node.inputs.retain(|&j| j < n);
+                node.users.clear();
+            }
+            g.link();
+        }
+        FxFile {
+            graphs,
+            unparsed: w.unparsed,
+            problems: w.problems,
         }
     }
 }

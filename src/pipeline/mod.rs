@@ -11,5 +11,6 @@ pub mod compare;
 pub mod compiles;
 pub mod facts;
 pub mod modules;
+pub mod phase;
 pub mod sample;
 pub mod tensors;

@@ -4,6 +4,7 @@
 //! the CLI (`export`, `msprobe`, `bench modules`) assemble it here, once.
 
 use crate::analysis::fold::{self, FoldTree};
+use crate::analysis::layout::UnionGraph;
 use crate::analysis::modules::{self, GraphModules, PhaseInput};
 use crate::analysis::phase_layout::PhaseLayout;
 use crate::model::fx::FxFile;
@@ -14,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 /// The files module inference reads besides the passes: the model's Dynamo graph (parameter
 /// names) and, for a backward, the forward's first pass (saved activations).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct ModuleContext {
     pub dynamo: Option<PathBuf>,
     pub forward_first: Option<PathBuf>,
@@ -36,6 +37,13 @@ impl ModuleContext {
 /// Infers every pass's modules (with the model's Dynamo graph and, for a backward, the
 /// forward's first pass) and groups the layout's union nodes by them.
 pub fn module_tree(layout: &PhaseLayout, passes: &[&FxFile], ctx: &ModuleContext) -> FoldTree {
+    let paths = module_paths(&layout.union, passes, ctx);
+    FoldTree::new(&paths, layout.union.edges())
+}
+
+/// The dotted module of each node of `union` (the union of `passes`), inferred as
+/// [`module_tree`] does.
+pub fn module_paths(union: &UnionGraph, passes: &[&FxFile], ctx: &ModuleContext) -> Vec<String> {
     // Context that cannot be read only lowers the inference's evidence; the passes still speak.
     let dynamo = ctx.dynamo.as_deref().and_then(parse);
     let forward = ctx.forward_first.as_deref().and_then(parse);
@@ -45,8 +53,7 @@ pub fn module_tree(layout: &PhaseLayout, passes: &[&FxFile], ctx: &ModuleContext
         passes,
         forward: fw.as_deref(),
     });
-    let paths = fold::union_modules(&layout.union, passes, &pm);
-    FoldTree::new(&paths, layout.union.edges())
+    fold::union_modules(union, passes, &pm)
 }
 
 /// The modules of `file` (already parsed from `graph`): with its phase and model when it sits in

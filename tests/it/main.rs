@@ -33,6 +33,7 @@ mod modules_hf;
 mod msprobe_link;
 mod msprobe_real;
 mod phase_layout;
+mod phase_pipeline;
 mod provenance;
 mod pt;
 mod ranks;

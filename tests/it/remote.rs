@@ -145,6 +145,13 @@ fn bytes_in(h: &Host) -> u64 {
         .map_or(0, |l| l.bytes_in)
 }
 
+fn requests(h: &Host) -> u64 {
+    remote::status()
+        .into_iter()
+        .find(|l| l.host == h.authority())
+        .map_or(0, |l| l.requests)
+}
+
 #[test]
 fn a_tensor_is_summarised_on_the_server_and_only_its_statistics_cross() {
     let s = linked();
@@ -665,4 +672,181 @@ fn bytes_of(dirs: &[&Path], ext: &str) -> u64 {
         .filter(|p| p.extension().is_some_and(|e| e == ext))
         .map(|p| std::fs::metadata(p).unwrap().len())
         .sum()
+}
+
+#[test]
+fn a_remote_phase_is_parsed_diffed_laid_out_and_folded_on_the_server() {
+    use fxray::pipeline::phase::{self, PhaseNews, PhaseSpec};
+    use std::sync::Mutex;
+    use std::sync::atomic::AtomicBool;
+    let s = linked();
+    let h = host(s);
+    // A model with its Dynamo graph: module inference reads it besides the passes.
+    let model = crate::common::run_dir("showcase").join("npugraph_ex/model__0");
+    let passes = crate::common::pass_files("showcase", "forward");
+    let context = fxray::pipeline::modules::ModuleContext {
+        dynamo: Some(model.join("dynamo_out_graph.txt")).filter(|p| p.exists()),
+        forward_first: None,
+    };
+    let open = |passes: Vec<PathBuf>, context| {
+        let spec = PhaseSpec {
+            passes,
+            current: 0,
+            layout: true,
+            context,
+        };
+        let news = Mutex::new(Vec::new());
+        phase::open(&spec, None, &AtomicBool::new(false), &|n| {
+            news.lock().unwrap().push(n)
+        });
+        news.into_inner().unwrap()
+    };
+    let mount = |p: &PathBuf| s.mount(p);
+    let far_context = fxray::pipeline::modules::ModuleContext {
+        dynamo: context.dynamo.as_ref().map(mount),
+        forward_first: None,
+    };
+    remote::link(&h).unwrap();
+    let (before, asked) = (bytes_in(&h), requests(&h));
+    let far = open(passes.iter().map(mount).collect(), far_context);
+    let crossed = bytes_in(&h) - before;
+    // One request for the whole phase (a ping of the link's own may fall in between): its
+    // files were read on the server, not one by one over the link.
+    let asked = requests(&h) - asked;
+    assert!(
+        asked <= 2,
+        "{asked} requests for a phase of {} passes",
+        passes.len()
+    );
+    let near = open(passes.clone(), context.clone());
+    assert!(context.dynamo.is_some(), "the showcase has a Dynamo graph");
+    let fold = |news: &[PhaseNews]| {
+        news.iter().find_map(|n| match n {
+            PhaseNews::Fold { layout, tree } => Some((layout.clone(), tree.clone())),
+            _ => None,
+        })
+    };
+    let ((fl, ft), (nl, nt)) = (fold(&far).expect("fold"), fold(&near).expect("fold"));
+    assert_eq!(fl.layout, nl.layout);
+    assert_eq!(fl.union.names(), nl.union.names());
+    assert_eq!(ft.module_of, nt.module_of);
+    let paths = |t: &fxray::analysis::fold::FoldTree| -> Vec<String> {
+        t.modules.iter().map(|m| m.path.clone()).collect()
+    };
+    assert_eq!(paths(&ft), paths(&nt));
+    assert!(ft.modules.len() > 1);
+    // Laid out on the server: its timings stay there (they do not cross the link).
+    assert!(fl.layout.stats.phase_times.is_empty());
+    assert!(!nl.layout.stats.phase_times.is_empty());
+    let diffs = |news: &[PhaseNews]| -> Vec<String> {
+        news.iter()
+            .find_map(|n| match n {
+                PhaseNews::Diffs(d) => Some(d.iter().map(|d| d.counts().to_string()).collect()),
+                _ => None,
+            })
+            .expect("diffs")
+    };
+    assert_eq!(diffs(&far), diffs(&near));
+    let passes_of = |news: &[PhaseNews]| -> Vec<usize> {
+        let mut v: Vec<usize> = news
+            .iter()
+            .filter_map(|n| match n {
+                PhaseNews::Pass {
+                    pass,
+                    result: Ok(f),
+                } => Some(*pass + f.graphs[0].nodes.len()),
+                _ => None,
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(passes_of(&far), passes_of(&near));
+    let size: u64 = passes
+        .iter()
+        .map(|p| std::fs::metadata(p).unwrap().len())
+        .sum();
+    println!(
+        "phase of {} passes ({size} B of text): {crossed} B crossed",
+        passes.len()
+    );
+    assert!(crossed < 2 * size, "{crossed} B for {size} B of passes");
+}
+
+#[test]
+fn a_remote_phase_that_cannot_be_read_says_why_for_every_pass() {
+    use fxray::pipeline::phase::{self, PhaseNews, PhaseSpec};
+    use std::sync::Mutex;
+    use std::sync::atomic::AtomicBool;
+    let s = linked();
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("gone/000_aot_forward_graph.txt");
+    let spec = PhaseSpec {
+        passes: vec![s.mount(&missing)],
+        current: 0,
+        layout: true,
+        context: Default::default(),
+    };
+    let news = Mutex::new(Vec::new());
+    phase::open(&spec, None, &AtomicBool::new(false), &|n| {
+        news.lock().unwrap().push(n)
+    });
+    let news = news.into_inner().unwrap();
+    let Some(PhaseNews::Pass { result: Err(e), .. }) = news.first() else {
+        panic!("no error for the pass");
+    };
+    assert!(
+        e.contains("000_aot_forward_graph.txt") || e.contains("No such file"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_remote_compile_story_is_read_and_joined_on_the_server() {
+    let s = linked();
+    let h = host(s);
+    let root = fixture("compile_story");
+    let story_of = |root: &Path| {
+        let index = fxray::sources::load::index(root).unwrap();
+        let traces = fxray::sources::trace_log::find_beside(root, &index);
+        assert_eq!(traces.len(), 1, "{}", root.display());
+        fxray::pipeline::compiles::read_stories(&traces, Some(&index))
+    };
+    let near = story_of(&root);
+    remote::link(&h).unwrap();
+    let far_root = s.mount(&root);
+    let index = fxray::sources::load::index(&far_root).unwrap();
+    let traces = fxray::sources::trace_log::find_beside(&far_root, &index);
+    let asked = requests(&h);
+    let far = fxray::pipeline::compiles::read_stories(&traces, Some(&index));
+    let asked = requests(&h) - asked;
+    // One request: the log and the 7 model graphs it is joined to were read on the server.
+    assert!(asked <= 2, "{asked} requests for one trace log");
+    assert_eq!(far.len(), 1);
+    let (f, n) = (&far[0], &near[0]);
+    assert_eq!(f.path, s.mount(&n.path));
+    assert_eq!(f.trace.stopped, None);
+    assert_eq!(f.trace.compiles.len(), n.trace.compiles.len());
+    assert!(n.trace.compiles.len() >= 5);
+    for (a, b) in f.trace.compiles.iter().zip(&n.trace.compiles) {
+        assert_eq!(a.label(), b.label());
+        assert_eq!(a.metrics, b.metrics);
+        assert_eq!(a.breaks.len(), b.breaks.len());
+        assert_eq!(a.recompile_reason, b.recompile_reason);
+    }
+    assert_eq!(f.trace.spans.len(), n.trace.spans.len());
+    assert_eq!(f.links, n.links);
+    assert!(n.links.len() >= 5, "the story joins its model folders");
+    assert_eq!(f.model_notes(), n.model_notes());
+}
+
+#[test]
+fn a_remote_trace_log_that_cannot_be_read_is_a_story_that_says_why() {
+    let s = linked();
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("dedicated_log_torch_trace_gone.log");
+    let far = fxray::pipeline::compiles::read_stories(&[s.mount(&log)], None);
+    assert_eq!(far.len(), 1);
+    let why = far[0].trace.stopped.as_deref().expect("a reason");
+    assert!(why.contains("dedicated_log_torch_trace_gone.log"), "{why}");
 }

@@ -34,7 +34,7 @@
 
 use crate::model::fx::{Arg, FxFile, FxGraph, FxNode, OpKind, ValueMeta};
 use crate::model::fx_fmt::short_target;
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::borrow::Borrow;
 use std::collections::{BTreeSet, HashMap};
 use std::fmt;
@@ -56,7 +56,7 @@ pub use text::*;
 // ---------------------------------------------------------------------------------------------
 
 /// One aspect of a node a pass can change.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Field {
     /// Op kind or target (`aten.view.default` → `aten.reshape.default`).
@@ -158,12 +158,18 @@ impl fmt::Display for Fields {
 
 impl Serialize for Fields {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(self.iter().map(Field::as_str))
+        s.collect_seq(self.iter().collect::<Vec<_>>())
+    }
+}
+
+impl<'de> Deserialize<'de> for Fields {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(Vec::<Field>::deserialize(d)?.into_iter().collect())
     }
 }
 
 /// What a diff says about one node.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum NodeStatus {
     /// Matched, nothing compared differs (it may still be renamed).
     Unchanged,
@@ -199,7 +205,7 @@ impl NodeStatus {
 }
 
 /// Which step matched a B node to its A node.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MatchKind {
     Name,
@@ -209,7 +215,7 @@ pub enum MatchKind {
     Position,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum EdgeKind {
     /// In B, not in A.
@@ -219,7 +225,7 @@ pub enum EdgeKind {
 }
 
 /// An edge between matched nodes that exists on one side only.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Rewire {
     /// Producer node index: in B's graph for `Added`, in A's graph for `Removed`.
     pub from: usize,
@@ -229,7 +235,7 @@ pub struct Rewire {
 }
 
 /// How many nodes fall in each class. `unchanged` includes renamed nodes without field changes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct DiffCounts {
     pub added: usize,
     pub removed: usize,
@@ -277,7 +283,7 @@ impl fmt::Display for DiffCounts {
 // ---------------------------------------------------------------------------------------------
 
 /// The diff of one graph of A against one graph of B (or of a graph present on one side).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct GraphPairDiff {
     /// Class name (B's when both exist). Empty for the top-level pair of [`diff_graph`].
     pub class: String,
@@ -317,7 +323,7 @@ impl GraphPairDiff {
 
 /// The diff of two graph files: one [`GraphPairDiff`] per graph pair, the top-level pair first,
 /// then B's sub-graphs in file order, then sub-graphs found in A only.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct GraphDiff {
     pub pairs: Vec<GraphPairDiff>,
     /// A's graph index → pair index.
@@ -330,6 +336,17 @@ impl GraphDiff {
     /// The top-level pair (always present, possibly empty).
     pub fn top(&self) -> &GraphPairDiff {
         &self.pairs[0]
+    }
+
+    /// True when every index into `pairs` holds: what a diff received over a link must be
+    /// before it is used.
+    pub fn is_well_formed(&self) -> bool {
+        !self.pairs.is_empty()
+            && self
+                .pair_of_a
+                .iter()
+                .chain(&self.pair_of_b)
+                .all(|&p| p < self.pairs.len())
     }
 
     /// Totals over every graph pair.

@@ -95,7 +95,7 @@ impl Default for LayoutParams {
 }
 
 /// How an input edge was drawn.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum EdgeKind {
     /// Through its layers, around the nodes (adjacent layers, or via dummy nodes).
     Routed,
@@ -109,7 +109,7 @@ pub enum EdgeKind {
 }
 
 /// The result: positions of the input nodes and one polyline per input edge.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct GraphLayout {
     /// Node centres, x to the right, y downwards.
     pub pos: Vec<[f32; 2]>,
@@ -130,7 +130,7 @@ pub struct GraphLayout {
 
 /// Figures for benchmarks, tests and the status bar. `==` ignores `phase_times`, so that two
 /// runs on the same input compare equal.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct LayoutStats {
     pub layers: usize,
     pub dummies: usize,
@@ -143,7 +143,8 @@ pub struct LayoutStats {
     /// Edge crossings of the order kept.
     pub crossings_final: u64,
     pub sweeps_run: usize,
-    /// Wall time of each phase.
+    /// Wall time of each phase (where it was measured: not sent over a link).
+    #[serde(skip)]
     pub phase_times: Vec<(&'static str, Duration)>,
 }
 

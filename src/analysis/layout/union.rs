@@ -13,16 +13,60 @@ use super::LayoutInput;
 use std::collections::{HashMap, HashSet};
 
 /// One graph for all passes of a phase.
-#[derive(Debug, Clone, Default)]
+///
+/// Its serde form holds names, edges and passes; the indexes are rebuilt on the way in.
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+#[serde(from = "UnionWire")]
 pub struct UnionGraph {
     names: Vec<String>,
+    #[serde(skip)]
     ids: HashMap<String, u32>,
     edges: Vec<(u32, u32)>,
+    #[serde(skip)]
     edge_set: HashSet<(u32, u32)>,
     /// Per pass, its nodes' ids in file order.
     passes: Vec<Vec<u32>>,
     /// Per node, the last pass (1-based) it was seen in; used while adding a pass.
+    #[serde(skip)]
     stamp: Vec<u32>,
+}
+
+#[derive(serde::Deserialize)]
+struct UnionWire {
+    names: Vec<String>,
+    edges: Vec<(u32, u32)>,
+    passes: Vec<Vec<u32>>,
+}
+
+impl From<UnionWire> for UnionGraph {
+    fn from(w: UnionWire) -> Self {
+        let n = w.names.len() as u32;
+        let mut u = UnionGraph {
+            ids: w
+                .names
+                .iter()
+                .enumerate()
+                .map(|(i, s)| (s.clone(), i as u32))
+                .collect(),
+            stamp: vec![0; w.names.len()],
+            names: w.names,
+            ..UnionGraph::default()
+        };
+        // Ids past the names (a cut or hostile message) are dropped, never followed.
+        for (p, members) in w.passes.into_iter().enumerate() {
+            let members: Vec<u32> = members.into_iter().filter(|&i| i < n).collect();
+            for &i in &members {
+                u.stamp[i as usize] = p as u32 + 1;
+            }
+            u.passes.push(members);
+        }
+        for e in w.edges {
+            if e.0 < n && e.1 < n && u.edge_set.insert(e) {
+                u.edges.push(e);
+            }
+        }
+        u
+    }
 }
 
 impl UnionGraph {

@@ -23,7 +23,7 @@ impl Parser {
                 .parent
                 .and_then(|p| new_index.get(p).copied())
                 .filter(|&p| p < graphs.len());
-            fill_users_and_dag(&mut graph);
+            graph.link();
             graphs.push(graph);
             attrs.push(b.attr);
         }
@@ -153,23 +153,6 @@ impl GraphBuilder {
         self.graph.by_name.insert(node.name.clone(), idx);
         self.graph.nodes.push(node);
     }
-}
-
-pub(super) fn fill_users_and_dag(graph: &mut FxGraph) {
-    let n = graph.nodes.len();
-    let edges: usize = graph.nodes.iter().map(|x| x.inputs.len()).sum();
-    let mut dag = DiGraph::with_capacity(n, edges);
-    for _ in 0..n {
-        dag.add_node(());
-    }
-    for i in 0..n {
-        for k in 0..graph.nodes[i].inputs.len() {
-            let j = graph.nodes[i].inputs[k];
-            graph.nodes[j].users.push(i);
-            dag.add_edge(NodeIndex::new(j), NodeIndex::new(i), ());
-        }
-    }
-    graph.dag = dag;
 }
 
 /// Links each sub-graph to the nodes using it: every user of a parent `get_attr` of the

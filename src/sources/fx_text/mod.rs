@@ -24,7 +24,6 @@
 use crate::model::fx::{
     Arg, FxFile, FxGraph, FxNode, OpKind, SourceLoc, TensorType, UnparsedLine, ValueMeta,
 };
-use petgraph::graph::{DiGraph, NodeIndex};
 use std::borrow::Cow;
 use std::collections::HashMap;
 

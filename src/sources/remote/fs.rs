@@ -8,6 +8,9 @@ pub use super::target::Host;
 use crate::sources::entry::{Entry, Kind};
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::RecvTimeoutError;
+use std::time::Duration;
 
 /// A remote file larger than this is not copied over the link as bytes: tensors are summarised
 /// on the server ([`summarize`]); a graph or a log is far smaller.
@@ -180,6 +183,38 @@ pub fn compare(
     )? {
         (Reply::Compared(r), _) => Ok(r),
         (other, _) => Err(unexpected(host, &other)),
+    }
+}
+
+/// Sends the streaming request `req` and hands each `Item`'s payload to `each` until the stream
+/// ends. When `cancel` is set the request is stopped on the server and this returns `Ok`.
+pub fn items(
+    host: &Host,
+    req: Request,
+    cancel: &AtomicBool,
+    mut each: impl FnMut(&[u8]) -> io::Result<()>,
+) -> io::Result<()> {
+    let link = super::link(host).map_err(|e| e.into_io())?;
+    let (id, rx) = link.stream(req).map_err(|e| e.into_io())?;
+    loop {
+        let stop = match rx.recv_timeout(Duration::from_millis(100)) {
+            Ok((Reply::Item, payload)) => each(&payload).err(),
+            Ok((Reply::End, _)) => return Ok(()),
+            Ok((Reply::Failed { kind, message }, _)) => {
+                return Err(io::Error::new(kind.io_kind(), message));
+            }
+            Ok((other, _)) => Some(unexpected(host, &other)),
+            Err(RecvTimeoutError::Timeout) if cancel.load(Ordering::Relaxed) => {
+                link.cancel(id);
+                return Ok(());
+            }
+            Err(RecvTimeoutError::Timeout) => None,
+            Err(RecvTimeoutError::Disconnected) => return Err(link.dropped().into_io()),
+        };
+        if let Some(e) = stop {
+            link.cancel(id);
+            return Err(e);
+        }
     }
 }
 

@@ -80,6 +80,8 @@ impl Settings {
 pub struct Counters {
     pub bytes_in: AtomicU64,
     pub bytes_out: AtomicU64,
+    /// Requests sent (pings included): what tells work done on the server from reads.
+    pub requests: AtomicU64,
     /// The last measured round trip, in microseconds.
     pub rtt_us: AtomicU64,
     pub alive: AtomicBool,
@@ -245,6 +247,7 @@ impl Link {
         match sent {
             Ok(n) => {
                 self.counters.bytes_out.fetch_add(n, Ordering::Relaxed);
+                self.counters.requests.fetch_add(1, Ordering::Relaxed);
                 Ok((id, rx))
             }
             Err(_) => {

@@ -134,6 +134,7 @@ pub struct LinkStatus {
     pub rtt_ms: f64,
     pub bytes_in: u64,
     pub bytes_out: u64,
+    pub requests: u64,
     pub reconnects: u32,
     /// Why the last connect failed, while no link is up.
     pub error: Option<String>,
@@ -157,6 +158,7 @@ pub fn status() -> Vec<LinkStatus> {
                 rtt_ms: 0.0,
                 bytes_in: 0,
                 bytes_out: 0,
+                requests: 0,
                 reconnects: 0,
                 error: Some("connecting…".into()),
             });
@@ -170,6 +172,7 @@ pub fn status() -> Vec<LinkStatus> {
             rtt_ms: load(|c| c.rtt_us.load(Ordering::Relaxed)) as f64 / 1000.0,
             bytes_in: load(|c| c.bytes_in.load(Ordering::Relaxed)),
             bytes_out: load(|c| c.bytes_out.load(Ordering::Relaxed)),
+            requests: load(|c| c.requests.load(Ordering::Relaxed)),
             reconnects: s.reconnects,
             error: s.failed.as_ref().map(|(_, e)| e.to_string()),
         });

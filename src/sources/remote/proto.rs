@@ -8,7 +8,7 @@ use crate::model::tensor::{Slice2d, TensorCompare, TensorSummary};
 use crate::sources::entry::Kind;
 use serde::{Deserialize, Serialize};
 
-pub const PROTOCOL: u32 = 1;
+pub const PROTOCOL: u32 = 2;
 
 /// A frame from the client: a request and the id its replies carry.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -81,6 +81,18 @@ pub enum Request {
         a: String,
         b: String,
     },
+    /// Opens a phase on the server (`spec`: a `pipeline::phase::PhaseSpec` as JSON, whose paths
+    /// are the server's): its passes parsed, diffed, laid out and folded by module there, each
+    /// result streamed as an `Item`.
+    Phase {
+        spec: serde_json::Value,
+    },
+    /// Reads trace logs on the server (`pipeline::compiles`), joined to the models of the tree
+    /// at `root`: one `Item` per story.
+    Stories {
+        traces: Vec<String>,
+        root: Option<String>,
+    },
     /// Streams the changes under `root` (OS events or polling, on the server) until cancelled.
     Watch {
         root: String,
@@ -119,6 +131,8 @@ pub enum Reply {
     /// Results of a layer above `sources` in its own serde form (`Facts`: one per path;
     /// `ComparePairs`: one per pair).
     Json(Vec<serde_json::Value>),
+    /// One result of a stream of a layer above `sources`, in its serde form: the payload.
+    Item,
     Watch(WatchNews),
     Run(RunNews),
     /// The request failed; `kind` lets the client rebuild an `io::Error` of the same kind.

@@ -53,6 +53,17 @@ pub fn read_greeting(input: &mut impl BufRead) -> io::Result<Greeting> {
     Ok(Greeting::Other(text))
 }
 
+/// An item of a stream (`Reply::Item`) in its payload's form: postcard, compact and exact
+/// (floats keep NaN and infinities, which JSON cannot).
+pub fn to_item<T: Serialize>(value: &T) -> io::Result<Vec<u8>> {
+    postcard::to_allocvec(value).map_err(io::Error::other)
+}
+
+/// An item read back; a cut or malformed one is an `InvalidData` error.
+pub fn from_item<T: DeserializeOwned>(bytes: &[u8]) -> io::Result<T> {
+    postcard::from_bytes(bytes).map_err(|e| broken(format!("an item that does not read: {e}")))
+}
+
 /// One frame: a header and, for file data, a payload.
 #[derive(Debug)]
 pub struct Frame<H> {

@@ -1,6 +1,8 @@
 //! The compile story of a tree: its trace logs found, read and joined to the `model__N`
 //! folders they explain. `fxray compiles` prints it; the Compiles view runs it in a job.
 
+mod remote;
+
 use crate::analysis::compiles::{self, ModelLink};
 use crate::error::{Error, Result};
 use crate::model::compile::CompileTrace;
@@ -9,7 +11,10 @@ use crate::sources::{load, trace_log, vfs};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+pub use remote::serve;
+
 /// One trace log, read and joined to its model folders.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct Story {
     pub path: PathBuf,
     pub trace: CompileTrace,
@@ -40,14 +45,18 @@ pub fn stories(path: &Path) -> Result<Vec<Story>> {
 }
 
 /// Reads each trace log (one that cannot be read becomes a story with the reason as its stop).
+/// Logs on a server are read there, by its agent, and joined to the models of its tree.
 pub fn read_stories(traces: &[PathBuf], index: Option<&DebugIndex>) -> Vec<Story> {
+    if let Some(stories) = remote::read(traces, index) {
+        return stories;
+    }
     traces
         .iter()
         .map(|t| {
-            let trace = trace_log::load(t).unwrap_or_else(|e| CompileTrace {
-                stopped: Some(e.to_string()),
-                ..CompileTrace::default()
-            });
+            let trace = match trace_log::load(t) {
+                Ok(trace) => trace,
+                Err(e) => return unread(t, e.to_string()),
+            };
             let links = index
                 .map(|idx| {
                     compiles::join_models(&trace, &trace_log::models::model_graphs(idx, &trace))
@@ -60,6 +69,18 @@ pub fn read_stories(traces: &[PathBuf], index: Option<&DebugIndex>) -> Vec<Story
             }
         })
         .collect()
+}
+
+/// A story that could not be read: the reason is its stop.
+fn unread(path: &Path, why: String) -> Story {
+    Story {
+        path: path.to_path_buf(),
+        trace: CompileTrace {
+            stopped: Some(why),
+            ..CompileTrace::default()
+        },
+        links: Vec::new(),
+    }
 }
 
 /// The trace logs for `path` and the index of the tree whose models they can be joined to.

@@ -1,0 +1,156 @@
+//! A phase opened headless: its passes parsed (the one on screen first), what each pass changed
+//! from the one before, their union laid out, and their nodes folded by module. The window runs
+//! it in a job. A phase on a server is opened there by the agent, which streams the results
+//! ([`remote`]): neither the graph texts nor the files module inference reads cross the link,
+//! and the work is done beside the files.
+
+mod remote;
+
+use crate::analysis::diff::{self, GraphDiff};
+use crate::analysis::fold::FoldTree;
+use crate::analysis::layout::UnionGraph;
+use crate::analysis::phase_layout::{self, PhaseLayout};
+use crate::model::fx::FxFile;
+use crate::pipeline::modules::{self, ModuleContext};
+use crate::sources::load;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+pub use remote::serve;
+
+/// What to open.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct PhaseSpec {
+    /// The passes, in execution order.
+    pub passes: Vec<PathBuf>,
+    /// The pass on screen: parsed first.
+    pub current: usize,
+    /// Lay the union out (false: the caller has a layout of these passes).
+    pub layout: bool,
+    pub context: ModuleContext,
+}
+
+/// One result, as soon as it is known: every pass, then the diffs, the layout, the fold.
+pub enum PhaseNews {
+    Pass {
+        pass: usize,
+        result: Result<Arc<FxFile>, String>,
+    },
+    /// What each pass changed from the one before (`diffs[k]`: pass k → k+1); sent only when
+    /// every pass was read.
+    Diffs(Vec<Arc<GraphDiff>>),
+    Layout(Result<Arc<PhaseLayout>, String>),
+    /// The module tree of the layout's union nodes; sent only when every pass was read.
+    Fold {
+        layout: Arc<PhaseLayout>,
+        tree: Arc<FoldTree>,
+    },
+}
+
+/// Opens the phase of `spec` (`existing`: a layout of its passes already at hand, used when
+/// `spec.layout` is false), handing each result to `each`. Stops early when `cancel` is set.
+pub fn open(
+    spec: &PhaseSpec,
+    existing: Option<Arc<PhaseLayout>>,
+    cancel: &AtomicBool,
+    each: &(dyn Fn(PhaseNews) + Sync),
+) {
+    if remote::open(spec, existing.clone(), cancel, each) {
+        return;
+    }
+    steps(spec, existing, cancel, &|step| match step {
+        Step::Pass(pass, result) => each(PhaseNews::Pass { pass, result }),
+        Step::Diffs(d) => each(PhaseNews::Diffs(d)),
+        Step::Layout(l) => each(PhaseNews::Layout(Ok(l))),
+        Step::Modules {
+            layout,
+            union,
+            paths,
+        } => {
+            if let Some(layout) = layout {
+                let tree = FoldTree::new(&paths, union.edges());
+                each(PhaseNews::Fold {
+                    layout: layout.clone(),
+                    tree: Arc::new(tree),
+                });
+            }
+        }
+    });
+}
+
+/// The work of [`open`] where the files are, in the form the agent sends it on.
+enum Step<'a> {
+    Pass(usize, Result<Arc<FxFile>, String>),
+    Diffs(Vec<Arc<GraphDiff>>),
+    Layout(Arc<PhaseLayout>),
+    /// The module of each node of `union` (the layout's, when there is one).
+    Modules {
+        layout: Option<&'a Arc<PhaseLayout>>,
+        union: &'a UnionGraph,
+        paths: Vec<String>,
+    },
+}
+
+fn steps(
+    spec: &PhaseSpec,
+    existing: Option<Arc<PhaseLayout>>,
+    cancel: &AtomicBool,
+    each: &(dyn Fn(Step) + Sync),
+) {
+    let mut order: Vec<usize> = (0..spec.passes.len()).collect();
+    order.sort_by_key(|&i| i != spec.current);
+    let mut files: Vec<(usize, Option<Arc<FxFile>>)> = order
+        .par_iter()
+        .map(|&i| {
+            let result = load::graph(&spec.passes[i])
+                .map(Arc::new)
+                .map_err(|e| e.to_string());
+            let file = result.as_ref().ok().cloned();
+            each(Step::Pass(i, result));
+            (i, file)
+        })
+        .collect();
+    files.sort_by_key(|(i, _)| *i);
+    let loaded: Vec<&FxFile> = files.iter().filter_map(|(_, f)| f.as_deref()).collect();
+    let complete = loaded.len() == files.len();
+    if complete && files.len() > 1 {
+        let diffs = diff::consecutive_diffs(&loaded)
+            .into_iter()
+            .map(Arc::new)
+            .collect();
+        each(Step::Diffs(diffs));
+    }
+    let layout = if spec.layout {
+        match phase_layout::build(&loaded, cancel) {
+            Ok(l) => {
+                let l = Arc::new(l);
+                each(Step::Layout(l.clone()));
+                Some(l)
+            }
+            Err(_cancelled) => return,
+        }
+    } else {
+        existing
+    };
+    // The module tree needs every pass (a node keeps its module from pass to pass).
+    if !complete || cancel.load(Ordering::Relaxed) {
+        return;
+    }
+    let own_union;
+    let union = match &layout {
+        Some(l) => &l.union,
+        None => {
+            own_union = phase_layout::union_of(&loaded);
+            &own_union
+        }
+    };
+    let paths = modules::module_paths(union, &loaded, &spec.context);
+    each(Step::Modules {
+        layout: layout.as_ref(),
+        union,
+        paths,
+    });
+}

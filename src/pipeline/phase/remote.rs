@@ -1,0 +1,169 @@
+//! A phase on a server, opened by its agent: the spec crosses with the server's paths, the
+//! results come back as the items of one stream, each in the serde form below.
+
+use super::{PhaseNews, PhaseSpec, Step};
+use crate::analysis::diff::GraphDiff;
+use crate::analysis::fold::FoldTree;
+use crate::analysis::phase_layout::PhaseLayout;
+use crate::model::fx::FxFile;
+use crate::pipeline::modules::ModuleContext;
+use crate::sources::remote::fs::{self as remote, Host};
+use crate::sources::remote::proto::Request;
+use crate::sources::remote::wire;
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+/// One item of the stream.
+#[derive(Serialize, Deserialize)]
+enum Wire {
+    Pass {
+        pass: usize,
+        result: Result<Arc<FxFile>, String>,
+    },
+    Diffs(Vec<Arc<GraphDiff>>),
+    Layout(Arc<PhaseLayout>),
+    /// (union node, its module) for each node below the root: keyed by name, so that it fits a
+    /// layout the client already had.
+    Modules(Vec<(String, String)>),
+}
+
+/// What the agent does for `Request::Phase`: opens the phase of `spec` (the server's paths)
+/// here and sends each result as an item, until done or `stop`.
+pub fn serve(
+    spec: serde_json::Value,
+    stop: &AtomicBool,
+    send: &(dyn Fn(Vec<u8>) + Sync),
+) -> Result<(), String> {
+    let spec: PhaseSpec = serde_json::from_value(spec).map_err(|e| format!("bad request: {e}"))?;
+    super::steps(&spec, None, stop, &|step| {
+        let wire = match step {
+            Step::Pass(pass, result) => Wire::Pass { pass, result },
+            Step::Diffs(d) => Wire::Diffs(d),
+            Step::Layout(l) => Wire::Layout(l),
+            Step::Modules { union, paths, .. } => Wire::Modules(
+                union
+                    .names()
+                    .iter()
+                    .zip(paths)
+                    .filter(|(_, p)| !p.is_empty())
+                    .map(|(n, p)| (n.clone(), p))
+                    .collect(),
+            ),
+        };
+        // Serialising plain data into a Vec cannot fail.
+        if let Ok(bytes) = wire::to_item(&wire) {
+            send(bytes);
+        }
+    });
+    Ok(())
+}
+
+/// Opens `spec` on the server its passes lie on; false when they are not all on one server
+/// (the caller opens it here, reading through the file door).
+pub(super) fn open(
+    spec: &PhaseSpec,
+    existing: Option<Arc<PhaseLayout>>,
+    cancel: &AtomicBool,
+    each: &(dyn Fn(PhaseNews) + Sync),
+) -> bool {
+    let Some((host, _)) = spec.passes.first().and_then(|p| remote::locate(p)) else {
+        return false;
+    };
+    let server = |p: &Path| {
+        remote::locate(p)
+            .filter(|(h, _)| *h == host)
+            .map(|(_, s)| PathBuf::from(s))
+    };
+    let Some(passes) = spec.passes.iter().map(|p| server(p)).collect() else {
+        return false;
+    };
+    let asked = PhaseSpec {
+        passes,
+        current: spec.current,
+        layout: spec.layout,
+        context: ModuleContext {
+            dynamo: spec.context.dynamo.as_deref().and_then(server),
+            forward_first: spec.context.forward_first.as_deref().and_then(server),
+        },
+    };
+    let mut got = vec![false; spec.passes.len()];
+    let mut layout = existing;
+    let mut laid_out = false;
+    let result = ask(&host, &asked, cancel, |wire| {
+        match wire {
+            Wire::Pass { pass, result } => {
+                if let Some(g) = got.get_mut(pass) {
+                    *g = true;
+                    each(PhaseNews::Pass { pass, result });
+                }
+            }
+            Wire::Diffs(diffs) => {
+                if diffs.len() + 1 != got.len() || !diffs.iter().all(|d| d.is_well_formed()) {
+                    return Err(malformed("diffs"));
+                }
+                each(PhaseNews::Diffs(diffs));
+            }
+            Wire::Layout(l) => {
+                if !l.is_well_formed() {
+                    return Err(malformed("layout"));
+                }
+                laid_out = true;
+                layout = Some(l.clone());
+                each(PhaseNews::Layout(Ok(l)));
+            }
+            Wire::Modules(pairs) => {
+                if let Some(l) = &layout {
+                    let of: HashMap<String, String> = pairs.into_iter().collect();
+                    let paths: Vec<String> = l
+                        .union
+                        .names()
+                        .iter()
+                        .map(|n| of.get(n).cloned().unwrap_or_default())
+                        .collect();
+                    let tree = FoldTree::new(&paths, l.union.edges());
+                    each(PhaseNews::Fold {
+                        layout: l.clone(),
+                        tree: Arc::new(tree),
+                    });
+                }
+            }
+        }
+        Ok(())
+    });
+    if let Err(e) = result {
+        let why = format!("ssh://{}: {e}", host.authority());
+        for (pass, _) in got.iter().enumerate().filter(|(_, g)| !**g) {
+            each(PhaseNews::Pass {
+                pass,
+                result: Err(why.clone()),
+            });
+        }
+        if spec.layout && !laid_out {
+            each(PhaseNews::Layout(Err(why)));
+        }
+    }
+    true
+}
+
+fn ask(
+    host: &Host,
+    spec: &PhaseSpec,
+    cancel: &AtomicBool,
+    mut each: impl FnMut(Wire) -> io::Result<()>,
+) -> io::Result<()> {
+    let spec = serde_json::to_value(spec).map_err(io::Error::other)?;
+    remote::items(host, Request::Phase { spec }, cancel, |bytes| {
+        each(wire::from_item(bytes)?)
+    })
+}
+
+fn malformed(what: &str) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        format!("the agent sent a malformed phase ({what})"),
+    )
+}
