@@ -188,3 +188,45 @@ fn opening_a_phase_brings_every_pass_the_diffs_the_layout_and_the_fold() {
     assert_eq!(tree.module_of, want.module_of);
     assert!(tree.modules.len() > 1, "the showcase has modules");
 }
+
+#[test]
+fn damaged_items_are_errors_or_safe_values_never_panics() {
+    let files: Vec<FxFile> = pass_files("showcase", "forward")[..3]
+        .iter()
+        .map(|p| load::graph(p).unwrap())
+        .collect();
+    let refs: Vec<&FxFile> = files.iter().collect();
+    let layout = phase_layout::build(&refs, &AtomicBool::new(false)).unwrap();
+    let diff = diff::diff(refs[0], refs[1]);
+    let items = [
+        wire::to_item(&files[0]).unwrap(),
+        wire::to_item(&layout).unwrap(),
+        wire::to_item(&diff).unwrap(),
+    ];
+    let mut decoded = 0;
+    for item in &items {
+        // Cut anywhere, and with bytes flipped along the way (a deterministic walk).
+        for k in (0..item.len()).step_by(item.len() / 64 + 1) {
+            let _ = wire::from_item::<FxFile>(&item[..k]);
+            let mut bad = item.clone();
+            bad[k] ^= 0x5a;
+            if let Ok(f) = wire::from_item::<FxFile>(&bad) {
+                for g in &f.graphs {
+                    let n = g.nodes.len();
+                    assert!(g.nodes.iter().all(|x| x.inputs.iter().all(|&i| i < n)));
+                }
+                decoded += 1;
+            }
+            if let Ok(l) = wire::from_item::<PhaseLayout>(&bad) {
+                let _ = l.is_well_formed();
+                decoded += 1;
+            }
+            if let Ok(d) = wire::from_item::<diff::GraphDiff>(&bad) {
+                let _ = d.is_well_formed();
+                decoded += 1;
+            }
+        }
+    }
+    // Some damage still reads (a flipped letter in a name): those values were checked above.
+    assert!(decoded > 0);
+}

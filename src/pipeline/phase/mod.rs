@@ -33,7 +33,7 @@ pub struct PhaseSpec {
     pub context: ModuleContext,
 }
 
-/// One result, as soon as it is known: every pass, then the diffs, the layout, the fold.
+/// One result, as soon as it is known: every pass, then the layout, the diffs, the fold.
 pub enum PhaseNews {
     Pass {
         pass: usize,
@@ -116,13 +116,7 @@ fn steps(
     files.sort_by_key(|(i, _)| *i);
     let loaded: Vec<&FxFile> = files.iter().filter_map(|(_, f)| f.as_deref()).collect();
     let complete = loaded.len() == files.len();
-    if complete && files.len() > 1 {
-        let diffs = diff::consecutive_diffs(&loaded)
-            .into_iter()
-            .map(Arc::new)
-            .collect();
-        each(Step::Diffs(diffs));
-    }
+    // The layout first: it is what puts the graph on screen.
     let layout = if spec.layout {
         match phase_layout::build(&loaded, cancel) {
             Ok(l) => {
@@ -135,6 +129,13 @@ fn steps(
     } else {
         existing
     };
+    if complete && files.len() > 1 {
+        let diffs = diff::consecutive_diffs(&loaded)
+            .into_iter()
+            .map(Arc::new)
+            .collect();
+        each(Step::Diffs(diffs));
+    }
     // The module tree needs every pass (a node keeps its module from pass to pass).
     if !complete || cancel.load(Ordering::Relaxed) {
         return;
