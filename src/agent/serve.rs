@@ -200,6 +200,9 @@ fn answer(req: Request) -> (Reply, Vec<u8>) {
             };
         }
         Request::Facts { paths } => Reply::Json(crate::pipeline::facts::wire_of_local(&paths)),
+        Request::PhaseFacts { phases } => {
+            Reply::Json(crate::pipeline::facts::phases_wire_of_local(&phases))
+        }
         Request::Delta {
             target,
             golden,

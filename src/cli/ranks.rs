@@ -50,8 +50,10 @@ pub fn matrices(path: &Path) -> Result<Vec<RankMatrix>> {
                     .iter()
                     .flat_map(|ph| ph.passes.iter().map(|p| p.path.as_path())),
             )
-        });
-    let facts = super::summary::parse_all(files);
+        })
+        .map(Path::to_path_buf)
+        .collect::<Vec<_>>();
+    let facts = super::summary::parse_all(&files);
     Ok(index
         .launches
         .iter()

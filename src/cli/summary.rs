@@ -2,16 +2,15 @@
 //! to the previous pass (`+added −removed ~changed`, see `analysis::diff`).
 
 use super::emit;
-use crate::analysis::diff::{self, DiffCounts};
+use crate::analysis::diff::DiffCounts;
 use crate::analysis::graph_facts::GraphFacts;
 use crate::analysis::summary::{GraphSummary, Summary};
 use crate::error::{Error, Result};
-use crate::model::fx::FxFile;
-use crate::model::index::{DebugIndex, Phase};
+use crate::model::index::DebugIndex;
+use crate::pipeline::facts;
 use crate::sources::load;
-use rayon::prelude::*;
 use serde_json::Value;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
@@ -41,54 +40,24 @@ pub fn run(path: &Path, json: bool) -> Result<()> {
 }
 
 /// Facts of every graph file of the index, and for every pass but the first of its phase, its
-/// diff counts against the previous pass (absent when either file could not be read). Phases
-/// are parsed one batch each (passes in parallel, phases in parallel), so at most a few phases'
-/// graphs are held at once.
+/// diff counts against the previous pass (absent when either file could not be read).
 pub fn parse_and_diff(
     index: &DebugIndex,
 ) -> (HashMap<PathBuf, GraphFacts>, HashMap<PathBuf, DiffCounts>) {
-    let phases: Vec<&Phase> = index
+    let phases: Vec<Vec<PathBuf>> = index
         .runs
         .iter()
         .flat_map(|r| &r.models)
         .flat_map(|m| &m.phases)
+        .map(|ph| ph.passes.iter().map(|p| p.path.clone()).collect())
         .collect();
-    type PhaseOut = (Vec<(PathBuf, GraphFacts)>, Vec<(PathBuf, DiffCounts)>);
-    let per_phase: Vec<PhaseOut> = phases
-        .par_iter()
-        .map(|ph| {
-            let parsed: Vec<std::result::Result<FxFile, String>> = ph
-                .passes
-                .par_iter()
-                .map(|p| load::graph(&p.path).map_err(|e| e.to_string()))
-                .collect();
-            let facts = ph
-                .passes
-                .iter()
-                .zip(&parsed)
-                .map(|(p, r)| (p.path.clone(), GraphFacts::of_result(r.as_ref())))
-                .collect();
-            let diffs = (1..parsed.len())
-                .into_par_iter()
-                .filter_map(|i| match (&parsed[i - 1], &parsed[i]) {
-                    (Ok(a), Ok(b)) => Some((ph.passes[i].path.clone(), diff::diff(a, b).counts())),
-                    _ => None,
-                })
-                .collect();
-            (facts, diffs)
-        })
+    let (mut facts, diffs) = facts::of_phases(&phases);
+    let rest: Vec<PathBuf> = index
+        .graph_files()
+        .filter(|p| !facts.contains_key(*p))
+        .map(Path::to_path_buf)
         .collect();
-    let mut facts = HashMap::new();
-    let mut diffs = HashMap::new();
-    for (f, d) in per_phase {
-        facts.extend(f);
-        diffs.extend(d);
-    }
-    let done: HashSet<&Path> = phases
-        .iter()
-        .flat_map(|ph| ph.passes.iter().map(|p| p.path.as_path()))
-        .collect();
-    facts.extend(parse_all(index.graph_files().filter(|p| !done.contains(p))));
+    facts.extend(parse_all(&rest));
     (facts, diffs)
 }
 
@@ -126,18 +95,14 @@ fn add_diffs(v: &mut Value, diffs: &HashMap<PathBuf, DiffCounts>) {
     }
 }
 
-/// Parses every graph file in parallel; a file that cannot be read gets its reason.
-pub fn parse_all<'a>(paths: impl Iterator<Item = &'a Path>) -> HashMap<PathBuf, GraphFacts> {
-    let paths: Vec<&Path> = paths.collect();
-    paths
-        .par_iter()
-        .map(|p| {
-            (
-                p.to_path_buf(),
-                GraphFacts::of_result(load::graph(p).as_ref()),
-            )
-        })
-        .collect()
+/// The facts of every graph file (parsed in parallel; on a server, by its agent); a file that
+/// cannot be read gets its reason.
+pub fn parse_all(paths: &[PathBuf]) -> HashMap<PathBuf, GraphFacts> {
+    let all = std::sync::Mutex::new(HashMap::new());
+    facts::of_files(paths, |p, f| {
+        all.lock().expect("facts").insert(p, f);
+    });
+    all.into_inner().expect("facts")
 }
 
 fn render(s: &Summary, diffs: &HashMap<PathBuf, DiffCounts>) -> String {

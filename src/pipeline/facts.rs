@@ -1,8 +1,9 @@
 //! The facts of graph files (counts, problems, fingerprint): what the run tree shows of every
-//! pass and the rank matrix compares. Files on a server are parsed there by its agent, and only
-//! their facts cross the link: opening a remote tree moves no graph text but the phase on
-//! screen's.
+//! pass and the rank matrix compares, and with a phase's passes, what each changed from the one
+//! before (`fxray summary`). Files on a server are parsed (and diffed) there by its agent, and
+//! only their facts cross the link: opening a remote tree moves no graph text.
 
+use crate::analysis::diff::{self, DiffCounts};
 use crate::analysis::graph_facts::GraphFacts;
 use crate::analysis::op_family::OpFamily;
 use crate::model::fx::OpKind;
@@ -10,6 +11,7 @@ use crate::sources::load;
 use crate::sources::remote::fs as remote;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 /// Graph files asked of an agent in one request.
@@ -92,5 +94,107 @@ pub fn wire_of_local(paths: &[String]) -> Vec<serde_json::Value> {
     paths
         .par_iter()
         .map(|p| serde_json::to_value(Wire::from(of_file(Path::new(p)))).unwrap_or_default())
+        .collect()
+}
+
+/// The facts of every pass of each phase (each a list of passes in order), and for each pass
+/// after the first its diff counts against the one before (absent when either could not be
+/// read): `(facts, diffs)` keyed by path. Phases are parsed one batch each, so that at most a
+/// few phases' graphs are held at once; a server's phases are parsed and diffed by its agent.
+pub fn of_phases(
+    phases: &[Vec<PathBuf>],
+) -> (HashMap<PathBuf, GraphFacts>, HashMap<PathBuf, DiffCounts>) {
+    let (far, near): (Vec<&Vec<PathBuf>>, Vec<&Vec<PathBuf>>) = phases
+        .iter()
+        .partition(|ph| ph.first().is_some_and(|p| remote::locate(p).is_some()));
+    let mut per_phase: Vec<(&Vec<PathBuf>, PhaseWire)> = near
+        .par_iter()
+        .map(|ph| (*ph, phase_of_local(ph)))
+        .collect();
+    for chunk in far.chunks(REMOTE_BATCH) {
+        let firsts: Vec<&PathBuf> = chunk.iter().map(|ph| &ph[0]).collect();
+        // One request per server: each phase is asked of the server its first pass is on.
+        let answers = remote::ask_by_host(&firsts, |host, _| {
+            let asked: Vec<Vec<String>> = chunk
+                .iter()
+                .filter(|ph| remote::locate(&ph[0]).is_some_and(|(h, _)| h == *host))
+                .map(|ph| ph.iter().map(|p| server_path(p)).collect())
+                .collect();
+            remote::phase_facts(host, &asked)
+        });
+        for (ph, answer) in chunk.iter().zip(answers) {
+            let wire = match answer {
+                Some(Ok(v)) => serde_json::from_value::<PhaseWire>(v)
+                    .ok()
+                    .filter(|w| w.facts.len() == ph.len()),
+                _ => None,
+            };
+            let wire = wire.unwrap_or_else(|| PhaseWire {
+                facts: ph
+                    .iter()
+                    .map(|_| Wire::from(GraphFacts::unreadable("no answer from the agent".into())))
+                    .collect(),
+                diffs: Vec::new(),
+            });
+            per_phase.push((*ph, wire));
+        }
+    }
+    let mut facts = HashMap::new();
+    let mut diffs = HashMap::new();
+    for (ph, w) in per_phase {
+        facts.extend(
+            ph.iter()
+                .cloned()
+                .zip(w.facts.into_iter().map(GraphFacts::from)),
+        );
+        for (p, d) in ph.iter().skip(1).zip(w.diffs) {
+            if let Some(d) = d {
+                diffs.insert(p.clone(), d);
+            }
+        }
+    }
+    (facts, diffs)
+}
+
+/// One phase's facts as they cross a link: a fact per pass, a diff per pass after the first.
+#[derive(Serialize, Deserialize)]
+struct PhaseWire {
+    facts: Vec<Wire>,
+    diffs: Vec<Option<DiffCounts>>,
+}
+
+fn phase_of_local(passes: &[PathBuf]) -> PhaseWire {
+    let parsed: Vec<Result<crate::model::fx::FxFile, String>> = passes
+        .par_iter()
+        .map(|p| load::graph(p).map_err(|e| e.to_string()))
+        .collect();
+    let diffs = (1..parsed.len())
+        .into_par_iter()
+        .map(|i| match (&parsed[i - 1], &parsed[i]) {
+            (Ok(a), Ok(b)) => Some(diff::diff(a, b).counts()),
+            _ => None,
+        })
+        .collect();
+    PhaseWire {
+        facts: parsed
+            .iter()
+            .map(|r| Wire::from(GraphFacts::of_result(r.as_ref())))
+            .collect(),
+        diffs,
+    }
+}
+
+fn server_path(p: &Path) -> String {
+    remote::locate(p).map_or_else(|| p.display().to_string(), |(_, s)| s)
+}
+
+/// What the agent answers to `PhaseFacts`: each local phase's facts and diffs in their wire form.
+pub fn phases_wire_of_local(phases: &[Vec<String>]) -> Vec<serde_json::Value> {
+    phases
+        .par_iter()
+        .map(|ph| {
+            let paths: Vec<PathBuf> = ph.iter().map(PathBuf::from).collect();
+            serde_json::to_value(phase_of_local(&paths)).unwrap_or_default()
+        })
         .collect()
 }

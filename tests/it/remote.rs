@@ -850,3 +850,51 @@ fn a_remote_trace_log_that_cannot_be_read_is_a_story_that_says_why() {
     let why = far[0].trace.stopped.as_deref().expect("a reason");
     assert!(why.contains("dedicated_log_torch_trace_gone.log"), "{why}");
 }
+
+#[test]
+fn a_remote_trees_pass_diffs_for_the_summary_are_computed_on_the_server() {
+    let s = linked();
+    let h = host(s);
+    let phases = |case: &str, mount: bool| -> Vec<Vec<PathBuf>> {
+        ["forward", "backward"]
+            .iter()
+            .filter(|ph| {
+                crate::common::run_dir(case)
+                    .join("npugraph_ex/model__0")
+                    .join(ph)
+                    .exists()
+            })
+            .map(|ph| {
+                crate::common::pass_files(case, ph)
+                    .into_iter()
+                    .map(|p| if mount { s.mount(&p) } else { p })
+                    .collect()
+            })
+            .collect()
+    };
+    let near = fxray::pipeline::facts::of_phases(&phases("npugraph_ex/stress_20k", false));
+    remote::link(&h).unwrap();
+    let (asked, before) = (requests(&h), bytes_in(&h));
+    let far = fxray::pipeline::facts::of_phases(&phases("npugraph_ex/stress_20k", true));
+    let (asked, crossed) = (requests(&h) - asked, bytes_in(&h) - before);
+    println!("summary facts of 6 passes of up to 20k nodes: {asked} request(s), {crossed} B in");
+    assert!(asked <= 2, "{asked} requests");
+    assert!(
+        crossed < 64 << 10,
+        "{crossed} B for the facts and diff counts"
+    );
+    assert_eq!(far.0.len(), near.0.len());
+    assert_eq!(far.1.len(), near.1.len());
+    assert_eq!(
+        far.1.len(),
+        4,
+        "a diff for every pass after the first of each phase"
+    );
+    for (p, c) in &near.1 {
+        assert_eq!(far.1[&s.mount(p)], *c, "{}", p.display());
+    }
+    for (p, f) in &near.0 {
+        let g = &far.0[&s.mount(p)];
+        assert_eq!((g.nodes, g.fingerprint), (f.nodes, f.fingerprint));
+    }
+}

@@ -44,6 +44,15 @@ fn a_remote_tree_opens_and_clicks_through_to_a_nodes_tensors() {
         .as_ref()
         .map(|p| p.passes[p.current].path.clone());
     assert_eq!(shown.as_deref(), Some(want.as_path()));
+    // The phase came from the agent whole: every pass, the diffs, the layout (laid out on the
+    // server: its timings stayed there) and the modules, as the inspector's path shows.
+    let p = h.state().app.phase.as_ref().unwrap();
+    assert!(p.files.iter().all(Option::is_some));
+    assert!(p.diffs.iter().skip(1).all(Option::is_some));
+    let layout = p.layout.as_ref().expect("layout");
+    assert!(layout.layout.stats.phase_times.is_empty());
+    let (_, tree) = p.fold.as_ref().expect("modules");
+    assert!(tree.modules.iter().any(|m| m.path == "layers.0.self_attn"));
 
     // Node: add_6, clicked on the canvas.
     click_node(&mut h, "add_6");

@@ -236,6 +236,15 @@ pub fn facts(host: &Host, paths: &[String]) -> io::Result<Vec<serde_json::Value>
     Ok(json(host, req, paths.len())?.0)
 }
 
+/// Facts and pass-to-pass diff counts of whole phases (each a list of passes), parsed and
+/// diffed on the server, one JSON value per phase in order (`pipeline::facts`'s form).
+pub fn phase_facts(host: &Host, phases: &[Vec<String>]) -> io::Result<Vec<serde_json::Value>> {
+    let req = Request::PhaseFacts {
+        phases: phases.to_vec(),
+    };
+    Ok(json(host, req, phases.len())?.0)
+}
+
 /// Accuracy-compare pairs computed on the server, one JSON value per pair in order (their form
 /// is `pipeline::compare::remote`'s).
 pub fn compare_pairs(

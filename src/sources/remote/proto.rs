@@ -59,6 +59,11 @@ pub enum Request {
     Facts {
         paths: Vec<String>,
     },
+    /// Facts of whole phases (each a list of passes) and each pass's diff counts against the
+    /// one before, parsed and diffed on the server (`pipeline::facts::of_phases`).
+    PhaseFacts {
+        phases: Vec<Vec<String>>,
+    },
     /// Accuracy-compare pairs of files computed on the server (`pipeline::compare::remote`).
     ComparePairs {
         pairs: Vec<(String, String)>,
