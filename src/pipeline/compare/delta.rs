@@ -28,8 +28,8 @@ pub fn delta(target: &Path, golden: &Path, lead: Option<&[u64]>) -> Result<Delta
         return Ok(d);
     }
     let (t, g) = rayon::join(
-        || super::compute::read("target", target),
-        || super::compute::read("golden", golden),
+        || super::pair_data::read("target", target),
+        || super::pair_data::read("golden", golden),
     );
     let (t, g) = (t?, g?);
     delta::delta(&t, &g, lead, BINS, CELLS, SLICE_LIMIT).map_err(|e| e.to_string())

@@ -7,6 +7,7 @@ mod compute;
 pub mod delta;
 mod link;
 pub mod locate;
+mod pair_data;
 pub mod remote;
 mod sides;
 
@@ -16,8 +17,8 @@ use crate::analysis::accuracy::{
 };
 use std::path::{Path, PathBuf};
 
-pub use compute::open_tensor;
 pub use delta::{CELLS, delta};
+pub use pair_data::open_tensor;
 
 /// What to compare when a dump holds several steps or ranks.
 #[derive(Debug, Clone, Default)]

@@ -3,7 +3,7 @@
 //! Numbers cross as their bits, so a remote pair's metrics equal a local one's exactly, NaN
 //! and ±∞ included.
 
-use super::compute::{PairData, pair_data};
+use super::pair_data::{PairData, pair_data};
 use crate::analysis::accuracy::TensorMetrics;
 use crate::analysis::accuracy::metrics::Metric;
 use crate::analysis::accuracy::stats::Summary;
