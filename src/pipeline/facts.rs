@@ -117,7 +117,7 @@ pub fn of_phases(
         let answers = remote::ask_by_host(&firsts, |host, _| {
             let asked: Vec<Vec<String>> = chunk
                 .iter()
-                .filter(|ph| remote::locate(&ph[0]).is_some_and(|(h, _)| h == *host))
+                .filter(|ph| remote::path_on(host, &ph[0]).is_some())
                 .map(|ph| ph.iter().map(|p| server_path(p)).collect())
                 .collect();
             remote::phase_facts(host, &asked)

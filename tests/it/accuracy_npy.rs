@@ -52,14 +52,7 @@ pub fn check_against_truth(c: &Comparison, truth: &serde_json::Value) {
             .metrics
             .as_ref()
             .unwrap_or_else(|| panic!("{}: {}", p.key, p.reason));
-        let ours = [
-            m.cosine,
-            m.euc_dist,
-            m.max_abs_err,
-            m.max_rel_err,
-            m.one_thousandth_ratio,
-            m.five_thousandths_ratio,
-        ];
+        let ours = m.msprobe_six();
         for (k, (a, w)) in ours.iter().zip(want.as_array().expect("six")).enumerate() {
             let w = Metric::parse(w.as_str().expect("text")).expect("metric");
             match (a, w) {

@@ -111,6 +111,19 @@ pub struct TensorMetrics {
 }
 
 impl TensorMetrics {
+    /// The six metrics msprobe's CSV has a column for, in its column order: cosine, Euclidean
+    /// distance, max absolute error, max relative error, one- and five-thousandths ratios.
+    pub fn msprobe_six(&self) -> [Metric; 6] {
+        [
+            self.cosine,
+            self.euc_dist,
+            self.max_abs_err,
+            self.max_rel_err,
+            self.one_thousandth_ratio,
+            self.five_thousandths_ratio,
+        ]
+    }
+
     /// What msprobe's tensor mode writes for a row it has no data for (a scalar argument):
     /// `unsupported` everywhere.
     pub fn unsupported(note: &str) -> TensorMetrics {

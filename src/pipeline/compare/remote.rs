@@ -109,15 +109,7 @@ impl From<PairData> for Wire {
             shape: d.shape,
             golden_dtype: d.golden_dtype,
             golden_shape: d.golden_shape,
-            metrics: [
-                m.cosine,
-                m.euc_dist,
-                m.max_abs_err,
-                m.max_rel_err,
-                m.one_thousandth_ratio,
-                m.five_thousandths_ratio,
-            ]
-            .map(WireMetric::from),
+            metrics: m.msprobe_six().map(WireMetric::from),
             rmse: bits(m.rmse),
             norm_ratio: bits(m.norm_ratio),
             rel_err: bits(m.rel_err),

@@ -73,11 +73,7 @@ pub(super) fn open(
     let Some((host, _)) = spec.passes.first().and_then(|p| remote::locate(p)) else {
         return false;
     };
-    let server = |p: &Path| {
-        remote::locate(p)
-            .filter(|(h, _)| *h == host)
-            .map(|(_, s)| PathBuf::from(s))
-    };
+    let server = |p: &Path| remote::path_on(&host, p).map(PathBuf::from);
     let Some(passes) = spec.passes.iter().map(|p| server(p)).collect() else {
         return false;
     };

@@ -21,6 +21,11 @@ pub fn locate(path: &Path) -> Option<(Host, String)> {
     target::split(path)
 }
 
+/// The server path of `path` when it lies on `host` (`None`: local, or on another server).
+pub fn path_on(host: &Host, path: &Path) -> Option<String> {
+    locate(path).filter(|(h, _)| h == host).map(|(_, s)| s)
+}
+
 fn call(host: &Host, req: Request) -> io::Result<(Reply, Vec<u8>)> {
     let link = super::link(host).map_err(|e| e.into_io())?;
     match link.call(req).map_err(|e| e.into_io())? {
