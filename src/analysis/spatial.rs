@@ -54,16 +54,73 @@ impl Grid {
     pub fn push(&mut self, b: Bounds) -> u32 {
         let id = self.bounds.len() as u32;
         self.bounds.push(b);
-        if b.iter().all(|v| v.is_finite())
-            && let Some((c0, r0, c1, r1)) = self.span(b)
-        {
+        if b.iter().all(|v| v.is_finite()) {
+            self.cells_of(b, id);
+        }
+        id
+    }
+
+    /// Adds a polyline as one item: its bounds are the whole line's, but it sits only in the
+    /// cells its segments cross. A long edge across the graph (a saved activation of a
+    /// backward) would otherwise fill every cell of its bounding box: cols × rows entries.
+    pub fn push_path(&mut self, points: &[[f32; 2]]) -> u32 {
+        let id = self.bounds.len() as u32;
+        let mut b = [f32::MAX, f32::MAX, f32::MIN, f32::MIN];
+        for p in points {
+            b = [
+                b[0].min(p[0]),
+                b[1].min(p[1]),
+                b[2].max(p[0]),
+                b[3].max(p[1]),
+            ];
+        }
+        if points.is_empty() || !b.iter().all(|v| v.is_finite()) {
+            self.bounds.push([f32::NAN; 4]);
+            return id;
+        }
+        self.bounds.push(b);
+        for w in points.windows(2) {
+            let (a, z) = (w[0], w[1]);
+            let len = ((z[0] - a[0]).abs()).max((z[1] - a[1]).abs());
+            // Pieces no longer than half a cell: each piece's box spans at most 2 × 2 cells.
+            let steps = ((len / (self.cell * 0.5)).ceil() as usize).max(1);
+            let mut prev = a;
+            for k in 1..=steps {
+                let t = k as f32 / steps as f32;
+                let p = [a[0] + (z[0] - a[0]) * t, a[1] + (z[1] - a[1]) * t];
+                let piece = [
+                    prev[0].min(p[0]),
+                    prev[1].min(p[1]),
+                    prev[0].max(p[0]),
+                    prev[1].max(p[1]),
+                ];
+                if let Some((c0, r0, c1, r1)) = self.span(piece) {
+                    for r in r0..=r1 {
+                        for c in c0..=c1 {
+                            let cell = &mut self.cells[r * self.cols + c];
+                            if cell.last() != Some(&id) {
+                                cell.push(id);
+                            }
+                        }
+                    }
+                }
+                prev = p;
+            }
+        }
+        if points.len() == 1 {
+            self.cells_of(b, id);
+        }
+        id
+    }
+
+    fn cells_of(&mut self, b: Bounds, id: u32) {
+        if let Some((c0, r0, c1, r1)) = self.span(b) {
             for r in r0..=r1 {
                 for c in c0..=c1 {
                     self.cells[r * self.cols + c].push(id);
                 }
             }
         }
-        id
     }
 
     pub fn len(&self) -> usize {

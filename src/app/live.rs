@@ -338,7 +338,7 @@ impl App {
                 });
             }
         }
-        let Some(layout) = ph.layout.clone() else {
+        let Some(layout) = ph.layout.clone().filter(|_| ph.preview_of.is_none()) else {
             return;
         };
         let covered = ph.layout_passes.unwrap_or(ph.passes.len());

@@ -26,6 +26,7 @@ pub mod trace_graphs;
 
 pub use loading::Loading;
 pub use nav::Nav;
+pub use phase::PhaseState;
 pub use state::{App, Workspace};
 
 use std::path::Path;

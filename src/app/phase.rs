@@ -67,6 +67,11 @@ pub struct PhaseState {
     pub module_context: ModuleContext,
     /// The phase's module tree, with the layout it was built on.
     pub fold: Option<(Arc<PhaseLayout>, Arc<FoldTree>)>,
+    /// `Some(k)` while `layout` is pass k's alone (the first view, before every pass is read
+    /// and the union laid out): no other pass can be drawn yet.
+    pub preview_of: Option<usize>,
+    /// The union layout, held back while the preview shows until its module tree is in.
+    pub layout_next: Option<Arc<PhaseLayout>>,
 }
 
 impl Drop for PhaseState {
@@ -112,6 +117,8 @@ impl PhaseState {
             extending: false,
             module_context: ModuleContext::default(),
             fold: None,
+            preview_of: None,
+            layout_next: None,
         }
     }
 
@@ -140,6 +147,11 @@ impl PhaseState {
         union_module(layout, tree, qualified)
     }
 
+    /// The layout can draw the pass on screen: the union's, or the preview of that very pass.
+    pub fn drawable(&self) -> bool {
+        self.layout.is_some() && self.preview_of.is_none_or(|k| k == self.current)
+    }
+
     pub fn current_file(&self) -> Option<&Arc<FxFile>> {
         self.files.get(self.current).and_then(Option::as_ref)
     }
@@ -153,6 +165,21 @@ impl PhaseState {
             .iter()
             .zip(&self.load_errors)
             .all(|(f, e)| f.is_some() || e.is_some())
+    }
+
+    /// Every pass is read, the layout covers them all, the module tree is built on it and every
+    /// pass-to-pass diff is known: scrubbing and diffing need nothing more.
+    pub fn complete(&self) -> bool {
+        let n = self.passes.len();
+        self.all_loaded()
+            && self.layout_passes == Some(n)
+            && self.preview_of.is_none()
+            && self
+                .layout
+                .as_ref()
+                .is_some_and(|l| self.fold_for(l).is_some())
+            && (self.load_errors.iter().any(Option::is_some)
+                || self.diffs.iter().skip(1).all(Option::is_some))
     }
 
     pub fn pass_of(&self, path: &Path) -> Option<usize> {

@@ -4,8 +4,10 @@
 use super::App;
 use super::jobs::Apply;
 use super::phase::PhaseState;
+use super::state::WorkspaceMsg;
 use crate::analysis::diff::GraphDiff;
 use crate::analysis::fold::FoldTree;
+use crate::analysis::graph_facts::GraphFacts;
 use crate::analysis::phase_layout::PhaseLayout;
 use crate::analysis::provenance::CodeProvenance;
 use crate::model::fx::FxFile;
@@ -30,6 +32,13 @@ pub enum PhaseMsg {
     PassDiffs {
         key: PathBuf,
         diffs: Vec<Arc<GraphDiff>>,
+    },
+    /// The pass on screen alone, laid out and folded, while the others load.
+    Preview {
+        key: PathBuf,
+        pass: usize,
+        layout: Arc<PhaseLayout>,
+        tree: Arc<FoldTree>,
     },
     /// The union layout.
     Layout {
@@ -70,6 +79,7 @@ impl PhaseMsg {
     fn key(&self) -> &PathBuf {
         match self {
             PhaseMsg::PassLoaded { key, .. }
+            | PhaseMsg::Preview { key, .. }
             | PhaseMsg::PassDiffs { key, .. }
             | PhaseMsg::Layout { key, .. }
             | PhaseMsg::Fold { key, .. }
@@ -98,19 +108,50 @@ impl Apply<App> for PhaseMsg {
                 }
                 app.extend_phase();
             }
+            PhaseMsg::Preview {
+                pass, layout, tree, ..
+            } => {
+                // Only until the union layout is in (it may have come first on a fast disk).
+                if ph.layout.is_none() {
+                    ph.fold = Some((layout.clone(), tree));
+                    ph.layout = Some(layout);
+                    ph.preview_of = Some(pass);
+                }
+            }
             PhaseMsg::Layout { key, result } => {
                 // The first layout covers the passes the phase had when it opened.
                 ph.layout_passes = Some(ph.appended_from);
                 match result {
                     Ok(l) => {
                         app.layouts.insert(key, (l.clone(), ph.appended_from));
-                        ph.layout = Some(l);
+                        // The preview stays on screen until the union's module tree is in
+                        // (none comes when a pass could not be read): no flat frame between.
+                        if ph.preview_of.is_some() && ph.load_errors.iter().all(Option::is_none) {
+                            ph.layout_next = Some(l);
+                        } else {
+                            ph.preview_of = None;
+                            ph.layout = Some(l);
+                        }
                     }
-                    Err(e) => ph.layout_error = Some(e),
+                    Err(e) => {
+                        ph.preview_of = None;
+                        ph.layout = None;
+                        ph.layout_error = Some(e);
+                    }
                 }
                 app.extend_phase();
             }
-            PhaseMsg::Fold { layout, tree, .. } => ph.fold = Some((layout, tree)),
+            PhaseMsg::Fold { layout, tree, .. } => {
+                if ph
+                    .layout_next
+                    .as_ref()
+                    .is_some_and(|l| Arc::ptr_eq(l, &layout))
+                {
+                    ph.layout = ph.layout_next.take();
+                    ph.preview_of = None;
+                }
+                ph.fold = Some((layout, tree))
+            }
             PhaseMsg::LayoutExtended {
                 key,
                 passes,
@@ -152,13 +193,32 @@ impl App {
         };
         let existing = st.layout.clone();
         let cancel = st.cancel.clone();
+        let generation = self.generation;
+        let paths = spec.passes.clone();
         let code_path = st.output_code_path.clone();
         let provenance_path = st.provenance_path.clone();
         self.jobs.spawn(move |out| {
             let news = |n: PhaseNews| {
                 let key = key.clone();
                 out.send(match n {
-                    PhaseNews::Pass { pass, result } => PhaseMsg::PassLoaded { key, pass, result },
+                    PhaseNews::Pass { pass, result } => {
+                        // The tree's counts for this pass come from this parse: the facts job
+                        // skips the open phase's files.
+                        if let Ok(f) = &result {
+                            out.send(WorkspaceMsg::Facts {
+                                generation,
+                                path: paths[pass].clone(),
+                                facts: GraphFacts::of(f),
+                            });
+                        }
+                        PhaseMsg::PassLoaded { key, pass, result }
+                    }
+                    PhaseNews::Preview { pass, layout, tree } => PhaseMsg::Preview {
+                        key,
+                        pass,
+                        layout,
+                        tree,
+                    },
                     PhaseNews::Diffs(diffs) => PhaseMsg::PassDiffs { key, diffs },
                     PhaseNews::Layout(result) => PhaseMsg::Layout { key, result },
                     PhaseNews::Fold { layout, tree } => PhaseMsg::Fold { key, layout, tree },

@@ -16,6 +16,9 @@ pub struct Workspace {
     pub facts: HashMap<PathBuf, GraphFacts>,
     /// All graph files have been parsed once.
     pub facts_done: bool,
+    /// The facts job has been started: once the phase on screen is complete, so that on a
+    /// large tree it does not compete with what the user is waiting for.
+    pub facts_started: bool,
     /// Bumped whenever `facts` gains, loses or replaces an entry: caches built from the facts
     /// key on it (a re-parsed file leaves the count as it was).
     pub facts_rev: u64,
@@ -64,6 +67,7 @@ const WANTS: &[fn(&mut App)] = &[
     App::poll_ranks,
     App::want_msprobe_links,
     App::want_compiles,
+    App::want_facts,
 ];
 
 impl App {
@@ -121,16 +125,37 @@ impl App {
                 }
                 Err(e) => (Err(e), None),
             };
-            let files: Vec<PathBuf> = match &result {
-                Ok(idx) => idx.graph_files().map(Path::to_path_buf).collect(),
-                Err(_) => Vec::new(),
-            };
             out.send(WorkspaceMsg::Indexed {
                 generation,
                 result,
                 set,
             });
-            // Prefetch: parse every graph for its facts, so the tree fills in its counts.
+        });
+    }
+
+    /// Parses every graph file for its facts (the tree's counts), once the phase on screen has
+    /// everything it needs; the files the phase job parsed already sent theirs.
+    fn want_facts(&mut self) {
+        let Some(ws) = &mut self.workspace else {
+            return;
+        };
+        let settled = self.phase.as_ref().is_none_or(|p| {
+            p.complete()
+                || p.layout_error.is_some()
+                || (p.all_loaded() && p.load_errors.iter().any(Option::is_some))
+        });
+        if ws.facts_started || !settled {
+            return;
+        }
+        ws.facts_started = true;
+        let files: Vec<PathBuf> = ws
+            .index
+            .graph_files()
+            .filter(|p| !ws.facts.contains_key(*p))
+            .map(Path::to_path_buf)
+            .collect();
+        let generation = self.generation;
+        self.jobs.spawn(move |out| {
             crate::pipeline::facts::of_files(&files, |path, facts| {
                 out.send(WorkspaceMsg::Facts {
                     generation,
@@ -226,6 +251,7 @@ impl App {
                     index,
                     facts: HashMap::new(),
                     facts_done: false,
+                    facts_started: false,
                     facts_rev: 0,
                 });
                 self.load_dumps();

@@ -147,6 +147,22 @@ pub enum BenchCommand {
         #[arg(long)]
         poll: bool,
     },
+    /// The real app, headless: from start to the first frame that draws a graph, and to the
+    /// open phase complete (every pass read, laid out, folded, diffed) with the tree's facts,
+    /// with the CPU spent and the peak memory; each round a child process. Several trees are
+    /// measured side by side, each with its ratios to the first.
+    Open {
+        #[arg(required = true)]
+        trees: Vec<PathBuf>,
+        #[arg(long, default_value_t = 3)]
+        rounds: usize,
+        /// Give up on an open after this many seconds.
+        #[arg(long, default_value_t = 300)]
+        timeout: u64,
+        /// Measure one open in this process (what each round's child runs).
+        #[arg(long, hide = true)]
+        once: bool,
+    },
     /// Open-to-graph time of a remote tree (`ssh://host/path`) through a delay proxy on
     /// loopback, beside the same tree opened locally when it is here too; and the bytes in.
     Remote {
@@ -221,6 +237,17 @@ pub fn run(what: BenchCommand) -> Result<()> {
             sshfs,
             npy_mib,
         } => super::bench_remote::run(&path, delay_ms, rounds.max(1), sshfs, npy_mib),
+        BenchCommand::Open {
+            trees,
+            rounds,
+            timeout,
+            once,
+        } => super::bench_open::run(
+            &trees,
+            rounds.max(1),
+            once,
+            Duration::from_secs(timeout.max(1)),
+        ),
         BenchCommand::Compare {
             target,
             golden,

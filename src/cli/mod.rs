@@ -4,6 +4,7 @@ mod agent;
 pub mod autotune;
 pub mod bench;
 mod bench_archive;
+mod bench_open;
 mod bench_remote;
 mod bench_timeline;
 mod bench_trace;

@@ -129,6 +129,13 @@ impl Fxray {
         }
     }
 
+    /// The window's state with `path` being opened, as at launch (`fxray bench open`).
+    pub fn opening(path: &std::path::Path) -> Self {
+        let mut app = App::new();
+        app.open(path);
+        Fxray::new(app)
+    }
+
     /// The window's state driven without a window (benchmarks): `open` asks for something,
     /// then background work runs until idle; `None` when it did not finish in `timeout`.
     pub fn headless(open: impl FnOnce(&mut App), timeout: std::time::Duration) -> Option<Self> {
@@ -289,7 +296,7 @@ fn menu_bar(app: &mut App, view: &mut ViewState, ui: &mut egui::Ui) {
             let ready = app
                 .phase
                 .as_ref()
-                .is_some_and(|p| p.layout.is_some() && p.current_file().is_some());
+                .is_some_and(|p| p.drawable() && p.current_file().is_some());
             let dark = ui.visuals().dark_mode;
             if ui
                 .add_enabled(ready, egui::Button::new("Current pass as SVG…"))

@@ -34,6 +34,34 @@ pub fn show(app: &mut App, tabs: &super::tabs::Tabs, ui: &mut egui::Ui) {
     }
 }
 
+/// What the open phase is still loading, in the order it comes (`passes read 7/22 · laying
+/// out`); `None` once it is complete. Opening something else cancels it.
+fn phase_progress(ph: &crate::app::PhaseState) -> Option<String> {
+    if ph.complete() || ph.layout_error.is_some() {
+        return None;
+    }
+    let n = ph.passes.len();
+    let read = ph
+        .files
+        .iter()
+        .zip(&ph.load_errors)
+        .filter(|(f, e)| f.is_some() || e.is_some())
+        .count();
+    let mut parts = vec![format!("passes read {read}/{n}")];
+    if read == n {
+        if ph.layout_passes.is_none() {
+            parts.push("laying out".into());
+        } else if ph.layout.as_ref().is_some_and(|l| ph.fold_for(l).is_none()) {
+            parts.push("modules".into());
+        }
+        let diffs = ph.diffs.iter().skip(1).filter(|d| d.is_some()).count();
+        if diffs + 1 < n {
+            parts.push("diffs".into());
+        }
+    }
+    Some(parts.join(" · "))
+}
+
 fn left(app: &mut App, ui: &mut egui::Ui) {
     if app.workspace.is_some() {
         live(app, ui);
@@ -49,7 +77,9 @@ fn left(app: &mut App, ui: &mut egui::Ui) {
         let full = crate::app::display_path(&ws.index.root);
         let path = elide_middle(&full, room, width);
         ui.label(format!("{path}{files}")).on_hover_text(full);
-        if !ws.facts_done {
+        if let Some(doing) = app.phase.as_ref().and_then(phase_progress) {
+            crate::ui::loading::busy(ui, doing);
+        } else if !ws.facts_done {
             crate::ui::loading::busy(ui, format!("parsing graphs {}", ws.facts.len()));
         }
         if !ws.index.warnings.is_empty() {

@@ -99,23 +99,55 @@ pub fn names(code: &str, m: ModId, paths: &Paths) -> bool {
 /// indices are replaced by the context's where the paths agree (`layers.0.attn` in the context of
 /// `layers.5.mlp` is `layers.5.attn`), then the longest shared prefix wins.
 pub fn choose(cands: &[ModId], ctx: &[ModId], paths: &mut Paths) -> ModId {
-    // (shared depth, earlier context, unchanged candidate): bigger is better.
+    // (shared depth, earlier context, unchanged candidate): bigger is better; on a tie the
+    // candidate listed first.
     type Key = (usize, std::cmp::Reverse<usize>, usize);
-    let mut best: Option<(Key, ModId)> = None;
+    // Candidates of one kind (`layers.0.attn`, `layers.1.attn`, …) fill alike: the context's
+    // indices replace theirs up to the same depth. So each kind is weighed once per context
+    // module, not each of a 400-layer model's candidates.
+    let mut kinds: Vec<(u32, usize)> = Vec::new();
+    for (pos, &c) in cands.iter().enumerate() {
+        let k = paths.kind(c);
+        if !kinds.iter().any(|&(x, _)| x == k) {
+            kinds.push((k, pos));
+        }
+    }
+    let mut best: Option<(Key, std::cmp::Reverse<usize>, ModId)> = None;
     for (xi, &x) in ctx.iter().enumerate() {
-        for &c in cands {
-            let filled = fill(c, x, paths);
+        for &(k, first) in &kinds {
+            let c0 = cands[first];
+            let depth = agreeing(c0, x, paths);
+            // The candidate that already sits where the context's indices would put it.
+            let at = paths.ancestor(x, depth);
+            let own = cands[first..]
+                .iter()
+                .position(|&c| paths.kind(c) == k && paths.ancestor(c, depth) == at)
+                .map(|p| p + first);
+            let (pos, filled, unchanged) = match own {
+                Some(p) => (p, cands[p], 1),
+                None => (first, fill(c0, x, paths), 0),
+            };
             let key = (
-                shared(filled, x, paths),
-                std::cmp::Reverse(xi),
-                usize::from(filled == c),
+                (depth, std::cmp::Reverse(xi), unchanged),
+                std::cmp::Reverse(pos),
+                filled,
             );
-            if best.is_none_or(|(k, _)| key > k) {
-                best = Some((key, filled));
+            if best.is_none_or(|b| (key.0, key.1) > (b.0, b.1)) {
+                best = Some(key);
             }
         }
     }
-    best.map_or_else(|| cands.first().copied().unwrap_or(ROOT), |b| b.1)
+    best.map_or_else(|| cands.first().copied().unwrap_or(ROOT), |b| b.2)
+}
+
+/// How many leading segments of `c` agree with `x`'s once `c`'s layer indices take `x`'s: the
+/// depth `fill(c, x)` shares with `x`.
+fn agreeing(c: ModId, x: ModId, paths: &Paths) -> usize {
+    let (cs, xs) = (paths.segments(c), paths.segments(x));
+    cs.iter()
+        .zip(&xs)
+        .take_while(|(a, b)| a == b || (is_index(a) && is_index(b)))
+        .count()
 }
 
 fn fill(c: ModId, x: ModId, paths: &mut Paths) -> ModId {
@@ -133,10 +165,6 @@ fn fill(c: ModId, x: ModId, paths: &mut Paths) -> ModId {
     paths.intern_segments(&out)
 }
 
-fn shared(a: ModId, b: ModId, paths: &Paths) -> usize {
-    paths.depth(paths.common(a, b))
-}
-
 pub fn is_index(s: &str) -> bool {
     !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
 }
@@ -144,6 +172,74 @@ pub fn is_index(s: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `choose` as it was first written: every candidate filled against every context module.
+    fn choose_each(cands: &[ModId], ctx: &[ModId], paths: &mut Paths) -> ModId {
+        type Key = (usize, std::cmp::Reverse<usize>, usize);
+        let mut best: Option<(Key, ModId)> = None;
+        for (xi, &x) in ctx.iter().enumerate() {
+            for &c in cands {
+                let filled = fill(c, x, paths);
+                let shared = paths.depth(paths.common(filled, x));
+                let key = (shared, std::cmp::Reverse(xi), usize::from(filled == c));
+                if best.is_none_or(|(k, _)| key > k) {
+                    best = Some((key, filled));
+                }
+            }
+        }
+        best.map_or_else(|| cands.first().copied().unwrap_or(ROOT), |b| b.1)
+    }
+
+    #[test]
+    fn choosing_by_kind_equals_filling_every_candidate() {
+        let mut p = Paths::default();
+        let names = [
+            "layers.0.attn",
+            "layers.3.attn",
+            "layers.3.mlp",
+            "layers.1.mlp.experts.2",
+            "layers.1.mlp.experts.0",
+            "layers.2.mlp.experts.0",
+            "h.0",
+            "h.1.ln",
+            "layers",
+            "layers.5.attn.q_proj",
+            "model.layers.0.attn",
+            "model.layers.4.attn",
+            "",
+            "layers.1.mlp",
+            "blocks.0.attn",
+            "layers.x.attn",
+            "7.attn",
+        ];
+        let ids: Vec<ModId> = names.iter().map(|n| p.intern(n)).collect();
+        // Every ordered pick of up to 4 candidates against every pair of contexts.
+        let mut seed = 12345u64;
+        let mut next = |m: usize| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) as usize % m
+        };
+        for _ in 0..4000 {
+            let cands: Vec<ModId> = (0..1 + next(5)).map(|_| ids[next(ids.len())]).collect();
+            let ctx: Vec<ModId> = (0..next(3)).map(|_| ids[next(ids.len())]).collect();
+            let want = choose_each(&cands, &ctx, &mut p);
+            let got = choose(&cands, &ctx, &mut p);
+            assert_eq!(
+                p.path(got),
+                p.path(want),
+                "cands {:?} ctx {:?}",
+                cands
+                    .iter()
+                    .map(|&c| p.path(c).to_string())
+                    .collect::<Vec<_>>(),
+                ctx.iter()
+                    .map(|&c| p.path(c).to_string())
+                    .collect::<Vec<_>>()
+            );
+        }
+    }
 
     #[test]
     fn choose_moves_a_frame_to_the_context_layer() {

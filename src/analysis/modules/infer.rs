@@ -56,7 +56,7 @@ pub fn infer(g: &FxGraph, ev: &Evidence<'_>, paths: &mut Paths) -> Inferred {
         }
     }
     let locs: Vec<&SourceLoc> = stmts.iter().map(|s| s.loc).collect();
-    let kinds: Vec<Vec<u64>> = stmts
+    let kinds: Vec<Vec<u32>> = stmts
         .iter()
         .map(|s| {
             let elsewhere = ev.frames.map_or(&[][..], |fr| fr.get(&key(s.loc)));
@@ -135,8 +135,12 @@ pub fn infer(g: &FxGraph, ev: &Evidence<'_>, paths: &mut Paths) -> Inferred {
         let mut known: Vec<ModId> = frames.get(&k).to_vec();
         let mut known_own = frames.own.contains(&k);
         if let Some(f) = ev.frames {
+            // A line of a 400-layer model ran in 400 frames: a set, not a scan per frame.
+            let mut seen: std::collections::HashSet<ModId> = known.iter().copied().collect();
             for &m in f.get(&k) {
-                push_unique(&mut known, m);
+                if seen.insert(m) {
+                    known.push(m);
+                }
             }
             known_own |= f.own.contains(&k);
         }

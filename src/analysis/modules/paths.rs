@@ -11,6 +11,12 @@ pub const ROOT: ModId = 0;
 pub struct Paths {
     list: Vec<String>,
     parent: Vec<ModId>,
+    /// Segments below the root, per module.
+    depth: Vec<u32>,
+    /// The path with its layer indices left out (`layers.#.attn`), interned: modules of one
+    /// kind share it. A 400-layer model asks this of every frame of every line.
+    kind: Vec<u32>,
+    kinds: HashMap<String, u32>,
     by_path: HashMap<String, ModId>,
 }
 
@@ -19,6 +25,9 @@ impl Default for Paths {
         Paths {
             list: vec![String::new()],
             parent: vec![ROOT],
+            depth: vec![0],
+            kind: vec![0],
+            kinds: HashMap::from([(String::new(), 0)]),
             by_path: HashMap::from([(String::new(), ROOT)]),
         }
     }
@@ -34,6 +43,15 @@ impl Paths {
             None => ROOT,
         };
         let id = self.list.len() as ModId;
+        let kind: Vec<&str> = path
+            .split('.')
+            .map(|s| if super::frames::is_index(s) { "#" } else { s })
+            .collect();
+        let kind = kind.join(".");
+        let next = self.kinds.len() as u32;
+        let kind = *self.kinds.entry(kind).or_insert(next);
+        self.kind.push(kind);
+        self.depth.push(self.depth[parent as usize] + 1);
         self.list.push(path.to_string());
         self.parent.push(parent);
         self.by_path.insert(path.to_string(), id);
@@ -68,12 +86,22 @@ impl Paths {
     }
 
     pub fn depth(&self, id: ModId) -> usize {
-        let p = self.path(id);
-        if p.is_empty() {
-            0
-        } else {
-            p.matches('.').count() + 1
+        self.depth[id as usize] as usize
+    }
+
+    /// The kind of module `id` is: equal for `layers.0.attn` and `layers.7.attn`.
+    pub fn kind(&self, id: ModId) -> u32 {
+        self.kind[id as usize]
+    }
+
+    /// `id`'s ancestor `depth` segments deep (`id` itself when it is no deeper).
+    pub fn ancestor(&self, mut id: ModId, depth: usize) -> ModId {
+        let mut d = self.depth(id);
+        while d > depth {
+            id = self.parent(id);
+            d -= 1;
         }
+        id
     }
 
     pub fn segments(&self, id: ModId) -> Vec<&str> {

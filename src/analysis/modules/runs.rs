@@ -25,7 +25,7 @@ const SPAN: u32 = 40;
 /// in another kind of module (a caller's line after its callee's). Calls nest (an MoE block's loop calls an expert's
 /// `forward`, in the same file): the calls of one function still open are kept as a stack, and
 /// a line that continues a deeper one closes the calls above it.
-pub fn runs(locs: &[&SourceLoc], reads: &[Vec<usize>], kinds: &[Vec<u64>]) -> Vec<usize> {
+pub fn runs(locs: &[&SourceLoc], reads: &[Vec<usize>], kinds: &[Vec<u32>]) -> Vec<usize> {
     let n = locs.len();
     let mut links: Vec<Vec<usize>> = reads.to_vec();
     for (s, rs) in reads.iter().enumerate() {
@@ -121,7 +121,7 @@ const DEPTH: usize = 8;
 #[derive(Default)]
 struct RunInfo {
     /// Kinds of module it is known to run in.
-    kinds: Vec<u64>,
+    kinds: Vec<u32>,
 }
 
 struct Builder {
@@ -163,14 +163,14 @@ impl Builder {
     }
 
     /// Statement `s` can be in run `r`: it is not known to run in another kind of module.
-    fn fits(&self, r: usize, s: usize, kinds: &[Vec<u64>]) -> bool {
+    fn fits(&self, r: usize, s: usize, kinds: &[Vec<u32>]) -> bool {
         let info = &self.info[r];
         info.kinds.is_empty()
             || kinds[s].is_empty()
             || kinds[s].iter().any(|k| info.kinds.contains(k))
     }
 
-    fn place(&mut self, s: usize, r: usize, kinds: &[Vec<u64>]) {
+    fn place(&mut self, s: usize, r: usize, kinds: &[Vec<u32>]) {
         self.run[s] = r;
         self.placed[s] = true;
         let info = &mut self.info[r];

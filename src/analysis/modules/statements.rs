@@ -2,7 +2,6 @@
 //! links them.
 
 use super::Confidence;
-use super::frames::is_index;
 use super::ops::is_compute;
 use super::paths::{ModId, Paths};
 use crate::model::fx::{FxGraph, SourceLoc};
@@ -70,13 +69,8 @@ pub fn statement_reads(g: &FxGraph, stmts: &[Stmt<'_>]) -> Vec<Vec<usize>> {
 }
 
 /// The kind of module a frame is: its path with the layer indices left out (`layers.#.attn`).
-pub fn kind(f: ModId, paths: &Paths) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    for seg in paths.segments(f) {
-        if is_index(seg) { "#" } else { seg }.hash(&mut h);
-    }
-    h.finish()
+pub fn kind(f: ModId, paths: &Paths) -> u32 {
+    paths.kind(f)
 }
 
 /// Per run: the nodes its statements read from outside it.

@@ -33,8 +33,16 @@ pub struct PhaseSpec {
     pub context: ModuleContext,
 }
 
-/// One result, as soon as it is known: every pass, then the layout, the diffs, the fold.
+/// One result, as soon as it is known: the pass on screen laid out and folded on its own, every
+/// pass, then the union layout, the diffs, the fold.
 pub enum PhaseNews {
+    /// The pass on screen alone, laid out and folded by module, before the others are read: what
+    /// the window draws first. The union layout and its fold replace it.
+    Preview {
+        pass: usize,
+        layout: Arc<PhaseLayout>,
+        tree: Arc<FoldTree>,
+    },
     Pass {
         pass: usize,
         result: Result<Arc<FxFile>, String>,
@@ -62,6 +70,18 @@ pub fn open(
         return;
     }
     steps(spec, existing, cancel, &|step| match step {
+        Step::Preview {
+            pass,
+            layout,
+            paths,
+        } => {
+            let tree = FoldTree::new(&paths, layout.union.edges());
+            each(PhaseNews::Preview {
+                pass,
+                layout,
+                tree: Arc::new(tree),
+            });
+        }
         Step::Pass(pass, result) => each(PhaseNews::Pass { pass, result }),
         Step::Diffs(d) => each(PhaseNews::Diffs(d)),
         Step::Layout(l) => each(PhaseNews::Layout(Ok(l))),
@@ -83,6 +103,12 @@ pub fn open(
 
 /// The work of [`open`] where the files are, in the form the agent sends it on.
 enum Step<'a> {
+    /// The pass on screen alone: its layout and the module of each of its nodes.
+    Preview {
+        pass: usize,
+        layout: Arc<PhaseLayout>,
+        paths: Vec<String>,
+    },
     Pass(usize, Result<Arc<FxFile>, String>),
     Diffs(Vec<Arc<GraphDiff>>),
     Layout(Arc<PhaseLayout>),
@@ -100,19 +126,45 @@ fn steps(
     cancel: &AtomicBool,
     each: &(dyn Fn(Step) + Sync),
 ) {
-    let mut order: Vec<usize> = (0..spec.passes.len()).collect();
-    order.sort_by_key(|&i| i != spec.current);
-    let mut files: Vec<(usize, Option<Arc<FxFile>>)> = order
-        .par_iter()
-        .map(|&i| {
-            let result = load::graph(&spec.passes[i])
-                .map(Arc::new)
-                .map_err(|e| e.to_string());
-            let file = result.as_ref().ok().cloned();
-            each(Step::Pass(i, result));
-            (i, file)
-        })
-        .collect();
+    let n = spec.passes.len();
+    let read = |i: usize| {
+        let result = load::graph(&spec.passes[i])
+            .map(Arc::new)
+            .map_err(|e| e.to_string());
+        let file = result.as_ref().ok().cloned();
+        each(Step::Pass(i, result));
+        (i, file)
+    };
+    // The pass on screen first, on its own: laid out and folded while the others are read, so
+    // a phase of 100k-node passes is on screen in the time of one pass, not of all of them.
+    let current = spec.current.min(n.saturating_sub(1));
+    let first = (n > 0).then(|| read(current));
+    let rest: Vec<usize> = (0..n).filter(|&i| i != current).collect();
+    let mut files: Vec<(usize, Option<Arc<FxFile>>)> = Vec::with_capacity(n);
+    let preview = |file: &FxFile| {
+        if !spec.layout || n < 2 || cancel.load(Ordering::Relaxed) {
+            return;
+        }
+        let Ok(l) = phase_layout::build(&[file], cancel) else {
+            return;
+        };
+        let paths = modules::module_paths(&l.union, &[file], &spec.context);
+        each(Step::Preview {
+            pass: current,
+            layout: Arc::new(l),
+            paths,
+        });
+    };
+    let (_, others) = rayon::join(
+        || {
+            if let Some((_, Some(f))) = &first {
+                preview(f);
+            }
+        },
+        || rest.par_iter().map(|&i| read(i)).collect::<Vec<_>>(),
+    );
+    files.extend(first);
+    files.extend(others);
     files.sort_by_key(|(i, _)| *i);
     let loaded: Vec<&FxFile> = files.iter().filter_map(|(_, f)| f.as_deref()).collect();
     let complete = loaded.len() == files.len();

@@ -29,6 +29,38 @@ enum Wire {
     /// (union node, its module) for each node below the root: keyed by name, so that it fits a
     /// layout the client already had.
     Modules(Vec<(String, String)>),
+    /// The pass on screen alone, laid out, with the module of each of its nodes (as above).
+    Preview {
+        pass: usize,
+        layout: Arc<PhaseLayout>,
+        modules: Vec<(String, String)>,
+    },
+}
+
+/// (union node, its module) for each node of `union` below the root.
+fn named_modules(
+    union: &crate::analysis::layout::UnionGraph,
+    paths: Vec<String>,
+) -> Vec<(String, String)> {
+    union
+        .names()
+        .iter()
+        .zip(paths)
+        .filter(|(_, p)| !p.is_empty())
+        .map(|(n, p)| (n.clone(), p))
+        .collect()
+}
+
+/// The fold tree of `layout` from the agent's (node, module) pairs.
+fn tree_of(layout: &PhaseLayout, pairs: Vec<(String, String)>) -> FoldTree {
+    let of: HashMap<String, String> = pairs.into_iter().collect();
+    let paths: Vec<String> = layout
+        .union
+        .names()
+        .iter()
+        .map(|n| of.get(n).cloned().unwrap_or_default())
+        .collect();
+    FoldTree::new(&paths, layout.union.edges())
 }
 
 /// What the agent does for `Request::Phase`: opens the phase of `spec` (the server's paths)
@@ -44,15 +76,16 @@ pub fn serve(
             Step::Pass(pass, result) => Wire::Pass { pass, result },
             Step::Diffs(d) => Wire::Diffs(d),
             Step::Layout(l) => Wire::Layout(l),
-            Step::Modules { union, paths, .. } => Wire::Modules(
-                union
-                    .names()
-                    .iter()
-                    .zip(paths)
-                    .filter(|(_, p)| !p.is_empty())
-                    .map(|(n, p)| (n.clone(), p))
-                    .collect(),
-            ),
+            Step::Modules { union, paths, .. } => Wire::Modules(named_modules(union, paths)),
+            Step::Preview {
+                pass,
+                layout,
+                paths,
+            } => Wire::Preview {
+                pass,
+                modules: named_modules(&layout.union, paths),
+                layout,
+            },
         };
         // Serialising plain data into a Vec cannot fail.
         if let Ok(bytes) = wire::to_item(&wire) {
@@ -113,19 +146,26 @@ pub(super) fn open(
             }
             Wire::Modules(pairs) => {
                 if let Some(l) = &layout {
-                    let of: HashMap<String, String> = pairs.into_iter().collect();
-                    let paths: Vec<String> = l
-                        .union
-                        .names()
-                        .iter()
-                        .map(|n| of.get(n).cloned().unwrap_or_default())
-                        .collect();
-                    let tree = FoldTree::new(&paths, l.union.edges());
                     each(PhaseNews::Fold {
                         layout: l.clone(),
-                        tree: Arc::new(tree),
+                        tree: Arc::new(tree_of(l, pairs)),
                     });
                 }
+            }
+            Wire::Preview {
+                pass,
+                layout: l,
+                modules,
+            } => {
+                if !l.is_well_formed() || pass >= got.len() {
+                    return Err(malformed("preview"));
+                }
+                let tree = Arc::new(tree_of(&l, modules));
+                each(PhaseNews::Preview {
+                    pass,
+                    layout: l,
+                    tree,
+                });
             }
         }
         Ok(())

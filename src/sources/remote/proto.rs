@@ -8,7 +8,7 @@ use crate::model::tensor::{Slice2d, TensorCompare, TensorSummary};
 use crate::sources::entry::Kind;
 use serde::{Deserialize, Serialize};
 
-pub const PROTOCOL: u32 = 2;
+pub const PROTOCOL: u32 = 3;
 
 /// A frame from the client: a request and the id its replies carry.
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -213,7 +213,7 @@ pub fn show(app: &mut App, st: &mut GraphViewState, ui: &mut egui::Ui) {
     pass_strip::show(app, ui);
     let Some(ph) = &app.phase else { return };
     let (layout, file) = match (ph.layout.clone(), ph.current_file().cloned()) {
-        (Some(l), Some(f)) => (l, f),
+        (Some(l), Some(f)) if ph.drawable() => (l, f),
         _ => {
             loading(app, ui);
             return;
@@ -224,13 +224,24 @@ pub fn show(app: &mut App, st: &mut GraphViewState, ui: &mut egui::Ui) {
         .as_ref()
         .is_none_or(|s| !Arc::ptr_eq(&s.layout, &layout))
     {
-        // Another rank's pass keeps the viewport and the open boxes.
-        st.carried_open = keep_view
+        // Another rank's pass keeps the viewport and the open boxes; so does the union layout
+        // taking over from the preview of the same phase.
+        let after_preview = st
+            .scene
+            .as_ref()
+            .is_some_and(|s| s.preview_of.as_ref() == Some(&ph.key));
+        let keep = keep_view || after_preview;
+        st.carried_open = keep
             .then(|| st.scene.as_ref().and_then(open_modules))
             .flatten();
-        st.scene = Some(Scene::new(layout.clone()));
+        let mut scene = Scene::new(layout.clone());
+        scene.preview_of = ph.preview_of.map(|_| ph.key.clone());
+        if after_preview {
+            scene.opens_folded = st.scene.as_ref().and_then(|s| s.opens_folded);
+        }
+        st.scene = Some(scene);
         st.scene_a = None;
-        st.fit_frames = if keep_view { 0 } else { 2 };
+        st.fit_frames = if keep { 0 } else { 2 };
     }
     st.search.refresh(&file);
     let started = Instant::now();
@@ -477,12 +488,19 @@ fn loading(app: &App, ui: &mut egui::Ui) {
             } else if let Some(e) = &ph.layout_error {
                 ui.colored_label(ui.visuals().error_fg_color, e);
             } else {
+                // A pass other than the one drawn first, before the union layout is in.
+                let wait = if ph.preview_of.is_some() {
+                    let p = &ph.passes[ph.current];
+                    format!("pass {:03} {} is not ready yet: ", p.index, p.name)
+                } else {
+                    String::new()
+                };
                 let doing = if loaded < ph.passes.len() {
-                    format!("reading passes {loaded}/{}", ph.passes.len())
+                    format!("{wait}reading passes {loaded}/{}", ph.passes.len())
                 } else {
                     let nodes = ph.current_file().map_or(0, |f| f.node_count());
                     format!(
-                        "laying out {nodes} nodes across {} passes…",
+                        "{wait}laying out {nodes} nodes across {} passes…",
                         ph.passes.len()
                     )
                 };

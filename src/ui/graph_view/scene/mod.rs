@@ -112,6 +112,8 @@ pub struct Scene {
     /// Whether the graph opened grouped by module (decided once, when its module tree came:
     /// resizing the window later must not fold or unfold it).
     pub opens_folded: Option<bool>,
+    /// The phase whose preview (its pass on screen laid out alone) this scene draws.
+    pub preview_of: Option<std::path::PathBuf>,
     grid: Grid,
     grid_items: Vec<Item>,
     /// Boxes and bundles only: all a view zoomed out past its nodes asks of the index.
@@ -220,6 +222,7 @@ impl Scene {
             applied: None,
             fold: None,
             opens_folded: None,
+            preview_of: None,
             grid: Grid::default(),
             grid_items: Vec::new(),
             coarse: Grid::default(),
@@ -254,10 +257,7 @@ impl Scene {
         let rect_of = |c: Pos2, (w, h): (f32, f32)| {
             [c.x - w / 2.0, c.y - h / 2.0, c.x + w / 2.0, c.y + h / 2.0]
         };
-        let bbox = |pts: &[Pos2]| {
-            let r = egui::Rect::from_points(pts);
-            [r.min.x, r.min.y, r.max.x, r.max.y]
-        };
+        let points = |pts: &[Pos2]| pts.iter().map(|p| [p.x, p.y]).collect::<Vec<_>>();
         match &self.fold {
             None => {
                 for i in 0..self.node_idx.len() {
@@ -268,7 +268,7 @@ impl Scene {
                 }
                 for (e, route) in self.flat_routes.iter().enumerate() {
                     if route.len() >= 2 {
-                        grid.push(bbox(route));
+                        grid.push_path(&points(route));
                         items.push(Item::Edge(e as u32));
                     }
                 }
@@ -304,7 +304,7 @@ impl Scene {
                     if pts.len() < 2 {
                         continue;
                     }
-                    grid.push(bbox(&pts));
+                    grid.push_path(&d.path);
                     match (d.from, d.to, d.edges.as_slice()) {
                         (Rep::Node(_), Rep::Node(_), &[e]) => {
                             if let Some(x) = self.graph.edge_mut(self.edge_idx[e as usize]) {
