@@ -261,6 +261,15 @@ pub enum Command {
         #[arg(long)]
         csv: Option<PathBuf>,
     },
+    /// The module tree of a graph file, with node counts, and its numbered sub-modules grouped
+    /// by structure (`layers.0–414 ×415`; the odd ones in groups of their own, saying how they
+    /// differ). Modules are inferred as the window does.
+    Modules {
+        graph: PathBuf,
+        /// Machine-readable JSON instead of the tree.
+        #[arg(long)]
+        json: bool,
+    },
     /// The ranks of each distributed launch: every graph file × rank with node counts, `*` on
     /// the ranks whose graph differs from the majority's (structure, not names).
     Ranks {
@@ -390,6 +399,7 @@ pub fn run(command: Command) -> Result<()> {
         Command::Autotune { path, json } => autotune::run(&path, json),
         Command::Compiles { path, json } => compiles::run(&path, json),
         Command::Ranks { path, json } => ranks::run(&path, json),
+        Command::Modules { graph, json } => modules::run(&graph, json),
         Command::Compare {
             target,
             golden,

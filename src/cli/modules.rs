@@ -1,14 +1,66 @@
-//! `fxray bench modules`: module inference over every phase of a tree, timed. The context a
-//! pass needs is assembled in `pipeline::modules`.
+//! `fxray modules GRAPH`: the module tree of a graph with its repeat groups; `fxray bench
+//! modules`: module inference over every phase of a tree, timed. The context a pass needs is
+//! assembled in `pipeline::modules`.
 
 use crate::analysis::modules::{self, PhaseInput};
 use crate::error::{Error, Result};
 use crate::model::fx::FxFile;
-use crate::pipeline::modules::parse;
+use crate::pipeline::modules::{ModuleReport, parse};
 use crate::sources::load;
 use rayon::prelude::*;
+use std::io::Write;
 use std::path::Path;
 use std::time::Instant;
+
+/// `fxray modules GRAPH [--json]`.
+pub fn run(graph: &Path, json: bool) -> Result<()> {
+    let report = crate::pipeline::modules::report(graph)?;
+    let text = if json {
+        serde_json::to_string_pretty(&report)
+            .map_err(|e| Error::Internal(format!("writing JSON: {e}")))?
+            + "\n"
+    } else {
+        let mut out = Vec::new();
+        // Writing into memory cannot fail.
+        let _ = write_tree(&mut out, &report, 0);
+        String::from_utf8_lossy(&out).into_owned()
+    };
+    super::emit(&text, None)
+}
+
+/// One line per module, indented; a repeat group is one line, and only its first member's
+/// sub-modules follow (the others are the same).
+fn write_tree(out: &mut impl Write, m: &ModuleReport, depth: usize) -> std::io::Result<()> {
+    let pad = "  ".repeat(depth);
+    let name = if m.module.is_empty() {
+        "(graph)"
+    } else {
+        &m.module
+    };
+    writeln!(out, "{pad}{name}  {} nodes ({} own)", m.nodes, m.own)?;
+    let mut shown: Vec<&str> = Vec::new();
+    for g in &m.groups {
+        write!(out, "{pad}  {}  {} nodes each", g.label, g.nodes)?;
+        match &g.differs {
+            Some(d) => writeln!(out, "  ({d})")?,
+            None => writeln!(out)?,
+        }
+        if let Some(first) = g.members.first() {
+            shown.push(first);
+        }
+    }
+    let grouped: std::collections::HashSet<&str> = m
+        .groups
+        .iter()
+        .flat_map(|g| g.members.iter().map(String::as_str))
+        .collect();
+    for c in &m.modules {
+        if !grouped.contains(c.module.as_str()) || shown.contains(&c.module.as_str()) {
+            write_tree(out, c, depth + 1)?;
+        }
+    }
+    Ok(())
+}
 
 /// `fxray bench modules PATH`: module inference over every pass of every phase of every model
 /// under PATH (files parsed once, beforehand; inference timed, best and median of `rounds`).

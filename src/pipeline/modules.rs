@@ -118,3 +118,130 @@ pub fn parse(p: &Path) -> Option<FxFile> {
 fn canonical(p: &Path) -> PathBuf {
     p.canonicalize().unwrap_or_else(|_| p.to_path_buf())
 }
+
+/// A module of a graph as `fxray modules` reports it: its nodes (own and below), its
+/// sub-modules, and its numbered children grouped by structure.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ModuleReport {
+    /// Dotted path; `""` for the graph itself.
+    pub module: String,
+    /// Nodes in it and below.
+    pub nodes: u32,
+    /// Nodes directly in it.
+    pub own: u32,
+    /// Sub-modules.
+    pub children: usize,
+    /// Numbered children (`layers.0` …) by structure: empty when it has none that repeat.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<GroupReport>,
+    /// Sub-modules, in the order their first node runs.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub modules: Vec<ModuleReport>,
+}
+
+/// Siblings of one structure.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct GroupReport {
+    /// `layers.0–414 ×415`.
+    pub label: String,
+    pub members: Vec<String>,
+    /// Nodes in each member.
+    pub nodes: u32,
+    /// How it differs from the parent's largest group (absent for that group).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub differs: Option<String>,
+}
+
+/// The module tree of the graph file `graph` with its repeat groups, modules inferred as the
+/// window does (with its model's Dynamo graph and earlier passes when it sits in a phase).
+pub fn report(graph: &Path) -> crate::error::Result<ModuleReport> {
+    use crate::analysis::{fold, phase_layout};
+    let file = load::graph(graph)?;
+    let gm = for_graph_file(graph, &file);
+    let union = phase_layout::union_of(&[&file]);
+    let pm = modules::PhaseModules {
+        passes: vec![gm],
+        dynamo: None,
+    };
+    let paths = fold::union_modules(&union, &[&file], &pm);
+    let tree = FoldTree::new(&paths, union.edges());
+    // What each union node computes: its op and shape, names left out.
+    let mut key: Vec<Option<u64>> = vec![None; union.names().len()];
+    let mut target: Vec<Option<String>> = vec![None; union.names().len()];
+    let entries = phase_layout::pass_entries(&file);
+    let nodes = file.graphs.iter().flat_map(|g| &g.nodes);
+    for ((name, _), node) in entries.iter().zip(nodes) {
+        if let Some(id) = union.id(name) {
+            let op = crate::model::fx_fmt::short_target(node);
+            let meta = crate::model::fx_fmt::meta_text(node).unwrap_or_default();
+            key[id as usize] = Some(fold::structure_key(&op, &meta));
+            target[id as usize] = Some(op);
+        }
+    }
+    let groups = fold::repeat_groups(&tree, |n| key[n as usize]);
+    let target: Vec<Option<&str>> = target.iter().map(Option::as_deref).collect();
+    let mut by_parent: std::collections::HashMap<fold::ModIx, Vec<&fold::RepeatGroup>> =
+        Default::default();
+    for g in &groups {
+        by_parent.entry(g.parent).or_default().push(g);
+    }
+    fn build(
+        tree: &FoldTree,
+        m: fold::ModIx,
+        by_parent: &std::collections::HashMap<fold::ModIx, Vec<&fold::RepeatGroup>>,
+        target: &[Option<&str>],
+    ) -> ModuleReport {
+        let md = &tree.modules[m as usize];
+        let present = |x: fold::ModIx| count(tree, x, target);
+        let groups = by_parent.get(&m).map_or_else(Vec::new, |gs| {
+            let largest = gs
+                .iter()
+                .max_by_key(|g| (g.members.len(), std::cmp::Reverse(g.members[0])))
+                .map(|g| g.members[0]);
+            gs.iter()
+                .map(|g| GroupReport {
+                    label: fold::group_label(tree, &g.members),
+                    members: g
+                        .members
+                        .iter()
+                        .map(|&x| tree.modules[x as usize].path.clone())
+                        .collect(),
+                    nodes: present(g.members[0]),
+                    differs: largest
+                        .filter(|&l| l != g.members[0])
+                        .map(|l| fold::difference(tree, g.members[0], l, |n| target[n as usize])),
+                })
+                .collect()
+        });
+        ModuleReport {
+            module: md.path.clone(),
+            nodes: present(m),
+            own: md
+                .nodes
+                .iter()
+                .filter(|&&n| target[n as usize].is_some())
+                .count() as u32,
+            children: md.children.len(),
+            groups,
+            modules: md
+                .children
+                .iter()
+                .map(|&c| build(tree, c, by_parent, target))
+                .collect(),
+        }
+    }
+    Ok(build(&tree, fold::ROOT, &by_parent, &target))
+}
+
+/// Nodes of the graph in module `m` and below.
+fn count(tree: &FoldTree, m: crate::analysis::fold::ModIx, target: &[Option<&str>]) -> u32 {
+    let md = &tree.modules[m as usize];
+    md.nodes
+        .iter()
+        .filter(|&&n| target[n as usize].is_some())
+        .count() as u32
+        + md.children
+            .iter()
+            .map(|&c| count(tree, c, target))
+            .sum::<u32>()
+}

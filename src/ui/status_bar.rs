@@ -51,7 +51,9 @@ fn phase_progress(ph: &crate::app::PhaseState) -> Option<String> {
     if read == n {
         if ph.layout_passes.is_none() {
             parts.push("laying out".into());
-        } else if ph.layout.as_ref().is_some_and(|l| ph.fold_for(l).is_none()) {
+        } else if ph.layout_next.is_some()
+            || ph.layout.as_ref().is_some_and(|l| ph.fold_for(l).is_none())
+        {
             parts.push("modules".into());
         }
         let diffs = ph.diffs.iter().skip(1).filter(|d| d.is_some()).count();

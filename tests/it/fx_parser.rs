@@ -600,7 +600,7 @@ fn inductor_dynamic_shapes_sym_placeholders_and_symbolic_dims() {
         None,
         "after `No stacktrace found`"
     );
-    let getitem_7 = node(g, "getitem_7").source.as_ref().map(SourceLoc::short);
+    let getitem_7 = node(g, "getitem_7").source.as_deref().map(SourceLoc::short);
     assert_eq!(getitem_7.as_deref(), Some("models.py:72"));
 
     let f = parse_fixture("inductor/e_dynamic_shapes", "fx_graph_runnable.py");

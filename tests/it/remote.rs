@@ -20,11 +20,28 @@ fn fxray_remote(s: &Sshd, args: &[&str]) -> std::process::Output {
         .expect("run fxray")
 }
 
-/// The library's links (this test process) reach the shared server.
-fn linked() -> &'static Sshd {
+/// The library's links (this test process) reach the shared server, for this test alone while
+/// it holds the guard.
+fn linked() -> Linked {
+    let lock = crate::common::sshd::in_process();
     let s = shared();
     remote::configure(s.settings(Path::new(env!("CARGO_BIN_EXE_fxray"))));
-    s
+    Linked {
+        _alone: lock,
+        sshd: s,
+    }
+}
+
+struct Linked {
+    _alone: std::sync::MutexGuard<'static, ()>,
+    sshd: &'static Sshd,
+}
+
+impl std::ops::Deref for Linked {
+    type Target = Sshd;
+    fn deref(&self) -> &Sshd {
+        self.sshd
+    }
 }
 
 fn host(s: &Sshd) -> Host {
@@ -154,7 +171,8 @@ fn requests(h: &Host) -> u64 {
 
 #[test]
 fn a_tensor_is_summarised_on_the_server_and_only_its_statistics_cross() {
-    let s = linked();
+    let linked = linked();
+    let s: &Sshd = &linked;
     let dir = tempfile::tempdir().unwrap();
     let npy = dir.path().join("big.npy");
     let n = 16 << 20; // 64 MB
@@ -176,7 +194,8 @@ fn a_tensor_is_summarised_on_the_server_and_only_its_statistics_cross() {
 
 #[test]
 fn a_graph_crosses_the_link_once_and_compressed() {
-    let s = linked();
+    let linked = linked();
+    let s: &Sshd = &linked;
     let h = host(s);
     let pass = crate::common::pass_files("showcase", "forward")[0].clone();
     let size = std::fs::metadata(&pass).unwrap().len();
@@ -197,7 +216,8 @@ fn a_graph_crosses_the_link_once_and_compressed() {
 #[test]
 fn watch_events_arrive_as_a_file_is_written_on_the_server() {
     use fxray::sources::watch::{WatchConfig, WatchEvent, Watcher};
-    let s = linked();
+    let linked = linked();
+    let s: &Sshd = &linked;
     let dir = tempfile::tempdir().unwrap();
     crate::common::copy_tree(&fixture("showcase"), dir.path());
     let mount = s.mount(dir.path());
@@ -283,7 +303,8 @@ fn killing_ssh_ends_the_agent() {
 
 #[test]
 fn a_dropped_link_says_so_and_the_next_read_reconnects() {
-    let s = linked();
+    let linked = linked();
+    let s: &Sshd = &linked;
     // The same server under another name (ssh's default user), so that dropping this link
     // does not drop the one the other tests share.
     let h = Host {
@@ -356,7 +377,8 @@ fn events_until(
 #[test]
 fn a_run_on_the_server_streams_its_console_and_its_run_folder() {
     use fxray::runner::process::{Exit, RunEvent};
-    let s = linked();
+    let linked = linked();
+    let s: &Sshd = &linked;
     let dir = tempfile::tempdir().unwrap();
     let (_run, rx) = start_remote_run(
         s.mount(&runner_script("writes_tree.py")),
@@ -585,7 +607,8 @@ fn every_read_command_prints_over_ssh_what_it_prints_locally() {
 
 #[test]
 fn opening_a_remote_tree_brings_the_other_phases_facts_not_their_text() {
-    let s = linked();
+    let linked = linked();
+    let s: &Sshd = &linked;
     let h = host(s);
     let root = fixture("npugraph_ex/stress_20k");
     remote::link(&h).unwrap();
@@ -632,7 +655,8 @@ fn opening_a_remote_tree_brings_the_other_phases_facts_not_their_text() {
 
 #[test]
 fn an_accuracy_compare_of_remote_tensors_is_computed_on_the_server() {
-    let s = linked();
+    let linked = linked();
+    let s: &Sshd = &linked;
     let h = host(s);
     let (t, g) = (
         fixture("accuracy/perturb/target_tensor"),
@@ -679,7 +703,8 @@ fn a_remote_phase_is_parsed_diffed_laid_out_and_folded_on_the_server() {
     use fxray::pipeline::phase::{self, PhaseNews, PhaseSpec};
     use std::sync::Mutex;
     use std::sync::atomic::AtomicBool;
-    let s = linked();
+    let linked = linked();
+    let s: &Sshd = &linked;
     let h = host(s);
     // A model with its Dynamo graph: module inference reads it besides the passes.
     let model = crate::common::run_dir("showcase").join("npugraph_ex/model__0");
@@ -778,7 +803,8 @@ fn a_remote_phase_that_cannot_be_read_says_why_for_every_pass() {
     use fxray::pipeline::phase::{self, PhaseNews, PhaseSpec};
     use std::sync::Mutex;
     use std::sync::atomic::AtomicBool;
-    let s = linked();
+    let linked = linked();
+    let s: &Sshd = &linked;
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("gone/000_aot_forward_graph.txt");
     let spec = PhaseSpec {
@@ -803,7 +829,8 @@ fn a_remote_phase_that_cannot_be_read_says_why_for_every_pass() {
 
 #[test]
 fn a_remote_compile_story_is_read_and_joined_on_the_server() {
-    let s = linked();
+    let linked = linked();
+    let s: &Sshd = &linked;
     let h = host(s);
     let root = fixture("compile_story");
     let story_of = |root: &Path| {
@@ -842,7 +869,8 @@ fn a_remote_compile_story_is_read_and_joined_on_the_server() {
 
 #[test]
 fn a_remote_trace_log_that_cannot_be_read_is_a_story_that_says_why() {
-    let s = linked();
+    let linked = linked();
+    let s: &Sshd = &linked;
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("dedicated_log_torch_trace_gone.log");
     let far = fxray::pipeline::compiles::read_stories(&[s.mount(&log)], None);
@@ -853,7 +881,8 @@ fn a_remote_trace_log_that_cannot_be_read_is_a_story_that_says_why() {
 
 #[test]
 fn a_remote_trees_pass_diffs_for_the_summary_are_computed_on_the_server() {
-    let s = linked();
+    let linked = linked();
+    let s: &Sshd = &linked;
     let h = host(s);
     let phases = |case: &str, mount: bool| -> Vec<Vec<PathBuf>> {
         ["forward", "backward"]

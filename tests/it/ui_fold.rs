@@ -22,6 +22,9 @@ fn stress_forward_at_open(pass: usize) -> Harness<'static, Fxray> {
         ph.current = pass;
     }
     let mut h = harness_sized(app, SCREEN);
+    // These tests are about a box per layer (the snaking rows): repeat groups off, as the
+    // toolbar's `Repeats` toggle sets it (ui_repeat tests them on).
+    h.state_mut().view.graph_mut().group_repeats = false;
     settle(&mut h);
     h
 }
@@ -230,6 +233,7 @@ fn the_backward_opens_folded_by_layer_too() {
     app.select_graph(&first);
     assert!(app.wait_idle(crate::common::ui::WAIT));
     let mut h = harness_sized(app, SCREEN);
+    h.state_mut().view.graph_mut().group_repeats = false;
     settle(&mut h);
     assert!(smallest_title_px(&h) >= 11.0);
     h.get_by_label("layers").click();

@@ -72,6 +72,8 @@ fn rank_picker_switches_rank_keeping_pass_selection_folding_and_viewport() {
     app.select_node(Some("addmm_1".into()));
     assert!(app.wait_idle(crate::common::ui::WAIT));
     let mut h = harness(app);
+    // A box per layer (repeat groups would draw the layers as one).
+    h.state_mut().view.graph_mut().group_repeats = false;
     h.state_mut().view.graph_mut().fold_mode = Some(true);
     settle(&mut h);
     assert!(h.state().view.graph().is_folded(), "grouped by module");

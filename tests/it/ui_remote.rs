@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 #[test]
 fn a_remote_tree_opens_and_clicks_through_to_a_nodes_tensors() {
+    let _alone = crate::common::sshd::in_process();
     let s = shared();
     fxray::sources::remote::configure(s.settings(Path::new(env!("CARGO_BIN_EXE_fxray"))));
     // 127.0.0.2: a link of this test's own, which it drops below.

@@ -31,10 +31,33 @@ pub enum Rep {
 #[derive(Debug)]
 struct Local {
     size: (f32, f32),
-    /// Centre of each item, in [`FoldTree::items`] order.
+    /// Centre of each item shown, in [`shown_items`] order.
     pos: Vec<[f32; 2]>,
-    /// Route of each lifted edge of the module (same order as `FoldTree::lifted[m]`).
+    /// Route of each edge drawn between the module's items shown.
     routes: Vec<Vec<[f32; 2]>>,
+    /// Per lifted edge of the module (`FoldTree::lifted[m]`): its route in `routes`, `None`
+    /// when both its ends stand for one box (two members of a repeat group).
+    route_of: Vec<Option<u32>>,
+}
+
+/// The items of module `m` on screen: its sub-modules but those a repeat group's shown member
+/// stands in for, then its own nodes.
+pub fn shown_items(tree: &FoldTree, m: ModIx, stand_in: &[Option<ModIx>]) -> Vec<Item> {
+    let md = &tree.modules[m as usize];
+    md.children
+        .iter()
+        .filter(|&&c| stand_in.get(c as usize).copied().flatten().is_none())
+        .map(|&c| Item::Module(c))
+        .chain(md.nodes.iter().map(|&n| Item::Node(n)))
+        .collect()
+}
+
+/// The item standing for `item` on screen: a hidden group member's shown member, else itself.
+fn shown_item(item: Item, stand_in: &[Option<ModIx>]) -> Item {
+    match item {
+        Item::Module(c) => Item::Module(stand_in.get(c as usize).copied().flatten().unwrap_or(c)),
+        x => x,
+    }
 }
 
 /// Local layouts kept between fold states, keyed by the fold state of their subtree.
@@ -65,6 +88,8 @@ pub struct DrawEdge {
 #[derive(Debug, Clone, Default)]
 pub struct FoldLayout {
     pub expanded: Vec<bool>,
+    /// Per module: the member of its repeat group shown in its stead (`None`: itself shown).
+    pub stand_in: Vec<Option<ModIx>>,
     /// Centre of each union node shown, `None` when a folded box hides it.
     pub node_pos: Vec<Option<[f32; 2]>>,
     /// Boxes shown, parents before their children.
@@ -77,21 +102,30 @@ pub struct FoldLayout {
     pub bounds: [f32; 4],
 }
 
-/// Lays out `tree` with the modules `expanded` says open (the root always is).
+/// Lays out `tree` with the modules `expanded` says open (the root always is); a module with
+/// `stand_in[m] = Some(s)` is not drawn, `s` (a member of its repeat group) stands for it.
 pub fn place(
     tree: &FoldTree,
     edges: &[(u32, u32)],
     sizes: &[(f32, f32)],
     expanded: &[bool],
+    stand_in: &[Option<ModIx>],
     cache: &mut FoldCache,
 ) -> Result<FoldLayout, Cancelled> {
     let mut e = expanded.to_vec();
     e.resize(tree.modules.len(), false);
     e[ROOT as usize] = true;
+    let mut si = stand_in.to_vec();
+    si.resize(tree.modules.len(), None);
     let cancel = AtomicBool::new(false);
     let mut sigs = vec![0u64; tree.modules.len()];
-    signatures(tree, ROOT, &e, &mut sigs);
-    let root = local(tree, ROOT, sizes, &e, &sigs, cache, &cancel)?;
+    signatures(tree, ROOT, &e, &si, &mut sigs);
+    let st = State {
+        e: &e,
+        stand_in: &si,
+        sigs: &sigs,
+    };
+    let root = local(tree, ROOT, sizes, &st, cache, &cancel)?;
     let mut out = FoldLayout {
         node_pos: vec![None; tree.module_of.len()],
         box_of: vec![None; tree.modules.len()],
@@ -102,14 +136,14 @@ pub fn place(
     // Breadth-first, so parents come before their children (paint order).
     let mut queue = std::collections::VecDeque::from([(ROOT, [0.0f32, 0.0f32], root)]);
     while let Some((m, o, loc)) = queue.pop_front() {
-        for (i, item) in tree.items(m).into_iter().enumerate() {
+        for (i, item) in shown_items(tree, m, &si).into_iter().enumerate() {
             let c = [o[0] + loc.pos[i][0], o[1] + loc.pos[i][1]];
             match item {
                 Item::Node(n) => out.node_pos[n as usize] = Some(c),
                 Item::Module(k) => {
                     let open = e[k as usize];
                     let sub = if open {
-                        Some(local(tree, k, sizes, &e, &sigs, cache, &cancel)?)
+                        Some(local(tree, k, sizes, &st, cache, &cancel)?)
                     } else {
                         None
                     };
@@ -135,22 +169,39 @@ pub fn place(
         }
     }
     out.rep = (0..tree.module_of.len() as u32)
-        .map(|n| tree.rep(n, &e))
+        .map(|n| tree.rep_in(n, &e, &si))
         .collect();
-    out.edges = draw_edges(tree, edges, &out, &origin, cache);
+    out.edges = draw_edges(tree, edges, &out, &origin, cache, &si);
     out.bounds = bounds(&out, sizes);
     out.expanded = e;
+    out.stand_in = si;
     Ok(out)
 }
 
-fn signatures(tree: &FoldTree, m: ModIx, e: &[bool], sigs: &mut [u64]) -> u64 {
+/// What a module's local layout depends on besides the tree.
+struct State<'a> {
+    e: &'a [bool],
+    stand_in: &'a [Option<ModIx>],
+    sigs: &'a [u64],
+}
+
+fn signatures(
+    tree: &FoldTree,
+    m: ModIx,
+    e: &[bool],
+    stand_in: &[Option<ModIx>],
+    sigs: &mut [u64],
+) -> u64 {
     let mut h = DefaultHasher::new();
     m.hash(&mut h);
     for &c in &tree.modules[m as usize].children {
+        if stand_in[c as usize].is_some() {
+            continue;
+        }
         let open = e[c as usize];
-        open.hash(&mut h);
+        (c, open).hash(&mut h);
         if open {
-            signatures(tree, c, e, sigs).hash(&mut h);
+            signatures(tree, c, e, stand_in, sigs).hash(&mut h);
         }
     }
     sigs[m as usize] = h.finish();
@@ -161,31 +212,54 @@ fn local(
     tree: &FoldTree,
     m: ModIx,
     sizes: &[(f32, f32)],
-    e: &[bool],
-    sigs: &[u64],
+    st: &State,
     cache: &mut FoldCache,
     cancel: &AtomicBool,
 ) -> Result<Arc<Local>, Cancelled> {
     if let Some((sig, l)) = cache.local.get(&m)
-        && *sig == sigs[m as usize]
+        && *sig == st.sigs[m as usize]
     {
         return Ok(l.clone());
     }
-    let items = tree.items(m);
+    let items = shown_items(tree, m, st.stand_in);
     let mut index: HashMap<Item, u32> = HashMap::with_capacity(items.len());
     let mut item_sizes = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
         index.insert(*item, i as u32);
         item_sizes.push(match *item {
             Item::Node(n) => sizes.get(n as usize).copied().unwrap_or((96.0, 46.0)),
-            Item::Module(k) if e[k as usize] => local(tree, k, sizes, e, sigs, cache, cancel)?.size,
+            Item::Module(k) if st.e[k as usize] => local(tree, k, sizes, st, cache, cancel)?.size,
             Item::Module(_) => FOLDED,
         });
     }
-    let lifted = &tree.lifted[m as usize];
-    if let Some(l) = chain_grid(m, &items, &item_sizes, lifted, &index) {
+    // The lifted edges between the items shown: a hidden group member's edges are its shown
+    // member's, and the links from one member to the next (layer k → k+1) vanish into the box.
+    let mut lifted: Vec<super::Lifted> = Vec::new();
+    let mut merged: HashMap<(Item, Item), u32> = HashMap::new();
+    let route_of: Vec<Option<u32>> = tree.lifted[m as usize]
+        .iter()
+        .map(|l| {
+            let (from, to) = (
+                shown_item(l.from, st.stand_in),
+                shown_item(l.to, st.stand_in),
+            );
+            if from == to {
+                return None;
+            }
+            Some(*merged.entry((from, to)).or_insert_with(|| {
+                lifted.push(super::Lifted {
+                    from,
+                    to,
+                    count: l.count,
+                });
+                lifted.len() as u32 - 1
+            }))
+        })
+        .collect();
+    if let Some(mut l) = chain_grid(m, &items, &item_sizes, &lifted, &index) {
+        l.route_of = route_of;
         let l = Arc::new(l);
-        cache.local.insert(m, (sigs[m as usize], l.clone()));
+        cache.local.insert(m, (st.sigs[m as usize], l.clone()));
         return Ok(l);
     }
     let input = LayoutInput {
@@ -217,8 +291,9 @@ fn local(
             .iter()
             .map(|r| r.iter().map(shift).collect())
             .collect(),
+        route_of,
     });
-    cache.local.insert(m, (sigs[m as usize], l.clone()));
+    cache.local.insert(m, (st.sigs[m as usize], l.clone()));
     Ok(l)
 }
 
@@ -330,6 +405,7 @@ fn chain_grid(
         size: (width.max(FOLDED.0), height),
         pos,
         routes,
+        route_of: Vec::new(),
     })
 }
 
@@ -343,6 +419,7 @@ fn draw_edges(
     out: &FoldLayout,
     origin: &[Option<[f32; 2]>],
     cache: &FoldCache,
+    stand_in: &[Option<ModIx>],
 ) -> Vec<DrawEdge> {
     // What each visible union edge joins, and how many distinct ends share a lifted edge and
     // the other end.
@@ -375,7 +452,10 @@ fn draw_edges(
             continue;
         };
         let lifted = &tree.lifted[l as usize][k as usize];
-        let (item_a, item_b) = (rep_of_item(lifted.from, out), rep_of_item(lifted.to, out));
+        let (item_a, item_b) = (
+            rep_of_item(shown_item(lifted.from, stand_in), out),
+            rep_of_item(shown_item(lifted.to, stand_in), out),
+        );
         let (ra, rb) = (
             if fan_in[&(l, k, rb)].len() > FAN_MAX {
                 item_a
@@ -400,8 +480,11 @@ fn draw_edges(
             path.extend(anchor(ra, out, true));
         }
         path.extend(
-            loc.routes
+            loc.route_of
                 .get(k as usize)
+                .copied()
+                .flatten()
+                .and_then(|r| loc.routes.get(r as usize))
                 .into_iter()
                 .flatten()
                 .map(|p| [p[0] + o[0], p[1] + o[1]]),
@@ -482,7 +565,7 @@ mod tests {
         let t = FoldTree::new(&paths, &edges);
         let mut cache = FoldCache::default();
         let folded = t.expanded_to(2);
-        let a = place(&t, &edges, &sizes, &folded, &mut cache).unwrap();
+        let a = place(&t, &edges, &sizes, &folded, &[], &mut cache).unwrap();
         assert_eq!(a.boxes.iter().filter(|b| b.folded).count(), 6);
         // Chained layers: each box below the previous; one bundled edge between neighbours.
         let ys: Vec<f32> = a
@@ -496,7 +579,7 @@ mod tests {
         let l3 = t.find("layers.3").unwrap();
         let mut open = folded.clone();
         open[l3 as usize] = true;
-        let b = place(&t, &edges, &sizes, &open, &mut cache).unwrap();
+        let b = place(&t, &edges, &sizes, &open, &[], &mut cache).unwrap();
         let ys2: Vec<f32> = b
             .boxes
             .iter()
@@ -529,7 +612,7 @@ mod tests {
         let t = FoldTree::new(&paths, &edges);
         let mut cache = FoldCache::default();
         let folded = t.expanded_to(2);
-        let a = place(&t, &edges, &sizes, &folded, &mut cache).unwrap();
+        let a = place(&t, &edges, &sizes, &folded, &[], &mut cache).unwrap();
         let [x0, y0, x1, y1] = a.bounds;
         let (w, h) = (x1 - x0, y1 - y0);
         assert!(w / h > 0.8 && w / h < 3.0, "{w} x {h}");
@@ -548,7 +631,7 @@ mod tests {
         // Opening one block moves its neighbours apart but keeps every row and column.
         let mut open = folded.clone();
         open[t.find("layers.1").unwrap() as usize] = true;
-        let b = place(&t, &edges, &sizes, &open, &mut cache).unwrap();
+        let b = place(&t, &edges, &sizes, &open, &[], &mut cache).unwrap();
         let centre_b = |l: usize| {
             let m = t.find(&format!("layers.{l}")).unwrap();
             let r = b.boxes[b.box_of[m as usize].unwrap() as usize].rect;

@@ -17,8 +17,8 @@ use crate::analysis::phase_layout::pass_entries;
 use crate::model::fx::FxFile;
 use std::collections::HashMap;
 
-pub use layout::{FoldCache, FoldLayout, Rep, place};
-pub use repeat::{RepeatRun, repeated_runs};
+pub use layout::{FoldCache, FoldLayout, Rep, place, shown_items};
+pub use repeat::{RepeatGroup, difference, group_label, ranges, repeat_groups, structure_key};
 
 /// Index of a module in [`FoldTree::modules`]; 0 is the root (the whole graph).
 pub type ModIx = u32;
@@ -233,6 +233,7 @@ impl FoldTree {
         &self,
         edges: &[(u32, u32)],
         sizes: &[(f32, f32)],
+        stand_in: &[Option<ModIx>],
         max_items: usize,
         reads: impl Fn(&FoldLayout) -> bool,
     ) -> Option<Vec<bool>> {
@@ -241,8 +242,8 @@ impl FoldTree {
         let mut best = None;
         let mut seen = 0;
         for d in 1..=max_depth + 1 {
-            let e = self.expanded_to(d);
-            let items = self.visible_items(&e);
+            let e = self.expanded_to_in(d, stand_in);
+            let items = self.visible_items_in(&e, stand_in);
             if items > max_items {
                 break;
             }
@@ -250,9 +251,17 @@ impl FoldTree {
                 continue; // nothing deeper opened (a wrapper chain)
             }
             seen = items;
-            match place(self, edges, sizes, &e, &mut cache) {
+            match place(self, edges, sizes, &e, stand_in, &mut cache) {
                 Ok(l) if reads(&l) => best = Some(e),
                 _ => break,
+            }
+        }
+        // A wrapper opened with the top level (`layers` holding one group box) may not read:
+        // then the top level alone, as boxes.
+        if best.is_none() && !stand_in.is_empty() {
+            let e = self.expanded_to(1);
+            if place(self, edges, sizes, &e, stand_in, &mut cache).is_ok_and(|l| reads(&l)) {
+                best = Some(e);
             }
         }
         best
@@ -260,20 +269,31 @@ impl FoldTree {
 
     /// Modules shallower than `depth` expanded (wrappers too, whatever their depth).
     pub fn expanded_to(&self, depth: u32) -> Vec<bool> {
+        self.expanded_to_in(depth, &[])
+    }
+
+    /// [`Self::expanded_to`] where a module showing one box (a wrapper, or `layers` showing its
+    /// one repeat group) opens with its parent.
+    pub fn expanded_to_in(&self, depth: u32, stand_in: &[Option<ModIx>]) -> Vec<bool> {
         let mut e: Vec<bool> = self.modules.iter().map(|m| m.depth < depth).collect();
         e[ROOT as usize] = true;
         // Wrappers: open the chain below an open module.
         for m in 0..self.modules.len() {
-            if self.is_wrapper(m as ModIx) && self.ancestors_open(m as ModIx, &e) {
+            if self.is_wrapper(m as ModIx, stand_in) && self.ancestors_open(m as ModIx, &e) {
                 e[m] = true;
             }
         }
         e
     }
 
-    fn is_wrapper(&self, m: ModIx) -> bool {
+    fn is_wrapper(&self, m: ModIx, stand_in: &[Option<ModIx>]) -> bool {
         let md = &self.modules[m as usize];
-        md.nodes.is_empty() && md.children.len() == 1
+        let shown = md
+            .children
+            .iter()
+            .filter(|&&c| stand_in.get(c as usize).copied().flatten().is_none())
+            .count();
+        md.nodes.is_empty() && shown == 1
     }
 
     fn ancestors_open(&self, m: ModIx, e: &[bool]) -> bool {
@@ -289,12 +309,20 @@ impl FoldTree {
 
     /// Boxes and nodes on screen for expansion `e` (a folded box counts one).
     pub fn visible_items(&self, e: &[bool]) -> usize {
+        self.visible_items_in(e, &[])
+    }
+
+    /// [`Self::visible_items`] with the group members `stand_in` hides left out.
+    pub fn visible_items_in(&self, e: &[bool], stand_in: &[Option<ModIx>]) -> usize {
         let mut n = 0;
         let mut stack = vec![ROOT];
         while let Some(m) = stack.pop() {
             let md = &self.modules[m as usize];
             n += md.nodes.len();
             for &c in &md.children {
+                if stand_in.get(c as usize).copied().flatten().is_some() {
+                    continue;
+                }
                 if e.get(c as usize).copied().unwrap_or(false) {
                     stack.push(c);
                 } else {
@@ -308,10 +336,17 @@ impl FoldTree {
     /// The deepest visible item standing for union node `n` under expansion `e`: the node when
     /// every module above it is open, else the outermost folded box hiding it.
     pub fn rep(&self, n: u32, e: &[bool]) -> Rep {
+        self.rep_in(n, e, &[])
+    }
+
+    /// [`Self::rep`] where a module `stand_in` hides is its shown member's box.
+    pub fn rep_in(&self, n: u32, e: &[bool], stand_in: &[Option<ModIx>]) -> Rep {
         let mut at = self.module_of.get(n as usize).copied();
         let mut hidden = None;
         while let Some(m) = at {
-            if !e.get(m as usize).copied().unwrap_or(false) {
+            if let Some(s) = stand_in.get(m as usize).copied().flatten() {
+                hidden = Some(s);
+            } else if !e.get(m as usize).copied().unwrap_or(false) {
                 hidden = Some(m);
             }
             at = self.modules[m as usize].parent;
@@ -433,11 +468,11 @@ mod tests {
                 + l.node_pos.iter().filter(|p| p.is_some()).count()
         };
         let e = t
-            .readable_expansion(&edges, &sizes, 100, |l| shown(l) <= 4)
+            .readable_expansion(&edges, &sizes, &[], 100, |l| shown(l) <= 4)
             .expect("depth 1 reads");
         assert_eq!(e, t.expanded_to(2));
         assert_eq!(
-            t.readable_expansion(&edges, &sizes, 100, |_| false),
+            t.readable_expansion(&edges, &sizes, &[], 100, |_| false),
             None,
             "nothing reads"
         );

@@ -26,7 +26,7 @@ pub fn statements(g: &FxGraph) -> Vec<Stmt<'_>> {
         if !is_compute(node) {
             continue;
         }
-        let Some(loc) = node.source.as_ref() else {
+        let Some(loc) = node.source.as_deref() else {
             last = None;
             continue;
         };

@@ -102,7 +102,11 @@ impl Parser {
 
 /// `node` with its quoted annotation as written (`ann`, understood into `meta`) and the
 /// stack-trace location in effect.
-pub(super) fn annotated(mut node: FxNode, ann: Option<&str>, source: Option<SourceLoc>) -> FxNode {
+pub(super) fn annotated(
+    mut node: FxNode,
+    ann: Option<&str>,
+    source: Option<std::sync::Arc<SourceLoc>>,
+) -> FxNode {
     node.annotation = ann.map(str::to_string);
     node.meta = ann.map(parse_meta);
     node.source = source;

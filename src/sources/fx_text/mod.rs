@@ -123,7 +123,7 @@ struct GraphBuilder {
     returned: bool,
     /// A non-placeholder node exists: alias and pytree-flatten lines are no longer valid.
     body_started: bool,
-    source: Option<SourceLoc>,
+    source: Option<std::sync::Arc<SourceLoc>>,
     /// `x: "f32[2]"; y: "f32[2]";` lines of unlifted export signatures.
     pending_annotations: Vec<(String, String)>,
     /// Line of the `"""` opening a metadata block we are inside
@@ -502,7 +502,7 @@ impl Parser {
             return;
         };
         match parse_stack_comment(body) {
-            StackComment::Loc(loc) => self.graphs[g].source = Some(loc),
+            StackComment::Loc(loc) => self.graphs[g].source = Some(std::sync::Arc::new(loc)),
             StackComment::NoStack => self.graphs[g].source = None,
             StackComment::Other => {}
             StackComment::Malformed => {

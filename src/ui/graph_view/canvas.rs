@@ -19,6 +19,8 @@ pub struct CanvasResponse {
     pub clicked: Option<u32>,
     /// A module box whose title was clicked (expand / fold it).
     pub toggled: Option<u32>,
+    /// An open group member's ◀ or ▶ was clicked: (module, −1 or +1).
+    pub stepped: Option<(u32, isize)>,
 }
 
 /// Paints `scene` in `rect` with viewport `vp` and reports clicks.
@@ -126,6 +128,7 @@ fn finish(
     // Each box on screen is a widget (a folded box whole, an open one by its title bar): it
     // takes the click that opens or folds it, and says its module to screen readers and tests.
     let mut toggled = None;
+    let mut stepped = None;
     for item in boxes {
         let Item::Box(m) = item else { continue };
         let Some((area, path)) = scene.box_hit_area(m) else {
@@ -144,10 +147,32 @@ fn finish(
         if r.clicked() {
             toggled = Some(m);
         }
+        // Added after the title bar's widget, so they take their clicks first.
+        for (k, area) in scene.member_arrows(m).into_iter().flatten().enumerate() {
+            let hit =
+                Rect::from_min_max(vp.to_screen(area.min, rect), vp.to_screen(area.max, rect))
+                    .intersect(rect);
+            if hit.width() < 1.0 || hit.height() < 1.0 {
+                continue;
+            }
+            let (delta, word) = if k == 0 {
+                (-1, "previous")
+            } else {
+                (1, "next")
+            };
+            let label = format!("{word} of {path}'s group");
+            let r = ui.interact(hit, response.id.with(("member", m, k)), Sense::click());
+            r.widget_info(|| egui::WidgetInfo::labeled(egui::WidgetType::Button, true, &label));
+            if r.on_hover_text(&label).clicked() {
+                stepped = Some((m, delta));
+                toggled = None;
+            }
+        }
     }
     CanvasResponse {
         response,
         clicked,
         toggled,
+        stepped,
     }
 }

@@ -108,17 +108,32 @@ fn module_box(scene: &Scene, m: u32, ctx: &DrawContext, shapes: &mut Vec<Shape>)
         TITLE_H
     } * zoom;
     let sign = if placed.folded { "▸" } else { "▾" };
-    let title = format!(
-        "{sign} {}",
-        if md.path.is_empty() {
-            "(root)"
-        } else {
-            &md.path
+    let group = f.group_title(m);
+    let title = match &group {
+        // A repeat group is one box: folded it names the group, open the member drawn.
+        // `layers.0–414` here, its count `×415` on the line under it (the box is narrow).
+        Some(g) if placed.folded => {
+            format!("{sign} {}", g.rsplit_once(' ').map_or(g.as_str(), |x| x.0))
         }
-    );
+        Some(g) => format!("{sign} {}  ·  one of {g}", md.path),
+        None if md.path.is_empty() => format!("{sign} (root)"),
+        None => format!("{sign} {}", md.path),
+    };
     let title_rect = Rect::from_min_size(rect.min, Vec2::new(rect.width(), title_h));
     let badge_text = badge(st.added, st.removed, st.changed);
     let mut right = rect.right() - pad;
+    let mut left = rect.left() + pad;
+    // An open group member's ◀ ▶ (the other members, one click away) before its title.
+    if let Some(arrows) = scene.member_arrows(m) {
+        for (r, glyph) in arrows.iter().zip(["◀", "▶"]) {
+            let c = ctx.meta.canvas_to_screen_pos(r.center());
+            let g = ctx
+                .painter
+                .layout_no_wrap(glyph.into(), FontId::proportional(font), text);
+            shapes.push(Shape::galley(c - g.size() / 2.0, g, text));
+        }
+        left = rect.left() + (4.0 + 2.0 * TITLE_H) * zoom;
+    }
     if let Some(b) = &badge_text {
         let g = ctx.painter.layout_no_wrap(
             b.clone(),
@@ -129,17 +144,19 @@ fn module_box(scene: &Scene, m: u32, ctx: &DrawContext, shapes: &mut Vec<Shape>)
         right = pos.x - pad;
         shapes.push(Shape::galley(pos, g, text));
     }
-    let title_w = right - rect.left() - pad;
+    let title_w = right - left;
     if title_w > 12.0 {
         let g = line(ctx, title, FontId::proportional(font), text, title_w);
-        let pos = Pos2::new(rect.left() + pad, title_rect.center().y - g.size().y / 2.0);
+        let pos = Pos2::new(left, title_rect.center().y - g.size().y / 2.0);
         shapes.push(Shape::galley(pos, g, text));
     }
     let inner_w = rect.width() - 2.0 * pad;
     // The count (and, on a run's first box, the run), under the title.
-    let count = match f.run_label(m).filter(|_| scene.show_run_label(m)) {
-        Some(r) => format!("{} nodes · {r}", st.present),
-        None => format!("{} nodes", st.present),
+    let times = group.as_ref().and_then(|g| g.rsplit_once(' ')).map(|x| x.1);
+    let count = match (times, f.group_changes(m)) {
+        (Some(t), Some(c)) => format!("{t} · {} nodes each · {c}", st.present),
+        (Some(t), None) => format!("{t} · {} nodes each", st.present),
+        _ => format!("{} nodes", st.present),
     };
     let size = if placed.folded { 0.62 } else { 0.8 };
     let g = line(

@@ -3,7 +3,9 @@
 //! families, what the pass changed).
 
 use crate::analysis::fold::layout::PlacedBox;
-use crate::analysis::fold::{FoldCache, FoldLayout, FoldTree, ModIx, RepeatRun, place};
+use crate::analysis::fold::{
+    FoldCache, FoldLayout, FoldTree, ModIx, RepeatGroup, group_label, place,
+};
 use egui::Color32;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -46,30 +48,63 @@ pub struct FoldView {
     pub stats: Vec<BoxStats>,
     /// Per drawn edge of `layout.edges`: how many of its union edges the pass has.
     pub bundle_present: Vec<u32>,
-    /// Structurally equal siblings (`layers.0–23`), from the first pass that has them.
-    pub runs: Vec<RepeatRun>,
-    /// Run of each module, as an index into `runs`.
-    pub run_of: Vec<Option<u32>>,
+    /// Numbered siblings of one structure (`layers.0–414`), from the pass on screen when the
+    /// fold was set: each group is drawn as one box, its shown member.
+    pub groups: Vec<RepeatGroup>,
+    /// Group of each module, as an index into `groups`.
+    pub group_of: Vec<Option<u32>>,
+    /// Per group: the member drawn (the others are one click away).
+    pub shown: Vec<ModIx>,
+    /// Per group: how it differs from the largest group of its parent (`None` for that one).
+    pub differs: Vec<Option<String>>,
+}
+
+/// Per module, the group member shown in its stead, when it is a hidden member of a group.
+pub fn stand_in_of(tree: &FoldTree, groups: &[RepeatGroup], shown: &[ModIx]) -> Vec<Option<ModIx>> {
+    let mut out = vec![None; tree.modules.len()];
+    for (g, &s) in groups.iter().zip(shown) {
+        for &m in &g.members {
+            if m != s {
+                out[m as usize] = Some(s);
+            }
+        }
+    }
+    out
 }
 
 impl FoldView {
+    /// `groups` and `differs` from [`repeat_groups`](crate::analysis::fold::repeat_groups) on
+    /// the pass on screen; each group shows its first member.
     pub fn new(
         tree: Arc<FoldTree>,
         expanded: Vec<bool>,
+        groups: Vec<RepeatGroup>,
+        differs: Vec<Option<String>>,
         edges: &[(u32, u32)],
         sizes: &[(f32, f32)],
     ) -> Self {
-        let mut cache = FoldCache::default();
-        let layout = place(&tree, edges, sizes, &expanded, &mut cache).unwrap_or_default();
         let n = tree.modules.len();
+        let mut group_of = vec![None; n];
+        for (i, g) in groups.iter().enumerate() {
+            for &m in &g.members {
+                group_of[m as usize] = Some(i as u32);
+            }
+        }
+        let shown: Vec<ModIx> = groups.iter().map(|g| g.members[0]).collect();
+        let mut cache = FoldCache::default();
+        let stand_in = stand_in_of(&tree, &groups, &shown);
+        let layout =
+            place(&tree, edges, sizes, &expanded, &stand_in, &mut cache).unwrap_or_default();
         FoldView {
             tree,
             layout,
             cache,
             stats: vec![BoxStats::default(); n],
             bundle_present: Vec::new(),
-            runs: Vec::new(),
-            run_of: vec![None; n],
+            groups,
+            group_of,
+            shown,
+            differs,
         }
     }
 
@@ -84,55 +119,105 @@ impl FoldView {
         edges: &[(u32, u32)],
         sizes: &[(f32, f32)],
     ) {
-        if let Ok(l) = place(&self.tree, edges, sizes, &expanded, &mut self.cache) {
+        let stand_in = stand_in_of(&self.tree, &self.groups, &self.shown);
+        if let Ok(l) = place(
+            &self.tree,
+            edges,
+            sizes,
+            &expanded,
+            &stand_in,
+            &mut self.cache,
+        ) {
             self.layout = l;
         }
+    }
+
+    /// The group of `m` when it has two members or more.
+    pub fn group(&self, m: ModIx) -> Option<usize> {
+        let g = (*self.group_of.get(m as usize)?)? as usize;
+        (self.groups[g].members.len() > 1).then_some(g)
+    }
+
+    /// Draws `member` for its group instead of the member drawn now; what was open inside the
+    /// one is opened inside the other (by relative path). Returns the expansion to place.
+    pub fn show_member(&mut self, member: ModIx) -> Option<Vec<bool>> {
+        let g = self.group(member)?;
+        let old = self.shown[g];
+        if old == member {
+            return None;
+        }
+        let mut e = self.expanded().to_vec();
+        let (from, to) = (
+            self.tree.modules[old as usize].path.clone(),
+            self.tree.modules[member as usize].path.clone(),
+        );
+        let open: Vec<String> = self
+            .tree
+            .modules
+            .iter()
+            .enumerate()
+            .filter(|(i, md)| {
+                e[*i] && (md.path == from || md.path.starts_with(&format!("{from}.")))
+            })
+            .map(|(_, md)| format!("{to}{}", &md.path[from.len()..]))
+            .collect();
+        for p in open {
+            if let Some(m) = self.tree.find(&p) {
+                e[m as usize] = true;
+            }
+        }
+        self.shown[g] = member;
+        Some(e)
+    }
+
+    /// The member `delta` steps from the one drawn for `m`'s group (wrapping round).
+    pub fn step_member(&self, m: ModIx, delta: isize) -> Option<ModIx> {
+        let g = self.group(m)?;
+        let members = &self.groups[g].members;
+        let at = members.iter().position(|&x| x == self.shown[g])? as isize;
+        let n = members.len() as isize;
+        Some(members[(at + delta).rem_euclid(n) as usize])
+    }
+
+    /// `layers.0–414 ×415` for the member drawn for a group.
+    pub fn group_title(&self, m: ModIx) -> Option<String> {
+        let g = self.group(m)?;
+        Some(group_label(&self.tree, &self.groups[g].members))
+    }
+
+    /// What the pass did to the members of `m`'s group, said once: "changed the same way in 415
+    /// of 415", "changed in 2 of 415: layers.7, 12". `None` when it changed none of them.
+    pub fn group_changes(&self, m: ModIx) -> Option<String> {
+        let g = self.group(m)?;
+        let members = &self.groups[g].members;
+        let changed: Vec<ModIx> = members
+            .iter()
+            .copied()
+            .filter(|&x| self.stats[x as usize].changes() > 0)
+            .collect();
+        let first = *changed.first()?;
+        let counts = |x: ModIx| {
+            let s = &self.stats[x as usize];
+            (s.added, s.removed, s.changed)
+        };
+        let n = members.len();
+        if changed.iter().all(|&x| counts(x) == counts(first)) && changed.len() > 1 {
+            return Some(format!("changed the same way in {} of {n}", changed.len()));
+        }
+        let numbers: Vec<u64> = changed
+            .iter()
+            .filter_map(|&x| self.tree.modules[x as usize].name.parse().ok())
+            .collect();
+        Some(format!(
+            "changed in {} of {n}: {}",
+            changed.len(),
+            crate::analysis::fold::ranges(&numbers, 4)
+        ))
     }
 
     pub fn placed(&self, m: ModIx) -> Option<&PlacedBox> {
         let i = (*self.layout.box_of.get(m as usize)?)?;
         self.layout.boxes.get(i as usize)
-    }
-
-    /// Sets the repeated runs (once per scene: structure, not what a pass did to it).
-    pub fn set_runs(&mut self, runs: Vec<RepeatRun>) {
-        self.run_of = vec![None; self.tree.modules.len()];
-        for (i, r) in runs.iter().enumerate() {
-            for &m in &r.members {
-                self.run_of[m as usize] = Some(i as u32);
-            }
-        }
-        self.runs = runs;
-    }
-
-    /// `layers.0–23: 24 × the same block` for a member of a run.
-    pub fn run_label(&self, m: ModIx) -> Option<String> {
-        let run = &self.runs[(*self.run_of.get(m as usize)?)? as usize];
-        let first = &self.tree.modules[*run.members.first()? as usize];
-        let last = &self.tree.modules[*run.members.last()? as usize];
-        let prefix = first
-            .path
-            .strip_suffix(first.name.as_str())
-            .unwrap_or_default();
-        let changed: Vec<&str> = run
-            .members
-            .iter()
-            .filter(|&&x| self.stats[x as usize].changes() > 0)
-            .map(|&x| self.tree.modules[x as usize].name.as_str())
-            .collect();
-        let mut s = format!(
-            "{prefix}{}–{}: {} × the same block",
-            first.name,
-            last.name,
-            run.members.len()
-        );
-        if !changed.is_empty() && changed.len() < run.members.len() {
-            s.push_str(&format!(
-                "; this pass changed {prefix}{}",
-                changed.join(", ")
-            ));
-        }
-        Some(s)
     }
 
     /// Recounts the per-box figures. `node(i)` gives union node i's (present, diff, fill,

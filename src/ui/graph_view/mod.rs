@@ -61,6 +61,8 @@ pub struct GraphViewState {
     /// Group nodes by module: `None` decides by size (graphs over
     /// [`fold_view::FOLD_ABOVE`] nodes open folded).
     pub fold_mode: Option<bool>,
+    /// Draw numbered sub-modules of one structure (`layers.0–82`) as one box (default on).
+    pub group_repeats: bool,
     /// Open module boxes (by path) carried over to the same pass of another rank, applied once
     /// its module tree is known.
     carried_open: Option<Vec<String>>,
@@ -84,6 +86,7 @@ impl Default for GraphViewState {
             data: Default::default(),
             canvas: None,
             fold_mode: None,
+            group_repeats: true,
             carried_open: None,
         }
     }
@@ -273,6 +276,10 @@ pub fn show(app: &mut App, st: &mut GraphViewState, ui: &mut egui::Ui) {
     scene.apply(&file, &view, &hits);
     st.diff_counts = scene.counted.diff;
     let tree_known = fold_tree.is_some();
+    if scene.group_repeats != st.group_repeats {
+        scene.group_repeats = st.group_repeats;
+        scene.regroup();
+    }
     let refolded = sync_fold(scene, st.fold_mode, fold_tree, ui.available_size());
     if let Some(open) = st.carried_open.take_if(|_| scene.fold.is_some()) {
         reopen(scene, &open);
@@ -362,6 +369,9 @@ pub fn show(app: &mut App, st: &mut GraphViewState, ui: &mut egui::Ui) {
     if let Some(t) = title {
         caption(ui, rect, &t);
     }
+    if let Some((m, delta)) = response.stepped {
+        scene.step_member(m, delta);
+    }
     match (response.clicked, response.toggled) {
         (Some(id), _) => {
             let name = scene.layout.union.names().get(id as usize).cloned();
@@ -440,14 +450,19 @@ fn sync_fold(
                     .any(|b| !b.folded && b.module != crate::analysis::fold::ROOT);
                 fit(b) * fold_paint::title_px(!any_open) >= fold_view::READABLE_PX
             };
+            // Each repeat group is one box: 415 layers read as one.
+            let (groups, _) = scene.repeat_groups(&t);
+            let shown: Vec<_> = groups.iter().map(|g| g.members[0]).collect();
+            let stand_in = fold_view::stand_in_of(&t, &groups, &shown);
             let e = t
                 .readable_expansion(
                     scene.layout.union.edges(),
                     &scene.layout.sizes,
+                    &stand_in,
                     fold_view::MAX_OPEN_ITEMS,
                     reads,
                 )
-                .unwrap_or_else(|| t.expanded_to(1));
+                .unwrap_or_else(|| t.expanded_to_in(1, &stand_in));
             scene.set_fold(Some((t, e)));
             true
         }

@@ -144,16 +144,29 @@ fn fold_controls(app: &App, st: &mut GraphViewState, ui: &mut egui::Ui) {
     if !on {
         return;
     }
+    ui.toggle_value(&mut st.group_repeats, "Repeats")
+        .on_hover_text(
+            "Draw numbered sub-modules of one structure (layers.0–414) as one box: open it to see \
+         one of them, ◀ ▶ for the others. Off: a box for every one.",
+        );
     let max_depth = tree.modules.iter().map(|m| m.depth).max().unwrap_or(0);
     let mut chosen: Option<Vec<bool>> = None;
     ui.menu_button("Fold", |ui| {
+        // Repeat groups stay one box each, whatever the depth.
+        let stand_in = st
+            .scene
+            .as_ref()
+            .and_then(|s| s.fold.as_ref())
+            .map(|f| f.layout.stand_in.clone())
+            .unwrap_or_default();
         for d in 1..=max_depth {
-            let shown = tree.visible_items(&tree.expanded_to(d));
+            let e = tree.expanded_to_in(d, &stand_in);
+            let shown = tree.visible_items_in(&e, &stand_in);
             if ui
                 .button(format!("Fold to depth {d}  ({shown} boxes and nodes)"))
                 .clicked()
             {
-                chosen = Some(tree.expanded_to(d));
+                chosen = Some(e);
                 ui.close();
             }
         }

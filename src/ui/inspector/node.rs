@@ -33,7 +33,7 @@ pub(super) fn node_view(
         neighbours(ui, &mut links, graph, &node.users, "users"),
     );
     merge(&mut action, subgraph_calls(ui, &mut links, file, node));
-    source_view(ui, node.source.as_ref());
+    source_view(ui, node.source.as_deref());
     file_line(ui, ph, graph, node);
     merge(&mut action, output_code_view(ui, ph, node));
     action

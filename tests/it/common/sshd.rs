@@ -37,6 +37,14 @@ fn free_port() -> u16 {
 }
 
 /// The shared server, started on first use.
+/// Held by every test whose links live in this test process: a link's counts (requests, bytes)
+/// are per host and process, so a test that counts them must not share the host with another
+/// test running at the same time.
+pub fn in_process() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 pub fn shared() -> &'static Sshd {
     static S: OnceLock<Sshd> = OnceLock::new();
     S.get_or_init(start)

@@ -7,17 +7,83 @@ impl Scene {
     /// says which boxes are open.
     pub fn set_fold(&mut self, tree: Option<(Arc<FoldTree>, Vec<bool>)>) {
         self.fold = tree.map(|(t, e)| {
-            let mut f = FoldView::new(t, e, self.layout.union.edges(), &self.layout.sizes);
-            f.set_runs(crate::analysis::fold::repeated_runs(&f.tree, |n| {
-                self.graph
-                    .node(self.node_idx[n as usize])
-                    .filter(|x| x.payload().present)
-                    .map(|x| x.payload().look.target.as_str())
-            }));
-            f
+            let (groups, differs) = self.repeat_groups(&t);
+            FoldView::new(
+                t,
+                e,
+                groups,
+                differs,
+                self.layout.union.edges(),
+                &self.layout.sizes,
+            )
         });
         self.index();
         self.recount();
+    }
+
+    /// Drops the fold after `group_repeats` changed: the view folds again from the top, at
+    /// the depth that reads with or without the groups.
+    pub fn regroup(&mut self) {
+        if self.fold.is_some() {
+            self.set_fold(None);
+            self.opens_folded = Some(true);
+        }
+    }
+
+    /// The repeat groups of `tree` in the pass on screen (none when the view draws every
+    /// member), and how each differs from the largest group of its parent.
+    pub fn repeat_groups(
+        &self,
+        tree: &FoldTree,
+    ) -> (Vec<crate::analysis::fold::RepeatGroup>, Vec<Option<String>>) {
+        let look = |n: u32| {
+            self.graph
+                .node(*self.node_idx.get(n as usize)?)
+                .filter(|x| x.payload().present)
+                .map(|x| x.payload().look.clone())
+        };
+        if !self.group_repeats {
+            return (Vec::new(), Vec::new());
+        }
+        let groups = crate::analysis::fold::repeat_groups(tree, |n| {
+            let l = look(n)?;
+            Some(crate::analysis::fold::structure_key(&l.target, &l.subtitle))
+        });
+        let looks: Vec<Option<Arc<crate::ui::graph_view::shapes::NodeLook>>> =
+            (0..tree.module_of.len() as u32).map(look).collect();
+        let differs = groups
+            .iter()
+            .map(|g| {
+                let largest = groups
+                    .iter()
+                    .filter(|o| o.parent == g.parent)
+                    .max_by_key(|o| (o.members.len(), std::cmp::Reverse(o.members[0])))?;
+                (largest.members[0] != g.members[0]).then(|| {
+                    let what = crate::analysis::fold::difference(
+                        tree,
+                        g.members[0],
+                        largest.members[0],
+                        |n| looks[n as usize].as_ref().map(|l| l.target.as_str()),
+                    );
+                    format!(
+                        "differs from {}: {what}",
+                        crate::analysis::fold::group_label(tree, &largest.members)
+                    )
+                })
+            })
+            .collect();
+        (groups, differs)
+    }
+
+    /// Draws the member `delta` steps away in `m`'s repeat group instead of the one drawn.
+    pub fn step_member(&mut self, m: ModIx, delta: isize) {
+        let Some(f) = self.fold.as_mut() else { return };
+        let Some(next) = f.step_member(m, delta) else {
+            return;
+        };
+        if let Some(e) = f.show_member(next) {
+            self.set_expanded(e);
+        }
     }
 
     /// Opens a folded box, folds an open one.
@@ -36,8 +102,24 @@ impl Scene {
         let Some(&m) = f.tree.module_of.get(id as usize) else {
             return false;
         };
-        let mut e = f.expanded().to_vec();
-        let mut changed = false;
+        // A node of a group member not drawn: that member is drawn instead.
+        let hidden = f.tree.ancestry(m).into_iter().find(|&a| {
+            f.layout
+                .stand_in
+                .get(a as usize)
+                .copied()
+                .flatten()
+                .is_some()
+        });
+        let mut switched = None;
+        if let Some(a) = hidden
+            && let Some(f) = self.fold.as_mut()
+        {
+            switched = f.show_member(a);
+        }
+        let Some(f) = &self.fold else { return false };
+        let mut changed = switched.is_some();
+        let mut e = switched.unwrap_or_else(|| f.expanded().to_vec());
         for a in f.tree.ancestry(m) {
             if !e[a as usize] {
                 e[a as usize] = true;
@@ -90,7 +172,28 @@ impl Scene {
             Pos2::new(b.rect[0], b.rect[1]),
             Pos2::new(b.rect[2], bottom),
         );
-        Some((r, f.tree.modules[m as usize].path.clone()))
+        // A folded repeat group says it is one (`layers.0–82 ×83`), to screen readers too.
+        let label = f
+            .group_title(m)
+            .filter(|_| b.folded)
+            .unwrap_or_else(|| f.tree.modules[m as usize].path.clone());
+        Some((r, label))
+    }
+
+    /// The ◀ ▶ buttons on an open repeat group member's title bar (canvas rects: previous,
+    /// next member), at its right end.
+    pub fn member_arrows(&self, m: ModIx) -> Option<[egui::Rect; 2]> {
+        let f = self.fold.as_ref()?;
+        f.group(m)?;
+        let b = f.placed(m).filter(|b| !b.folded)?;
+        let h = crate::analysis::fold::layout::TITLE_H;
+        let square = |right: f32| {
+            egui::Rect::from_min_max(
+                Pos2::new(right - h, b.rect[1]),
+                Pos2::new(right, b.rect[1] + h),
+            )
+        };
+        Some([square(b.rect[2] - h), square(b.rect[2])])
     }
 
     /// What a box's tooltip says: module, nodes, what the pass did inside, the repeated run.
@@ -108,9 +211,15 @@ impl Scene {
             Some(b) => s.push_str(&format!("\nthis pass: {b} (added, removed, changed)")),
             None => s.push_str("\nthis pass changed nothing here"),
         }
-        if let Some(r) = f.run_label(m) {
-            s.push('\n');
-            s.push_str(&r);
+        if let Some(g) = f.group_title(m) {
+            s.push_str(&format!("\n{g}: one box for all of them, this one drawn"));
+            if let Some(d) = f.group(m).and_then(|g| f.differs[g].as_ref()) {
+                s.push('\n');
+                s.push_str(d);
+            }
+            if let Some(c) = f.group_changes(m) {
+                s.push_str(&format!("\nthis pass {c}"));
+            }
         }
         let open = f.placed(m).is_some_and(|b| !b.folded);
         s.push_str(if open {
@@ -119,17 +228,6 @@ impl Scene {
             "\nclick to open"
         });
         s
-    }
-
-    /// The run label (`layers.0–23: 24 × the same block`) is written on a run's first box.
-    pub fn show_run_label(&self, m: ModIx) -> bool {
-        self.fold.as_ref().is_some_and(|f| {
-            f.run_of
-                .get(m as usize)
-                .copied()
-                .flatten()
-                .is_some_and(|r| f.runs[r as usize].members.first() == Some(&m))
-        })
     }
 
     /// Boxes are painted outer first; bundles over boxes.

@@ -114,6 +114,8 @@ pub struct Scene {
     pub opens_folded: Option<bool>,
     /// The phase whose preview (its pass on screen laid out alone) this scene draws.
     pub preview_of: Option<std::path::PathBuf>,
+    /// Repeat groups are drawn as one box (the view's choice).
+    pub group_repeats: bool,
     grid: Grid,
     grid_items: Vec<Item>,
     /// Boxes and bundles only: all a view zoomed out past its nodes asks of the index.
@@ -223,6 +225,7 @@ impl Scene {
             fold: None,
             opens_folded: None,
             preview_of: None,
+            group_repeats: true,
             grid: Grid::default(),
             grid_items: Vec::new(),
             coarse: Grid::default(),
