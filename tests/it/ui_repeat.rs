@@ -124,9 +124,15 @@ fn first_view_of_415_layers() {
     let Some(tree) = std::env::var_os("FXRAY_SCALE_TREE") else {
         panic!("set FXRAY_SCALE_TREE to a tree made by make_llm_tree.py");
     };
-    let app = opened(std::path::Path::new(&tree));
+    let mut app = fxray::app::App::new();
+    app.open(std::path::Path::new(&tree));
+    // A debug build reads 300 MB of graphs slowly: minutes, not the tests' minute.
+    let long = std::time::Duration::from_secs(1800);
+    assert!(app.wait_idle(long), "opening timed out");
     let mut h = harness_sized(app, SCREEN);
-    settle(&mut h);
+    h.run_steps(2);
+    assert!(h.state_mut().app.wait_idle(long));
+    h.run_steps(3);
     let n = h.state().view.graph().counts().1;
     assert!(n > 50_000, "{n} nodes in the first pass");
     h.get_by_label("layers.0–414 ×415");
