@@ -105,10 +105,17 @@ pub fn infer(g: &FxGraph, ev: &Evidence<'_>, paths: &mut Paths) -> Inferred {
         first_of_run.entry(r).or_insert(si);
     }
     let run_inputs = run_inputs(g, &stmts, &run);
+    // Values whose module is no helper's guess (a helper runs for whichever module the
+    // statements around it say) nor a frame this loop moved up: the ones that can refute
+    // another frame.
+    let mut firm: Vec<bool> = anchor.iter().map(Option::is_some).collect();
     let inner = inner_modules(&anchor, ev, paths);
     for si in 0..stmts.len() {
         if let Some((f, _)) = stmts[si].frame {
             run_frame.entry(run[si]).or_insert(f);
+            for &i in &stmts[si].nodes {
+                firm[i] = true;
+            }
             continue;
         }
         let loc = stmts[si].loc;
@@ -226,6 +233,7 @@ pub fn infer(g: &FxGraph, ev: &Evidence<'_>, paths: &mut Paths) -> Inferred {
         } else {
             ((prev_frame.unwrap_or(ROOT), Confidence::Low), false)
         };
+        let guessed = frame.0;
         // A helper works for whoever handed it its values; only a module's `forward` returns.
         let frame = if loc.backward_of || !called.is_empty() || is_helper(loc) {
             frame
@@ -239,9 +247,22 @@ pub fn infer(g: &FxGraph, ev: &Evidence<'_>, paths: &mut Paths) -> Inferred {
                 .filter(|_| from_run)
                 .and_then(|&r| stmts[r].nodes.iter().min().copied())
                 .unwrap_or(usize::MAX);
-            let f = returned(g, &stmts[si].nodes, frame.0, start, reads, &context, paths);
+            let f = returned(
+                g,
+                &stmts[si].nodes,
+                (frame.0, start),
+                reads,
+                &firm,
+                &context,
+                paths,
+            );
             (f, frame.1)
         };
+        if !helper && frame.0 == guessed {
+            for &i in &stmts[si].nodes {
+                firm[i] = true;
+            }
+        }
         stmts[si].frame = Some(frame);
         stmts[si].own = own;
         stmt_ctx[si] = ctx_or_prev;
@@ -360,14 +381,16 @@ fn one_child_lines(
 /// inside the caller (the norm's output handed to the attention) may be `f`'s argument, read
 /// late: it says nothing. Nor can `f`'s call, begun at node `start` (its run's first), read a
 /// value another module made after that: while `f` runs, only `f` and what it calls do (the
-/// second residual sum reads the MLP's output, made after the attention's run began). Checked
-/// up the tree until nothing refutes.
+/// second residual sum reads the MLP's output, made after the attention's run began). Only a
+/// `firm` value (not a helper's, not moved by this rule) refutes so, and no value of `f`'s own
+/// ancestors refutes at all: one misplaced value must not move every statement after it up
+/// too. Checked up the tree until nothing refutes.
 fn returned(
     g: &FxGraph,
     nodes: &[usize],
-    mut f: ModId,
-    start: usize,
+    (mut f, start): (ModId, usize),
     reads: impl Fn(usize) -> Option<ModId>,
+    firm: &[bool],
     context: &[Option<ModId>],
     paths: &Paths,
 ) -> ModId {
@@ -387,7 +410,10 @@ fn returned(
                     continue;
                 }
                 let Some(src) = reads(j) else { continue };
-                if j > start && !paths.within(src, f) {
+                if paths.within(src, f) || paths.within(f, src) {
+                    continue;
+                }
+                if j > start && firm[j] {
                     f = parent;
                     continue 'up;
                 }
