@@ -24,8 +24,8 @@ Beside every graph file `NNN_….txt` it writes `NNN_….modules.json`: `{node n
 every node torch knows the module of, as fxray spells it (`layers.3.attn.q_proj`, `""` for the
 root module): the last entry of `node.meta["nn_module_stack"]` for forward (and Dynamo) nodes,
 of `node.meta["fwd_nn_module_stack"]` for backward nodes (a backward node recomputing a forward
-one has only `nn_module_stack`). Nodes without one (placeholders, output, the code of the
-root module's own forward) are left out.
+one has only `nn_module_stack`), skipping modules held by a global rather than the model. Nodes
+without one (placeholders, output, the code of the root module's own forward) are left out.
 
 Usage: python module_truth.py OUT_DIR [ARCH ...]   (ARCH: llama, moe, tied; default all)
 Paths inside the files are rewritten to /home/dev/models/gen/, as the fixtures' are.
@@ -293,8 +293,13 @@ def module_of(node, backward):
         stack = node.meta.get("nn_module_stack")
     if not stack:
         return None
-    path, _cls = list(stack.values())[-1]
-    return dotted(path)
+    # A module outside the model (transformers 5.25 wraps `apply_rotary_pos_emb` in a hub-kernel
+    # module held by a global: `G['__import_…'].apply_rotary_pos_emb`) is no part of the model's
+    # tree and no name in the dumps: its nodes are the enclosing module's of the model.
+    inside = [path for path, _cls in stack.values() if not path.startswith("G[")]
+    if not inside:
+        return None
+    return dotted(inside[-1])
 
 
 def truth(gm, backward):

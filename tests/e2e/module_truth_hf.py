@@ -16,7 +16,15 @@ Cases (CASES below):
   $FXRAY_TRANSFORMERS_4 (default ~/.cache/fxray/transformers-4.46.3), installed there by
       pip install --target ~/.cache/fxray/transformers-4.46.3 --no-deps transformers==4.46.3 \\
           tokenizers==0.20.3 huggingface-hub==0.26.5 requests charset-normalizer idna urllib3 certifi
+- qwen3_moe — Qwen3-MoE: experts as 3-D weights run by `torch._grouped_mm`, q/k norms, no
+  shared expert; transformers 5.25 wraps `apply_rotary_pos_emb` in a hub-kernel module held by
+  a global, which the truth skips (module_truth.py);
+- qwen3_moe_decomposed — the same through Inductor's decomposition table;
 - gpt2 — Conv1D and a fused qkv projection, tied head;
+- gpt_neox — GPT-NeoX with `use_parallel_residual=True` (`x + attn(ln1(x)) + mlp(ln2(x))`),
+  partial rotary;
+- gpt_neox_decomposed — the same through Inductor's decomposition table (a Linear's view back is
+  a plain `view`; the two norms of one input share their statistics);
 - gpt2_decomposed — the same through Inductor's decomposition table, as Inductor's own graphs
   hold it: every LayerNorm is `var_mean`, `rsqrt`, `sub`, `mul`, … of its own;
 - bert — post-residual LayerNorm, masked-LM head;
@@ -100,6 +108,34 @@ def qwen2_moe(tf):
     )
 
 
+def qwen3_moe(tf):
+    return causal_lm(
+        tf,
+        "Qwen3MoeConfig",
+        "Qwen3MoeForCausalLM",
+        head_dim=8,
+        moe_intermediate_size=24,
+        num_experts=4,
+        num_experts_per_tok=2,
+    )
+
+
+def gpt_neox(tf):
+    config = tf.GPTNeoXConfig(
+        vocab_size=VOCAB,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        max_position_embeddings=64,
+        rotary_pct=0.5,
+        use_parallel_residual=True,
+        bos_token_id=0,
+        eos_token_id=0,
+    )
+    return tf.GPTNeoXForCausalLM(config)
+
+
 def gpt2(tf):
     config = tf.GPT2Config(
         vocab_size=VOCAB, n_positions=64, n_embd=32, n_layer=2, n_head=4, bos_token_id=0, eos_token_id=0
@@ -148,7 +184,11 @@ CASES = {
     "mixtral_fused": (mixtral_fused, None, False),
     "mixtral": (mixtral, LEGACY, False),
     "qwen2_moe": (qwen2_moe, LEGACY, False),
+    "qwen3_moe": (qwen3_moe, None, False),
+    "qwen3_moe_decomposed": (qwen3_moe, None, True),
     "gpt2": (gpt2, None, False),
+    "gpt_neox": (gpt_neox, None, False),
+    "gpt_neox_decomposed": (gpt_neox, None, True),
     "gpt2_decomposed": (gpt2, None, True),
     "bert": (bert, None, False),
     "t5": (t5, None, False),

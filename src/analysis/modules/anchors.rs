@@ -24,6 +24,7 @@ pub fn seed(g: &FxGraph, ev: &Evidence<'_>, paths: &mut Paths) -> Seeds {
     let mut wd: Vec<Option<ModId>> = vec![None; n];
     let mut out: Vec<Option<(ModId, Confidence)>> = vec![None; n];
     let mut context: Vec<Option<ModId>> = vec![None; n];
+    let mut saved_matmul: Vec<Option<ModId>> = vec![None; n];
 
     // Seeds: placeholders that are weights, saved activations, get_attr of a submodule's tensor.
     for (i, node) in g.nodes.iter().enumerate() {
@@ -32,11 +33,14 @@ pub fn seed(g: &FxGraph, ev: &Evidence<'_>, paths: &mut Paths) -> Seeds {
                 if let Some(&m) = ev.params.get(&i) {
                     out[i] = Some((m, Confidence::High));
                     wd[i] = Some(m);
-                } else if let Some(&(m, w)) = ev.by_name.and_then(|b| b.get(&node.name)) {
-                    out[i] = Some((m, Confidence::Medium));
-                    context[i] = Some(m);
-                    if w {
-                        wd[i] = Some(m);
+                } else if let Some(s) = ev.by_name.and_then(|b| b.get(&node.name)) {
+                    out[i] = Some((s.module, Confidence::Medium));
+                    context[i] = Some(s.module);
+                    if s.weight {
+                        wd[i] = Some(s.module);
+                    }
+                    if s.matmul {
+                        saved_matmul[i] = Some(s.module);
                     }
                 }
             }
@@ -93,7 +97,7 @@ pub fn seed(g: &FxGraph, ev: &Evidence<'_>, paths: &mut Paths) -> Seeds {
             wd[i] = Some(m);
         }
     }
-    extend_linear(g, &mut anchor);
+    extend_linear(g, &mut anchor, &saved_matmul);
     extend_norm(g, &mut anchor);
     Seeds {
         wd,
@@ -139,6 +143,11 @@ fn extend_norm(g: &FxGraph, anchor: &mut [Option<ModId>]) {
                     }
                     agreed = Some(m);
                 }
+                // Two norms of one input (a parallel residual's `ln1(x)` and `ln2(x)`) share
+                // their statistics once common subexpressions are merged: the first norm's
+                // line keeps them, as torch keeps the first node's module, and the second
+                // norm's weight reads them from its own line.
+                Some(_) if un.source.is_some() && un.source != node.source && from_weight => {}
                 _ => ok = false,
             }
         }
@@ -181,16 +190,24 @@ fn is_norm_step(g: &FxGraph, i: usize) -> bool {
     }
 }
 
-/// `F.linear` decomposes into `view(x)`, `mm`/`addmm`, `_unsafe_view`: the flattening view whose
-/// only user is the weight's matmul, and the `_unsafe_view` after it, belong to the same module
-/// (a user's own `.view` after the call is a plain `view`, and belongs to the caller).
-fn extend_linear(g: &FxGraph, anchor: &mut [Option<ModId>]) {
+/// `F.linear` decomposes into `view(x)`, `mm`/`addmm`, and a view back to `x`'s leading dims
+/// (`_unsafe_view`, or a plain `view` through a decomposition table): the flattening view whose
+/// only user is the weight's matmul, and the view back after it, belong to the same module. A
+/// user's own `.view` after the call reads the Linear's 3-D output, not the 2-D product, and
+/// belongs to the caller. A backward that recomputes the view back from the saved product
+/// (`_unsafe_view(mm, [2, 8, 32])`, `mm` a placeholder) recomputes the Linear's node.
+fn extend_linear(g: &FxGraph, anchor: &mut [Option<ModId>], saved_matmul: &[Option<ModId>]) {
     for i in 0..g.nodes.len() {
-        let Some(m) = anchor[i] else { continue };
         let node = &g.nodes[i];
-        if !matches!(op_name(node), "mm" | "addmm" | "bmm" | "baddbmm") {
+        let m = if let Some(m) = saved_matmul[i] {
+            m
+        } else if let Some(m) = anchor[i]
+            && matches!(op_name(node), "mm" | "addmm" | "bmm" | "baddbmm")
+        {
+            m
+        } else {
             continue;
-        }
+        };
         for &j in &node.inputs {
             let inp = &g.nodes[j];
             // The flattened input of q, k and v projections is one `view` with three users:
@@ -206,11 +223,25 @@ fn extend_linear(g: &FxGraph, anchor: &mut [Option<ModId>]) {
             }
         }
         let users: Vec<usize> = compute_users(g, i).collect();
-        if let [u] = users[..]
-            && anchor[u].is_none()
-            && op_name(&g.nodes[u]) == "_unsafe_view"
-        {
-            anchor[u] = Some(m);
+        for &u in &users {
+            let op = op_name(&g.nodes[u]);
+            let back = (op == "_unsafe_view" && (users.len() == 1 || saved_matmul[i].is_some()))
+                || (matches!(op, "view" | "reshape" | "_unsafe_view") && unflattens(g, i, u));
+            if anchor[u].is_none() && back {
+                anchor[u] = Some(m);
+            }
         }
     }
+}
+
+/// `u` views the 2-D product `i` back to more dims, keeping its columns (`[16, 96]` →
+/// `[2, 8, 96]`): what `F.linear` does after its matmul.
+fn unflattens(g: &FxGraph, i: usize, u: usize) -> bool {
+    let (Some(a), Some(b)) = (g.nodes[i].tensor(), g.nodes[u].tensor()) else {
+        return false;
+    };
+    g.nodes[u].inputs.len() == 1
+        && a.shape.len() == 2
+        && b.shape.len() > 2
+        && a.shape.last() == b.shape.last()
 }

@@ -141,6 +141,19 @@ pub fn backward_children(
                 if !s.nodes.contains(&j) {
                     continue;
                 }
+                // A forward view recomputed from a saved activation (a Linear's output viewed
+                // back from its saved product) is the child's output: what reads it is the
+                // caller's code going on, not the child's gradient.
+                let recomputed =
+                    matches!(op_name(&g.nodes[j]), "view" | "_unsafe_view" | "reshape")
+                        && g.nodes[j]
+                            .inputs
+                            .iter()
+                            .all(|&k| g.nodes[k].op == OpKind::Placeholder && context[k].is_some());
+                if recomputed {
+                    ok = false;
+                    continue;
+                }
                 match (label(sub, j), agreed) {
                     (Some(m), None) => agreed = Some(m),
                     (Some(m), Some(a)) if m == a => {}

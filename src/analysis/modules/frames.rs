@@ -22,6 +22,10 @@ pub struct LineFrames {
     /// Lines that are one call of a child (`x = self.dropout(x)`, `x = self.wte(ids)`): the
     /// child each ran, for the backward, whose statements differentiate that call.
     pub calls: HashMap<LocKey, Vec<ModId>>,
+    /// Lines whose every node, each time they ran, was in the child they called (a norm's
+    /// call that is one argument of a longer call, `self.ln(x),`): their gradient is that
+    /// child's whole, as a line that is one call is.
+    pub whole: HashSet<LocKey>,
 }
 
 impl LineFrames {

@@ -12,7 +12,7 @@ use super::frames::{LineFrames, LocKey, choose, frame_of_anchor, is_index};
 use super::ops::{compute_users, is_compute, op_name};
 use super::paths::{ModId, Paths, ROOT};
 use super::runs::{is_helper, runs};
-use super::statements::{kind, run_inputs, statement_reads, statements};
+use super::statements::{Stmt, kind, run_inputs, statement_reads, statements};
 use crate::model::fx::{FxGraph, OpKind, SourceLoc};
 use std::collections::HashMap;
 
@@ -105,10 +105,17 @@ pub fn infer(g: &FxGraph, ev: &Evidence<'_>, paths: &mut Paths) -> Inferred {
         first_of_run.entry(r).or_insert(si);
     }
     let run_inputs = run_inputs(g, &stmts, &run);
+    // Values whose module is no helper's guess (a helper runs for whichever module the
+    // statements around it say) nor a frame this loop moved up: the ones that can refute
+    // another frame.
+    let mut firm: Vec<bool> = anchor.iter().map(Option::is_some).collect();
     let inner = inner_modules(&anchor, ev, paths);
     for si in 0..stmts.len() {
         if let Some((f, _)) = stmts[si].frame {
             run_frame.entry(run[si]).or_insert(f);
+            for &i in &stmts[si].nodes {
+                firm[i] = true;
+            }
             continue;
         }
         let loc = stmts[si].loc;
@@ -226,6 +233,36 @@ pub fn infer(g: &FxGraph, ev: &Evidence<'_>, paths: &mut Paths) -> Inferred {
         } else {
             ((prev_frame.unwrap_or(ROOT), Confidence::Low), false)
         };
+        let guessed = frame.0;
+        // A helper works for whoever handed it its values; only a module's `forward` returns.
+        let frame = if loc.backward_of || !called.is_empty() || is_helper(loc) {
+            frame
+        } else {
+            let reads = |j: usize| context[j].or(anchor[j]).or(out[j].map(|o| o.0));
+            // Where `f`'s call began is known only when the frame is its run's.
+            let from_run =
+                run_anchor.contains_key(&run[si]) || (known.is_empty() && resolved.is_some());
+            let start = first_of_run
+                .get(&run[si])
+                .filter(|_| from_run)
+                .and_then(|&r| stmts[r].nodes.iter().min().copied())
+                .unwrap_or(usize::MAX);
+            let f = returned(
+                g,
+                &stmts[si].nodes,
+                (frame.0, start),
+                reads,
+                &firm,
+                &context,
+                paths,
+            );
+            (f, frame.1)
+        };
+        if !helper && frame.0 == guessed {
+            for &i in &stmts[si].nodes {
+                firm[i] = true;
+            }
+        }
         stmts[si].frame = Some(frame);
         stmts[si].own = own;
         stmt_ctx[si] = ctx_or_prev;
@@ -254,7 +291,8 @@ pub fn infer(g: &FxGraph, ev: &Evidence<'_>, paths: &mut Paths) -> Inferred {
                     stmt_ctx[si].clone()
                 };
                 let child = choose(calls, &ctx, paths);
-                let whole = whole_call(&s.loc.code).is_some();
+                let whole = whole_call(&s.loc.code).is_some()
+                    || ev.frames.is_some_and(|fr| fr.whole.contains(&k));
                 place_call(g, s, child, whole, &anchor, &mut sub);
             }
             backward_children(g, s, f, &anchor, &context, &mut sub, paths);
@@ -286,6 +324,7 @@ pub fn infer(g: &FxGraph, ev: &Evidence<'_>, paths: &mut Paths) -> Inferred {
             }
         }
     }
+    one_child_lines(&stmts, &out, &mut frames, paths);
     for (i, m) in grads.iter().enumerate() {
         if out[i].is_none()
             && let Some(m) = m
@@ -304,6 +343,101 @@ pub fn infer(g: &FxGraph, ev: &Evidence<'_>, paths: &mut Paths) -> Inferred {
         weight: wd.iter().map(Option::is_some).collect(),
         frames,
     }
+}
+
+/// Forward lines whose nodes all landed in one child of their frame, every time they ran: the
+/// line is that child's call and nothing else, so its backward is the child's (see
+/// `LineFrames::whole`).
+fn one_child_lines(
+    stmts: &[Stmt<'_>],
+    out: &[Option<(ModId, Confidence)>],
+    frames: &mut LineFrames,
+    paths: &Paths,
+) {
+    let mut verdict: HashMap<LocKey, bool> = HashMap::new();
+    for s in stmts.iter().filter(|s| !s.loc.backward_of) {
+        let Some((f, _)) = s.frame else { continue };
+        let mut mods = s.nodes.iter().map(|&i| out[i].map(|o| o.0));
+        let first = mods.next().flatten();
+        let one = first.filter(|&c| c != f && paths.within(c, f) && mods.all(|m| m == Some(c)));
+        let ok = verdict.entry(key(s.loc)).or_insert(true);
+        *ok &= one.is_some();
+        if let Some(c) = one {
+            frames.add_call(key(s.loc), c);
+        }
+    }
+    for (k, ok) in verdict {
+        if ok {
+            frames.whole.insert(k);
+        }
+    }
+}
+
+/// A statement read as going on in frame `f` (its run, the statement before, the same line
+/// elsewhere) is in `f`'s caller when it reads a value that reached the caller from outside and
+/// went to another of the caller's children, but never to `f`: a function sees only what it is
+/// handed, so `f` has returned (`x + attn(ln1(x)) + mlp(ln2(x))`: the sum reads `x`, which
+/// only the norms read, so it is the block's, not the attention's or the MLP's). A value made
+/// inside the caller (the norm's output handed to the attention) may be `f`'s argument, read
+/// late: it says nothing. Nor can `f`'s call, begun at node `start` (its run's first), read a
+/// value another module made after that: while `f` runs, only `f` and what it calls do (the
+/// second residual sum reads the MLP's output, made after the attention's run began). Only a
+/// `firm` value (not a helper's, not moved by this rule) refutes so, and no value of `f`'s own
+/// ancestors refutes at all: one misplaced value must not move every statement after it up
+/// too. Checked up the tree until nothing refutes.
+fn returned(
+    g: &FxGraph,
+    nodes: &[usize],
+    (mut f, start): (ModId, usize),
+    reads: impl Fn(usize) -> Option<ModId>,
+    firm: &[bool],
+    context: &[Option<ModId>],
+    paths: &Paths,
+) -> ModId {
+    let Some(&first) = nodes.iter().min() else {
+        return f;
+    };
+    'up: while f != ROOT {
+        // The caller of a list's element (`layers.1`) is the list's owner: a `ModuleList`
+        // runs no code, and every element is handed the same values (the rotary `cos`).
+        let mut parent = paths.parent(f);
+        if is_index(paths.name(f)) && parent != ROOT {
+            parent = paths.parent(parent);
+        }
+        for &i in nodes {
+            for &j in &g.nodes[i].inputs {
+                if nodes.contains(&j) {
+                    continue;
+                }
+                let Some(src) = reads(j) else { continue };
+                if paths.within(src, f) || paths.within(f, src) {
+                    continue;
+                }
+                if j > start && firm[j] {
+                    f = parent;
+                    continue 'up;
+                }
+                if paths.within(src, parent) {
+                    continue;
+                }
+                let (mut seen, mut sibling) = (false, false);
+                for &u in g.nodes[j].users.iter().filter(|&&u| u < first) {
+                    let Some(r) = context[u] else { continue };
+                    if paths.within(r, f) {
+                        seen = true;
+                    } else if r != parent && paths.within(r, parent) {
+                        sibling = true;
+                    }
+                }
+                if sibling && !seen {
+                    f = parent;
+                    continue 'up;
+                }
+            }
+        }
+        break;
+    }
+    f
 }
 
 /// AOT's partitioner adds, after the forward's last statement, views of values it saves for the

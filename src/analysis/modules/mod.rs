@@ -23,10 +23,14 @@
 //!    `embedding(w, ids)`, `native_layer_norm(x, …, w, b)` and its `getitem`s): a module's
 //!    weights are used by its own forward only. Of two modules' weights on one node (a tied
 //!    weight and its user's bias), the one the line names wins. `F.linear` decomposes into
-//!    `view(x)` → `mm`/`addmm` → `_unsafe_view`: the flattening view whose only user is that
-//!    matmul, and the `_unsafe_view` after it, join the matmul's module. A norm a decomposition
-//!    table split (`var_mean`, `rsqrt`, `sub`, `mul`) reads its weight last: the norm arithmetic
-//!    under the same line that feeds only the norm's weighted nodes is the norm's.
+//!    `view(x)` → `mm`/`addmm` → a view back to `x`'s leading dims (`_unsafe_view`, or a plain
+//!    `view` through a decomposition table: 2-D in, more dims out, the same columns): the
+//!    flattening view whose only user is that matmul, and the view back after it, join the
+//!    matmul's module; so does a backward's view back recomputed from the saved product. A norm a
+//!    decomposition table split (`var_mean`, `rsqrt`, `sub`, `mul`) reads its weight last: the
+//!    norm arithmetic under the same line that feeds only the norm's weighted nodes is the
+//!    norm's (two norms of one input share it once common subexpressions are merged: the first
+//!    norm's line keeps it).
 //! 3. **Statements and frames.** Nodes under one source comment come from one source line run
 //!    once, in one module's forward (its *frame*). For a statement with anchored nodes, the frame
 //!    is the anchor's module when the code reads one of that module's own attributes
@@ -50,7 +54,12 @@
 //!    layer, or in the forward for the backward), moved to the layer of what the statement reads
 //!    (`layers.0.attn` read from `layers.5.…` is `layers.5.attn`): layers repeat, so one
 //!    anchored layer teaches every other; the caller's module for a module's `forward` without
-//!    weights (an activation module); the common module of what it reads.
+//!    weights (an activation module); the common module of what it reads. A frame read from
+//!    the statement's run, the statement before or the same line elsewhere is refuted when the
+//!    statement reads what that frame was never handed (a value that came into its caller and
+//!    went to another child, or one another module made after the frame's call began): the
+//!    call has returned, and the statement is the caller's (`x + attn(ln1(x)) + mlp(ln2(x))`,
+//!    `residual + hidden_states` after the attention's last line).
 //! 6. **Children without weights, or tied** (`children.rs`). A line that is one call of a child
 //!    no weight names (`x = self.dropout(x)`) puts its nodes in that child; a line that calls it
 //!    among other things gives it the nodes that do what such modules do (dropout,
@@ -72,7 +81,9 @@
 //!    module's. Its statements carry the forward line they differentiate, so the forward's
 //!    frames of that line are the candidates (rule 5), and what the statement reads votes for
 //!    the layer (a saved activation twice). The gradient of a line that called one child is that
-//!    child's.
+//!    child's, and so is that of a line whose forward nodes all landed in one child (a norm's
+//!    call as one argument of a longer call). A forward view the backward recomputes from a
+//!    saved activation is read by the caller's code, not by the child's gradient.
 //! 10. **Dynamo graph**: rules 2–7 on its own placeholders. **Inductor** `fx_graph_readable.py`
 //!     / `fx_graph_transformed.py` have no Dynamo graph beside them: only their source comments
 //!     and data flow speak (rules 3–7), and most nodes stay at the root with no confidence.
@@ -88,8 +99,8 @@
 //! neighbour or data flow (5, 7–8), `None` nothing (the node is at the root because nothing says
 //! otherwise).
 //!
-//! Measured against torch's own `nn_module_stack` on three models written here and nine
-//! `transformers` architectures, see `tests/it/modules.rs`, `tests/it/modules_hf.rs`,
+//! Measured against torch's own `nn_module_stack` on three models written here and thirteen
+//! `transformers` cases, see `tests/it/modules.rs`, `tests/it/modules_hf.rs`,
 //! `tests/e2e/module_truth.py` and `tests/e2e/module_truth_hf.py`.
 
 mod anchors;
@@ -111,7 +122,7 @@ mod tree;
 pub use tree::{ModuleEntry, ModuleTree};
 
 use crate::model::fx::{FxFile, FxGraph, OpKind};
-use evidence::Evidence;
+use evidence::{Evidence, Saved};
 use frames::LineFrames;
 use params::ParamMap;
 use paths::{ModId, Paths, ROOT};
@@ -228,7 +239,7 @@ pub fn infer_phase(input: &PhaseInput<'_>) -> PhaseModules {
         .map(|g| infer_dynamo(g, &params, &attrs, &mut paths));
 
     // A backward reads the forward's first graph: its nodes by name, and its frames by line.
-    let mut by_name: HashMap<String, (ModId, bool)> = HashMap::new();
+    let mut by_name: HashMap<String, Saved> = HashMap::new();
     let mut frames = LineFrames::default();
     if let Some(fw) = input
         .forward
@@ -258,7 +269,16 @@ pub fn infer_phase(input: &PhaseInput<'_>) -> PhaseModules {
                 r.modules[i].0
             };
             if n.op != OpKind::Output {
-                by_name.insert(n.name.clone(), (m, r.weight[i]));
+                let matmul =
+                    r.modules[i].1 == Confidence::High && matches!(ops::op_name(n), "mm" | "addmm");
+                by_name.insert(
+                    n.name.clone(),
+                    Saved {
+                        module: m,
+                        weight: r.weight[i],
+                        matmul,
+                    },
+                );
             }
         }
         frames = r.frames;
