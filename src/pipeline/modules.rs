@@ -178,7 +178,7 @@ pub fn report(graph: &Path) -> crate::error::Result<ModuleReport> {
             target[id as usize] = Some(op);
         }
     }
-    let groups = fold::repeat_groups(&tree, |n| key[n as usize]);
+    let groups = fold::repeat_groups(&tree, union.edges(), |n| key[n as usize]);
     let target: Vec<Option<&str>> = target.iter().map(Option::as_deref).collect();
     let mut by_parent: std::collections::HashMap<fold::ModIx, Vec<&fold::RepeatGroup>> =
         Default::default();

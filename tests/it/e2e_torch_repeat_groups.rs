@@ -21,5 +21,8 @@ fn e2e_torch_repeat_groups() {
                 .is_file(),
             "{case}: no backward"
         );
+        // fxray's groups on the fresh graphs are the fresh config's.
+        let forward = super::modules::model_dir(&fresh).join("forward/000_aot_forward_graph.txt");
+        super::repeat_groups::check_layer_groups(case, &fresh, &forward);
     }
 }

@@ -3,7 +3,8 @@
 //! per mixture-of-experts layer: `num_experts=4` in `tests/e2e/module_truth_hf.py`), and the
 //! member names from torch's own `nn_module_stack` beside each graph.
 
-use crate::common::{fxray, pass_files, stdout_json};
+use crate::common::{fixture, fxray, pass_files, stdout_json};
+use crate::repeat_truth::{CASES, truth_groups};
 use serde_json::Value;
 
 fn first_pass(case: &str, phase: &str) -> String {
@@ -90,5 +91,43 @@ fn the_experts_of_each_moe_layer_are_one_group_in_both_phases() {
             assert_eq!(groups.len(), 1, "{phase} {experts}: {groups:?}");
             assert_eq!(members(&groups[0]), want, "{phase}");
         }
+    }
+}
+
+/// DeepSeek-V3 with `first_k_dense_replace=1` (layer 0 dense, 1–3 mixture-of-experts) and
+/// Qwen2-MoE with `decoder_sparse_step=2` (dense and sparse layers alternate): the groups of
+/// `model.layers` in the forward are the config's (`groups.json`, written from the config by
+/// `tests/e2e/repeat_truth_hf.py`), and the odd group says what it lacks.
+#[test]
+fn layer_groups_of_heterogeneous_models_are_the_configs() {
+    for case in CASES {
+        let dir = fixture("repeat_truth_hf").join(case);
+        let pass = pass_files(&format!("repeat_truth_hf/{case}"), "forward")[0].clone();
+        check_layer_groups(case, &dir, &pass);
+    }
+}
+
+/// `fxray modules` on the forward pass `pass` of the case folder `dir` groups `model.layers` as
+/// its `groups.json` says (also run on freshly made cases by `e2e_torch_repeat_groups`).
+pub fn check_layer_groups(case: &str, dir: &std::path::Path, pass: &std::path::Path) {
+    {
+        let want = truth_groups(dir);
+        let report = stdout_json(&fxray(&["modules", &pass.display().to_string(), "--json"]));
+        let groups = module(&report, "model.layers")["groups"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let got: Vec<Vec<String>> = groups.iter().map(members).collect();
+        assert_eq!(got, want, "{case}");
+        // Every group but the largest says how it differs; MoE against dense names the experts.
+        let differs: Vec<&str> = groups
+            .iter()
+            .filter_map(|g| g["differs"].as_str())
+            .collect();
+        assert_eq!(differs.len(), want.len() - 1, "{case}: {differs:?}");
+        assert!(
+            differs.iter().all(|d| d.contains("mlp.experts")),
+            "{case}: {differs:?}"
+        );
     }
 }

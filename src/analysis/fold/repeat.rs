@@ -25,7 +25,17 @@ pub struct RepeatGroup {
 /// op and shape, hashed), `None` when the pass lacks it. A parent's numbered children are all in
 /// one of its groups (an odd one out is a group of one); parents whose numbered children all
 /// differ get no groups.
-pub fn repeat_groups(tree: &FoldTree, key: impl Fn(u32) -> Option<u64>) -> Vec<RepeatGroup> {
+///
+/// A value several siblings read, computed once in the first of them (the rotary tables and the
+/// mask a traced model computes per layer, which the trace computes once), is not part of that
+/// sibling's structure: `edges` (the union's) say who reads what.
+pub fn repeat_groups(
+    tree: &FoldTree,
+    edges: &[(u32, u32)],
+    key: impl Fn(u32) -> Option<u64>,
+) -> Vec<RepeatGroup> {
+    let shared = shared_values(tree, edges);
+    let key = |n: u32| key(n).filter(|_| !shared.get(n as usize).copied().unwrap_or(false));
     let sig = signatures(tree, &key);
     let mut out = Vec::new();
     for (p, md) in tree.modules.iter().enumerate() {
@@ -59,6 +69,59 @@ pub fn repeat_groups(tree: &FoldTree, key: impl Fn(u32) -> Option<u64>) -> Vec<R
         }));
     }
     out
+}
+
+/// Per union node: read by a numbered sibling of the one it is in (at any level) other than the
+/// next one (a layer hands its output to the next; a value the trace computed once for all is
+/// read further on), or by two of them.
+fn shared_values(tree: &FoldTree, edges: &[(u32, u32)]) -> Vec<bool> {
+    let mut rank: Vec<usize> = vec![0; tree.modules.len()];
+    for md in &tree.modules {
+        for (i, &c) in md.children.iter().enumerate() {
+            rank[c as usize] = i;
+        }
+    }
+    // The child of `c` on the way down to `m`.
+    let below = |c: ModIx, mut m: ModIx| -> Option<ModIx> {
+        while let Some(p) = tree.modules[m as usize].parent {
+            if p == c {
+                return Some(m);
+            }
+            m = p;
+        }
+        None
+    };
+    let numbered = |m: ModIx| is_number(&tree.modules[m as usize].name);
+    // Up to two distinct sibling readers per node are enough to know.
+    let mut readers: Vec<[Option<ModIx>; 2]> = vec![[None; 2]; tree.module_of.len()];
+    for &(a, b) in edges {
+        let (Some(&ma), Some(&mb)) = (
+            tree.module_of.get(a as usize),
+            tree.module_of.get(b as usize),
+        ) else {
+            continue;
+        };
+        if ma == mb {
+            continue;
+        }
+        let c = tree.common(ma, mb);
+        let (Some(sa), Some(sb)) = (below(c, ma), below(c, mb)) else {
+            continue;
+        };
+        if !numbered(sa) || !numbered(sb) {
+            continue;
+        }
+        let r = &mut readers[a as usize];
+        if rank[sb as usize] != rank[sa as usize] + 1 {
+            // Further on than the next: shared, whoever else reads it.
+            *r = [Some(sb), Some(sb)];
+        } else if r[0].is_none() {
+            r[0] = Some(sb);
+        } else if r[0] != Some(sb) && r[1].is_none() {
+            r[1] = Some(sb);
+        }
+    }
+    readers.iter().map(|r| r[1].is_some()).collect()
 }
 
 /// Structure of every module's subtree in the pass, `None` where the pass has none of its nodes.
@@ -106,7 +169,13 @@ fn signatures(tree: &FoldTree, key: &impl Fn(u32) -> Option<u64>) -> Vec<Option<
 /// placeholder: never its name) and its value's type and shape.
 pub fn structure_key(op: &str, meta: &str) -> u64 {
     let mut h = DefaultHasher::new();
-    (op, symbols_out(meta)).hash(&mut h);
+    // An attribute read (`self._tensor_constant4`, `self.layers.3.weight`) is named, and
+    // numbered per layer: its numbers are left out.
+    match op.strip_prefix("self.") {
+        Some(attr) => attr.replace(|c: char| c.is_ascii_digit(), "").hash(&mut h),
+        None => op.hash(&mut h),
+    }
+    symbols_out(meta).hash(&mut h);
     h.finish()
 }
 
@@ -293,13 +362,13 @@ mod tests {
             .collect();
         let edges: Vec<(u32, u32)> = (0..11).map(|i| (i, i + 1)).collect();
         let t = FoldTree::new(&paths, &edges);
-        let g = repeat_groups(&t, key_of(&["mm", "add", "relu"]));
+        let g = repeat_groups(&t, &[], key_of(&["mm", "add", "relu"]));
         assert_eq!(g.len(), 1);
         assert_eq!(g[0].members.len(), 4);
         assert_eq!(group_label(&t, &g[0].members), "layers.0–3 ×4");
         // Layer 2's relu replaced: 0, 1 and 3 still repeat, 2 stands alone.
         let ops = ["mm", "add", "relu"];
-        let g = repeat_groups(&t, |n| {
+        let g = repeat_groups(&t, &[], |n| {
             let mut h = DefaultHasher::new();
             if n == 8 { "gelu" } else { ops[n as usize % 3] }.hash(&mut h);
             Some(h.finish())
@@ -328,13 +397,43 @@ mod tests {
             .flat_map(|l| (0..3).map(move |_| format!("layers.{l}")))
             .collect();
         let t = FoldTree::new(&paths, &[(0, 1), (3, 4), (3, 5)]);
-        let g = repeat_groups(&t, key_of(&["mm", "add", "relu"]));
+        let g = repeat_groups(&t, &[], key_of(&["mm", "add", "relu"]));
         assert!(g.is_empty(), "{g:?}");
         // Same ops, but layer 1 puts one of them in a sub-module.
         let mut paths = paths;
         paths[5] = "layers.1.mlp".into();
         let t = FoldTree::new(&paths, &[]);
-        assert!(repeat_groups(&t, key_of(&["mm", "add", "relu"])).is_empty());
+        assert!(repeat_groups(&t, &[], key_of(&["mm", "add", "relu"])).is_empty());
+    }
+
+    #[test]
+    fn a_value_the_trace_computed_once_for_every_layer_is_not_the_first_layers() {
+        // Three layers of mm → add; layer 0 also holds `cos` (node 6), which all three read.
+        let mut paths: Vec<String> = (0..3)
+            .flat_map(|l| (0..2).map(move |_| format!("layers.{l}")))
+            .collect();
+        paths.push("layers.0".into());
+        let edges = [
+            (0, 1),
+            (2, 3),
+            (4, 5),
+            (6, 1),
+            (6, 3),
+            (6, 5),
+            (1, 2),
+            (3, 4),
+        ];
+        let t = FoldTree::new(&paths, &edges);
+        let key = key_of(&["mm", "add"]);
+        let key = |n: u32| if n == 6 { Some(7) } else { key(n) };
+        let g = repeat_groups(&t, &edges, key);
+        assert_eq!(g.len(), 1, "{g:?}");
+        assert_eq!(g[0].members.len(), 3);
+        // Read by one other layer only (the chain from layer to layer), a value is the layer's.
+        let edges = [(0, 1), (2, 3), (4, 5), (6, 1), (6, 3), (1, 2), (3, 4)];
+        let t = FoldTree::new(&paths, &edges);
+        let g = repeat_groups(&t, &edges[..6], key);
+        assert_ne!(g.first().map(|x| x.members.len()), Some(3), "{g:?}");
     }
 
     #[test]
@@ -344,7 +443,7 @@ mod tests {
             .map(|s| s.to_string())
             .collect();
         let t = FoldTree::new(&paths, &[]);
-        assert!(repeat_groups(&t, key_of(&["mm", "view"])).is_empty());
+        assert!(repeat_groups(&t, &[], key_of(&["mm", "view"])).is_empty());
     }
 
     #[test]

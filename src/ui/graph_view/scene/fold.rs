@@ -45,7 +45,7 @@ impl Scene {
         if !self.group_repeats {
             return (Vec::new(), Vec::new());
         }
-        let groups = crate::analysis::fold::repeat_groups(tree, |n| {
+        let groups = crate::analysis::fold::repeat_groups(tree, self.layout.union.edges(), |n| {
             let l = look(n)?;
             Some(crate::analysis::fold::structure_key(&l.target, &l.subtitle))
         });
