@@ -36,7 +36,7 @@ pub fn repeat_groups(
 ) -> Vec<RepeatGroup> {
     let shared = shared_values(tree, edges);
     let key = |n: u32| key(n).filter(|_| !shared.get(n as usize).copied().unwrap_or(false));
-    let sig = signatures(tree, &key);
+    let sig = signatures(tree, &internal_edges(tree, edges), &key);
     let mut out = Vec::new();
     for (p, md) in tree.modules.iter().enumerate() {
         let numbered: Vec<ModIx> = md
@@ -124,8 +124,41 @@ fn shared_values(tree: &FoldTree, edges: &[(u32, u32)]) -> Vec<bool> {
     readers.iter().map(|r| r[1].is_some()).collect()
 }
 
+/// The pass's edges lifted to the module where their ends part (the tree's own lifted edges are
+/// the union's, of every pass: a pass that rewires one layer would set it apart in all).
+fn internal_edges(tree: &FoldTree, edges: &[(u32, u32)]) -> Vec<Vec<(Item, Item)>> {
+    let mut out = vec![Vec::new(); tree.modules.len()];
+    let item = |c: ModIx, n: u32, mut m: ModIx| -> Item {
+        if m == c {
+            return Item::Node(n);
+        }
+        while let Some(p) = tree.modules[m as usize].parent {
+            if p == c {
+                return Item::Module(m);
+            }
+            m = p;
+        }
+        Item::Node(n)
+    };
+    for &(a, b) in edges {
+        let (Some(&ma), Some(&mb)) = (
+            tree.module_of.get(a as usize),
+            tree.module_of.get(b as usize),
+        ) else {
+            continue;
+        };
+        let c = tree.common(ma, mb);
+        out[c as usize].push((item(c, a, ma), item(c, b, mb)));
+    }
+    out
+}
+
 /// Structure of every module's subtree in the pass, `None` where the pass has none of its nodes.
-fn signatures(tree: &FoldTree, key: &impl Fn(u32) -> Option<u64>) -> Vec<Option<u64>> {
+fn signatures(
+    tree: &FoldTree,
+    internal: &[Vec<(Item, Item)>],
+    key: &impl Fn(u32) -> Option<u64>,
+) -> Vec<Option<u64>> {
     let mut sig: Vec<Option<u64>> = vec![None; tree.modules.len()];
     // Children have higher indices than their parents: fill from the leaves up.
     for m in (0..tree.modules.len()).rev() {
@@ -153,10 +186,11 @@ fn signatures(tree: &FoldTree, key: &impl Fn(u32) -> Option<u64>) -> Vec<Option<
         if !any {
             continue;
         }
-        let mut edges: Vec<(u32, u32)> = tree.lifted[m]
+        let mut edges: Vec<(u32, u32)> = internal[m]
             .iter()
-            .filter_map(|l| Some((*pos.get(&l.from)?, *pos.get(&l.to)?)))
+            .filter_map(|(a, b)| Some((*pos.get(a)?, *pos.get(b)?)))
             .collect();
+        edges.dedup();
         edges.sort_unstable();
         edges.hash(&mut h);
         md.children.len().hash(&mut h);
@@ -362,7 +396,7 @@ mod tests {
             .collect();
         let edges: Vec<(u32, u32)> = (0..11).map(|i| (i, i + 1)).collect();
         let t = FoldTree::new(&paths, &edges);
-        let g = repeat_groups(&t, &[], key_of(&["mm", "add", "relu"]));
+        let g = repeat_groups(&t, &edges, key_of(&["mm", "add", "relu"]));
         assert_eq!(g.len(), 1);
         assert_eq!(g[0].members.len(), 4);
         assert_eq!(group_label(&t, &g[0].members), "layers.0–3 ×4");
@@ -396,8 +430,9 @@ mod tests {
         let paths: Vec<String> = (0..2)
             .flat_map(|l| (0..3).map(move |_| format!("layers.{l}")))
             .collect();
-        let t = FoldTree::new(&paths, &[(0, 1), (3, 4), (3, 5)]);
-        let g = repeat_groups(&t, &[], key_of(&["mm", "add", "relu"]));
+        let edges = [(0, 1), (3, 4), (3, 5)];
+        let t = FoldTree::new(&paths, &edges);
+        let g = repeat_groups(&t, &edges, key_of(&["mm", "add", "relu"]));
         assert!(g.is_empty(), "{g:?}");
         // Same ops, but layer 1 puts one of them in a sub-module.
         let mut paths = paths;

@@ -45,7 +45,8 @@ impl Scene {
         if !self.group_repeats {
             return (Vec::new(), Vec::new());
         }
-        let groups = crate::analysis::fold::repeat_groups(tree, self.layout.union.edges(), |n| {
+        // The pass's own edges: the union's hold every pass's rewiring.
+        let groups = crate::analysis::fold::repeat_groups(tree, &self.pass_edges, |n| {
             let l = look(n)?;
             Some(crate::analysis::fold::structure_key(&l.target, &l.subtitle))
         });
