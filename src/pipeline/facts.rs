@@ -99,18 +99,18 @@ pub fn wire_of_local(paths: &[String]) -> Vec<serde_json::Value> {
 
 /// The facts of every pass of each phase (each a list of passes in order), and for each pass
 /// after the first its diff counts against the one before (absent when either could not be
-/// read): `(facts, diffs)` keyed by path. Phases are parsed one batch each, so that at most a
-/// few phases' graphs are held at once; a server's phases are parsed and diffed by its agent.
+/// read): `(facts, diffs)` keyed by path. Phases are read one after another, two passes at a
+/// time, so that at most three graphs are held at once; a server's phases are parsed and
+/// diffed by its agent.
 pub fn of_phases(
     phases: &[Vec<PathBuf>],
 ) -> (HashMap<PathBuf, GraphFacts>, HashMap<PathBuf, DiffCounts>) {
     let (far, near): (Vec<&Vec<PathBuf>>, Vec<&Vec<PathBuf>>) = phases
         .iter()
         .partition(|ph| ph.first().is_some_and(|p| remote::locate(p).is_some()));
-    let mut per_phase: Vec<(&Vec<PathBuf>, PhaseWire)> = near
-        .par_iter()
-        .map(|ph| (*ph, phase_of_local(ph)))
-        .collect();
+    // One phase after another: each already keeps both cores busy.
+    let mut per_phase: Vec<(&Vec<PathBuf>, PhaseWire)> =
+        near.iter().map(|ph| (*ph, phase_of_local(ph))).collect();
     for chunk in far.chunks(REMOTE_BATCH) {
         let firsts: Vec<&PathBuf> = chunk.iter().map(|ph| &ph[0]).collect();
         // One request per server: each phase is asked of the server its first pass is on.
@@ -164,24 +164,26 @@ struct PhaseWire {
 }
 
 fn phase_of_local(passes: &[PathBuf]) -> PhaseWire {
-    let parsed: Vec<Result<crate::model::fx::FxFile, String>> = passes
-        .par_iter()
-        .map(|p| load::graph(p).map_err(|e| e.to_string()))
-        .collect();
-    let diffs = (1..parsed.len())
-        .into_par_iter()
-        .map(|i| match (&parsed[i - 1], &parsed[i]) {
-            (Ok(a), Ok(b)) => Some(diff::diff(a, b).counts()),
-            _ => None,
-        })
-        .collect();
-    PhaseWire {
-        facts: parsed
-            .iter()
-            .map(|r| Wire::from(GraphFacts::of_result(r.as_ref())))
-            .collect(),
-        diffs,
+    // Two passes parsed at a time (both cores), each diffed with the one before and dropped:
+    // at most three graphs are held, not a phase of 100k-node passes.
+    let load = |p: &PathBuf| load::graph(p).map_err(|e| e.to_string());
+    let mut facts = Vec::with_capacity(passes.len());
+    let mut diffs = Vec::with_capacity(passes.len().saturating_sub(1));
+    let mut prev: Option<Result<crate::model::fx::FxFile, String>> = None;
+    for pair in passes.chunks(2) {
+        let (a, b) = rayon::join(|| load(&pair[0]), || pair.get(1).map(load));
+        for cur in std::iter::once(a).chain(b) {
+            if let Some(p) = &prev {
+                diffs.push(match (p, &cur) {
+                    (Ok(a), Ok(b)) => Some(diff::diff(a, b).counts()),
+                    _ => None,
+                });
+            }
+            facts.push(Wire::from(GraphFacts::of_result(cur.as_ref())));
+            prev = Some(cur);
+        }
     }
+    PhaseWire { facts, diffs }
 }
 
 fn server_path(p: &Path) -> String {
