@@ -29,7 +29,105 @@ pub fn to_json_with_modules(file_label: &str, file: &FxFile, modules: &GraphModu
     })
 }
 
-fn graph_json(file: &FxFile, gi: usize, g: &FxGraph, modules: &GraphModules) -> Value {
+/// [`to_json_with_modules`] written to `out` as it is made (pretty, the same text): one node's
+/// value at a time, so a 100k-node graph never exists as one JSON tree in memory.
+pub fn write_json_with_modules(
+    out: &mut impl std::io::Write,
+    file_label: &str,
+    file: &FxFile,
+    modules: &GraphModules,
+) -> serde_json::Result<()> {
+    serde_json::to_writer_pretty(
+        out,
+        &Streamed {
+            file_label,
+            file,
+            modules,
+        },
+    )
+}
+
+struct Streamed<'a> {
+    file_label: &'a str,
+    file: &'a FxFile,
+    modules: &'a GraphModules,
+}
+
+impl serde::Serialize for Streamed<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let file = self.file;
+        // Keys in the order a `Value` object keeps them (sorted), so the text is the same.
+        let mut m = s.serialize_map(Some(4))?;
+        m.serialize_entry("file", self.file_label)?;
+        m.serialize_entry(
+            "graphs",
+            &Seq(|| {
+                file.graphs.iter().enumerate().map(|(gi, g)| StreamedGraph {
+                    file,
+                    gi,
+                    g,
+                    modules: self.modules,
+                })
+            }),
+        )?;
+        m.serialize_entry("problems", &file.problems)?;
+        let unparsed: Vec<Value> = file
+            .unparsed
+            .iter()
+            .map(|u| json!({"line": u.line, "text": u.text}))
+            .collect();
+        m.serialize_entry("unparsed", &unparsed)?;
+        m.end()
+    }
+}
+
+/// A sequence serialised from an iterator made on demand.
+struct Seq<F>(F);
+
+impl<F, I, T> serde::Serialize for Seq<F>
+where
+    F: Fn() -> I,
+    I: Iterator<Item = T>,
+    T: serde::Serialize,
+{
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq((self.0)())
+    }
+}
+
+struct StreamedGraph<'a> {
+    file: &'a FxFile,
+    gi: usize,
+    g: &'a FxGraph,
+    modules: &'a GraphModules,
+}
+
+impl serde::Serialize for StreamedGraph<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let (file, g) = (self.file, self.g);
+        let head = graph_head(file, g);
+        let mut m = s.serialize_map(Some(5))?;
+        m.serialize_entry("line", &g.line)?;
+        m.serialize_entry("name", &g.name)?;
+        m.serialize_entry(
+            "nodes",
+            &Seq(|| {
+                g.nodes
+                    .iter()
+                    .enumerate()
+                    .map(|(ni, n)| node_with_module(file, self.gi, ni, g, n, self.modules))
+            }),
+        )?;
+        m.serialize_entry("parent", &head.0)?;
+        m.serialize_entry("used_by", &head.1)?;
+        m.end()
+    }
+}
+
+/// A graph's parent class and the node of it that uses the graph.
+fn graph_head(file: &FxFile, g: &FxGraph) -> (Option<String>, Option<String>) {
     let parent = g
         .parent
         .and_then(|p| file.graphs.get(p))
@@ -40,16 +138,30 @@ fn graph_json(file: &FxFile, gi: usize, g: &FxGraph, modules: &GraphModules) -> 
         .zip(g.used_by)
         .and_then(|(p, i)| p.nodes.get(i))
         .map(|n| n.name.clone());
+    (parent, used_by)
+}
+
+fn node_with_module(
+    file: &FxFile,
+    gi: usize,
+    ni: usize,
+    g: &FxGraph,
+    n: &FxNode,
+    modules: &GraphModules,
+) -> Value {
+    let mut v = node_json(file, g, n);
+    v["module"] = Value::String(modules.path_in(file, gi, ni).to_string());
+    v
+}
+
+fn graph_json(file: &FxFile, gi: usize, g: &FxGraph, modules: &GraphModules) -> Value {
+    let (parent, used_by) = graph_head(file, g);
     json!({
         "name": g.name,
         "parent": parent,
         "used_by": used_by,
         "line": g.line,
-        "nodes": g.nodes.iter().enumerate().map(|(ni, n)| {
-            let mut v = node_json(file, g, n);
-            v["module"] = Value::String(modules.path_in(file, gi, ni).to_string());
-            v
-        }).collect::<Vec<_>>(),
+        "nodes": g.nodes.iter().enumerate().map(|(ni, n)| node_with_module(file, gi, ni, g, n, modules)).collect::<Vec<_>>(),
     })
 }
 

@@ -52,16 +52,44 @@ pub fn run_with(
     let text = match format {
         ExportFormat::Json => {
             let modules = crate::pipeline::modules::for_graph_file(graph, &file);
-            let v = export::to_json_with_modules(&graph.display().to_string(), &file, &modules);
-            let mut s =
-                serde_json::to_string_pretty(&v).map_err(|e| Error::Internal(e.to_string()))?;
-            s.push('\n');
-            s
+            return write_json(graph, &file, &modules, output);
         }
         ExportFormat::Dot => export::to_dot(&file),
         ExportFormat::Svg | ExportFormat::Png => draw_svg(graph, &file, draw)?,
     };
     emit(&text, output)
+}
+
+/// The JSON export streamed to `output` (or standard output) as it is made: a 100k-node graph's
+/// JSON is never held whole.
+fn write_json(
+    graph: &Path,
+    file: &FxFile,
+    modules: &crate::analysis::modules::GraphModules,
+    output: Option<&Path>,
+) -> Result<()> {
+    use std::io::Write;
+    let label = graph.display().to_string();
+    match output {
+        Some(p) => {
+            let f = std::fs::File::create(p).map_err(|e| Error::io(p, &e))?;
+            let mut w = std::io::BufWriter::new(f);
+            export::write_json_with_modules(&mut w, &label, file, modules)
+                .map_err(std::io::Error::from)
+                .and_then(|()| w.write_all(b"\n"))
+                .and_then(|()| w.flush())
+                .map_err(|e| Error::io(p, &e))
+        }
+        None => {
+            let mut w = std::io::BufWriter::new(std::io::stdout().lock());
+            // A closed pipe (`fxray export … | head`) is not an error worth a message.
+            let _ = export::write_json_with_modules(&mut w, &label, file, modules)
+                .map_err(std::io::Error::from)
+                .and_then(|()| w.write_all(b"\n"))
+                .and_then(|()| w.flush());
+            Ok(())
+        }
+    }
 }
 
 /// Parses `graph`; a folder or a file without any graph is the user's mistake.
