@@ -4,7 +4,6 @@
 use super::App;
 use super::jobs::Apply;
 use super::phase::PhaseState;
-use super::state::WorkspaceMsg;
 use crate::analysis::diff::GraphDiff;
 use crate::analysis::fold::FoldTree;
 use crate::analysis::graph_facts::GraphFacts;
@@ -32,6 +31,12 @@ pub enum PhaseMsg {
     PassDiffs {
         key: PathBuf,
         diffs: Vec<Arc<GraphDiff>>,
+    },
+    /// A pass's facts for the tree, from the phase job's parse (the facts job skips it).
+    PassFacts {
+        key: PathBuf,
+        path: PathBuf,
+        facts: GraphFacts,
     },
     /// The pass on screen alone, laid out and folded, while the others load.
     Preview {
@@ -79,6 +84,7 @@ impl PhaseMsg {
     fn key(&self) -> &PathBuf {
         match self {
             PhaseMsg::PassLoaded { key, .. }
+            | PhaseMsg::PassFacts { key, .. }
             | PhaseMsg::Preview { key, .. }
             | PhaseMsg::PassDiffs { key, .. }
             | PhaseMsg::Layout { key, .. }
@@ -107,6 +113,12 @@ impl Apply<App> for PhaseMsg {
                     }
                 }
                 app.extend_phase();
+            }
+            PhaseMsg::PassFacts { path, facts, .. } => {
+                if let Some(ws) = &mut app.workspace {
+                    ws.facts.insert(path, facts);
+                    ws.facts_rev += 1;
+                }
             }
             PhaseMsg::Preview {
                 pass, layout, tree, ..
@@ -193,7 +205,6 @@ impl App {
         };
         let existing = st.layout.clone();
         let cancel = st.cancel.clone();
-        let generation = self.generation;
         let paths = spec.passes.clone();
         let code_path = st.output_code_path.clone();
         let provenance_path = st.provenance_path.clone();
@@ -205,8 +216,8 @@ impl App {
                         // The tree's counts for this pass come from this parse: the facts job
                         // skips the open phase's files.
                         if let Ok(f) = &result {
-                            out.send(WorkspaceMsg::Facts {
-                                generation,
+                            out.send(PhaseMsg::PassFacts {
+                                key: key.clone(),
                                 path: paths[pass].clone(),
                                 facts: GraphFacts::of(f),
                             });

@@ -169,9 +169,7 @@ fn fill(c: ModId, x: ModId, paths: &mut Paths) -> ModId {
     paths.intern_segments(&out)
 }
 
-pub fn is_index(s: &str) -> bool {
-    !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
-}
+pub use super::paths::is_index;
 
 #[cfg(test)]
 mod tests {

@@ -33,6 +33,11 @@ impl Default for Paths {
     }
 }
 
+/// A layer index segment (`3` of `layers.3`).
+pub fn is_index(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
+}
+
 impl Paths {
     pub fn intern(&mut self, path: &str) -> ModId {
         if let Some(&id) = self.by_path.get(path) {
@@ -45,7 +50,7 @@ impl Paths {
         let id = self.list.len() as ModId;
         let kind: Vec<&str> = path
             .split('.')
-            .map(|s| if super::frames::is_index(s) { "#" } else { s })
+            .map(|s| if is_index(s) { "#" } else { s })
             .collect();
         let kind = kind.join(".");
         let next = self.kinds.len() as u32;
