@@ -116,8 +116,7 @@ impl Apply<App> for PhaseMsg {
             }
             PhaseMsg::PassFacts { path, facts, .. } => {
                 if let Some(ws) = &mut app.workspace {
-                    ws.facts.insert(path, facts);
-                    ws.facts_rev += 1;
+                    ws.add_facts(path, facts);
                 }
             }
             PhaseMsg::Preview {

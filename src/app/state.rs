@@ -24,6 +24,14 @@ pub struct Workspace {
     pub facts_rev: u64,
 }
 
+impl Workspace {
+    /// A graph file's facts, from whichever job parsed it.
+    pub fn add_facts(&mut self, path: PathBuf, facts: GraphFacts) {
+        self.facts.insert(path, facts);
+        self.facts_rev += 1;
+    }
+}
+
 #[derive(Default)]
 pub struct App {
     pub workspace: Option<Workspace>,
@@ -309,8 +317,7 @@ impl Apply<App> for WorkspaceMsg {
             }
             WorkspaceMsg::Facts { path, facts, .. } => {
                 if let Some(ws) = &mut app.workspace {
-                    ws.facts.insert(path, facts);
-                    ws.facts_rev += 1;
+                    ws.add_facts(path, facts);
                 }
             }
             WorkspaceMsg::FactsDone { .. } => {

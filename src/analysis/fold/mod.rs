@@ -199,11 +199,7 @@ impl FoldTree {
                 if a == b {
                     return None;
                 }
-                let l = self.common(ma, mb);
-                let (from, to) = (self.item_in(l, a)?, self.item_in(l, b)?);
-                if from == to {
-                    return None;
-                }
+                let (l, from, to) = self.lift_edge(ma, a, mb, b)?;
                 let list = &mut self.lifted[l as usize];
                 let k = *index.entry((l, from, to)).or_insert_with(|| {
                     list.push(Lifted { from, to, count: 0 });
@@ -213,6 +209,23 @@ impl FoldTree {
                 Some((l, k))
             })
             .collect();
+    }
+
+    /// Where the edge `a → b` (in modules `ma`, `mb`) parts: the deepest module holding both
+    /// ends and the two items of it they lie in; `None` when they are one item.
+    fn lift_edge(&self, ma: ModIx, a: u32, mb: ModIx, b: u32) -> Option<(ModIx, Item, Item)> {
+        let l = self.common(ma, mb);
+        let (from, to) = (self.item_in(l, a)?, self.item_in(l, b)?);
+        (from != to).then_some((l, from, to))
+    }
+
+    /// [`Self::lift_edge`] of union edge `a → b`.
+    pub fn lifted_edge(&self, a: u32, b: u32) -> Option<(ModIx, Item, Item)> {
+        let (ma, mb) = (
+            *self.module_of.get(a as usize)?,
+            *self.module_of.get(b as usize)?,
+        );
+        self.lift_edge(ma, a, mb, b)
     }
 
     /// Items of module `m`'s own layout: its sub-modules, then its own nodes.

@@ -81,31 +81,11 @@ fn shared_values(tree: &FoldTree, edges: &[(u32, u32)]) -> Vec<bool> {
             rank[c as usize] = i;
         }
     }
-    // The child of `c` on the way down to `m`.
-    let below = |c: ModIx, mut m: ModIx| -> Option<ModIx> {
-        while let Some(p) = tree.modules[m as usize].parent {
-            if p == c {
-                return Some(m);
-            }
-            m = p;
-        }
-        None
-    };
     let numbered = |m: ModIx| is_number(&tree.modules[m as usize].name);
     // Up to two distinct sibling readers per node are enough to know.
     let mut readers: Vec<[Option<ModIx>; 2]> = vec![[None; 2]; tree.module_of.len()];
     for &(a, b) in edges {
-        let (Some(&ma), Some(&mb)) = (
-            tree.module_of.get(a as usize),
-            tree.module_of.get(b as usize),
-        ) else {
-            continue;
-        };
-        if ma == mb {
-            continue;
-        }
-        let c = tree.common(ma, mb);
-        let (Some(sa), Some(sb)) = (below(c, ma), below(c, mb)) else {
+        let Some((_, Item::Module(sa), Item::Module(sb))) = tree.lifted_edge(a, b) else {
             continue;
         };
         if !numbered(sa) || !numbered(sb) {
@@ -128,27 +108,10 @@ fn shared_values(tree: &FoldTree, edges: &[(u32, u32)]) -> Vec<bool> {
 /// the union's, of every pass: a pass that rewires one layer would set it apart in all).
 fn internal_edges(tree: &FoldTree, edges: &[(u32, u32)]) -> Vec<Vec<(Item, Item)>> {
     let mut out = vec![Vec::new(); tree.modules.len()];
-    let item = |c: ModIx, n: u32, mut m: ModIx| -> Item {
-        if m == c {
-            return Item::Node(n);
-        }
-        while let Some(p) = tree.modules[m as usize].parent {
-            if p == c {
-                return Item::Module(m);
-            }
-            m = p;
-        }
-        Item::Node(n)
-    };
     for &(a, b) in edges {
-        let (Some(&ma), Some(&mb)) = (
-            tree.module_of.get(a as usize),
-            tree.module_of.get(b as usize),
-        ) else {
-            continue;
-        };
-        let c = tree.common(ma, mb);
-        out[c as usize].push((item(c, a, ma), item(c, b, mb)));
+        if let Some((c, from, to)) = tree.lifted_edge(a, b) {
+            out[c as usize].push((from, to));
+        }
     }
     out
 }

@@ -451,9 +451,9 @@ fn sync_fold(
                 fit(b) * fold_paint::title_px(!any_open) >= fold_view::READABLE_PX
             };
             // Each repeat group is one box: 415 layers read as one.
-            let (groups, _) = scene.repeat_groups(&t);
-            let shown: Vec<_> = groups.iter().map(|g| g.members[0]).collect();
-            let stand_in = fold_view::stand_in_of(&t, &groups, &shown);
+            let groups = scene.repeat_groups(&t);
+            let shown: Vec<_> = groups.0.iter().map(|g| g.members[0]).collect();
+            let stand_in = fold_view::stand_in_of(&t, &groups.0, &shown);
             let e = t
                 .readable_expansion(
                     scene.layout.union.edges(),
@@ -463,7 +463,7 @@ fn sync_fold(
                     reads,
                 )
                 .unwrap_or_else(|| t.expanded_to_in(1, &stand_in));
-            scene.set_fold(Some((t, e)));
+            scene.set_fold_grouped(Some((t, e, groups)));
             true
         }
         (false, true, _) => {

@@ -2,12 +2,24 @@
 
 use super::*;
 
+/// Repeat groups and how each differs from the largest of its parent.
+pub type Groups = (Vec<crate::analysis::fold::RepeatGroup>, Vec<Option<String>>);
+
 impl Scene {
     /// Groups the nodes by module with `tree` (`None`: back to the flat layout); `expanded`
     /// says which boxes are open.
     pub fn set_fold(&mut self, tree: Option<(Arc<FoldTree>, Vec<bool>)>) {
-        self.fold = tree.map(|(t, e)| {
-            let (groups, differs) = self.repeat_groups(&t);
+        let fold = tree.map(|(t, e)| {
+            let groups = self.repeat_groups(&t);
+            (t, e, groups)
+        });
+        self.set_fold_grouped(fold);
+    }
+
+    /// [`Self::set_fold`] with the repeat groups already found (the opening fold state is
+    /// chosen with them).
+    pub fn set_fold_grouped(&mut self, fold: Option<(Arc<FoldTree>, Vec<bool>, Groups)>) {
+        self.fold = fold.map(|(t, e, (groups, differs))| {
             FoldView::new(
                 t,
                 e,
@@ -32,10 +44,7 @@ impl Scene {
 
     /// The repeat groups of `tree` in the pass on screen (none when the view draws every
     /// member), and how each differs from the largest group of its parent.
-    pub fn repeat_groups(
-        &self,
-        tree: &FoldTree,
-    ) -> (Vec<crate::analysis::fold::RepeatGroup>, Vec<Option<String>>) {
+    pub fn repeat_groups(&self, tree: &FoldTree) -> Groups {
         let look = |n: u32| {
             self.graph
                 .node(*self.node_idx.get(n as usize)?)
