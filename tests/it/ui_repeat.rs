@@ -114,7 +114,7 @@ fn a_pass_not_yet_laid_out_says_so() {
     );
 }
 
-/// The first view of an LLM-sized tree (`../shared/tools/scale/make_llm_tree.py 415 DIR`, too
+/// The first view of an LLM-sized tree (`tests/e2e/scale/make_llm_tree.py 415 DIR`, too
 /// big to commit): its 415 layers are one box. Run with
 /// `FXRAY_SCALE_TREE=DIR UPDATE_SCREENSHOTS=1 cargo test --release --test it -- --ignored
 /// first_view_of_415_layers`.
