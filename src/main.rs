@@ -5,6 +5,12 @@ use clap::Parser;
 use fxray::cli::{self, Cli};
 use std::process::ExitCode;
 
+// glibc's allocator spends a quarter of a 415-layer parse consolidating fast bins when a graph of
+// millions of small allocations is freed, and more the bigger the graph (parse throughput fell
+// from 109 to 73 MB/s between the 83- and 415-layer trees); mimalloc frees per page.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     // A bad flag, an unknown subcommand or a missing argument is the user's error: exit 1, as
     // every other user error (clap's own exit would say 2, which fxray keeps for its bugs).

@@ -34,8 +34,13 @@ pub fn layout(graph: &Path, rounds: usize, dot: Option<Duration>) -> Result<()> 
     let edges = l.union.edges().len();
     let st = &l.layout.stats;
     println!(
-        "layers={} dummies={} direct_edges={} crossings_initial={} crossings_final={}",
-        st.layers, st.dummies, st.direct_edges, st.crossings_initial, st.crossings_final
+        "layers={} dummies={} direct_edges={} crossings_initial={} crossings_final={} sweeps={}",
+        st.layers,
+        st.dummies,
+        st.direct_edges,
+        st.crossings_initial,
+        st.crossings_final,
+        st.sweeps_run
     );
     let phases: Vec<String> = st
         .phase_times

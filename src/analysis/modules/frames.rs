@@ -51,6 +51,50 @@ impl LineFrames {
     }
 }
 
+/// The frames each line ran in, merged for choosing: this graph's first (in the order found),
+/// then the caller's not among them. Kept per line as this graph's grow: a line of a 400-layer
+/// model ran in 400 frames and has 400 statements, and merging anew for each made module
+/// inference quadratic in the layers.
+#[derive(Debug, Default)]
+pub struct KnownFrames {
+    /// The merged list and how many of its first entries are this graph's.
+    by_line: HashMap<LocKey, (Vec<ModId>, usize)>,
+}
+
+impl KnownFrames {
+    pub fn get(&mut self, k: &LocKey, here: &LineFrames, caller: Option<&LineFrames>) -> &[ModId] {
+        if !self.by_line.contains_key(k) {
+            let mut list: Vec<ModId> = here.get(k).to_vec();
+            let local = list.len();
+            if let Some(f) = caller {
+                let mut seen: HashSet<ModId> = list.iter().copied().collect();
+                list.extend(f.get(k).iter().copied().filter(|&m| seen.insert(m)));
+            }
+            self.by_line.insert(k.clone(), (list, local));
+        }
+        &self.by_line[k].0
+    }
+
+    /// `m` became one of this graph's frames of line `k` (as `LineFrames::add`).
+    pub fn add(&mut self, k: &LocKey, m: ModId) {
+        let Some((list, local)) = self.by_line.get_mut(k) else {
+            return;
+        };
+        match list.iter().position(|&x| x == m) {
+            Some(p) if p < *local => {}
+            Some(p) => {
+                list.remove(p);
+                list.insert(*local, m);
+                *local += 1;
+            }
+            None => {
+                list.insert(*local, m);
+                *local += 1;
+            }
+        }
+    }
+}
+
 /// The frame of a statement that uses module `a`'s weights: `a` itself when the code reads one
 /// of its attributes (`self.weight`: the statement is in `a`'s own forward), else `a`'s parent
 /// when the code names `a` (`self.q_proj(x)`, a torch module whose inside has no source comment

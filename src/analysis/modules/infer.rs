@@ -8,7 +8,7 @@ use super::callers::{Calls, caller_frame, inner_modules};
 use super::children::{called_child, place_call, tied_children, weightless_children};
 use super::code::{mentions, whole_call};
 use super::evidence::{Evidence, push_unique};
-use super::frames::{LineFrames, LocKey, choose, frame_of_anchor, is_index};
+use super::frames::{KnownFrames, LineFrames, LocKey, choose, frame_of_anchor, is_index};
 use super::ops::{compute_users, is_compute, op_name};
 use super::paths::{ModId, Paths, ROOT};
 use super::runs::{is_helper, runs};
@@ -56,16 +56,21 @@ pub fn infer(g: &FxGraph, ev: &Evidence<'_>, paths: &mut Paths) -> Inferred {
         }
     }
     let locs: Vec<&SourceLoc> = stmts.iter().map(|s| s.loc).collect();
+    // The kinds of the frames each line ran in elsewhere, once per line (not per statement).
+    let mut kinds_elsewhere: HashMap<LocKey, Vec<u32>> = HashMap::new();
     let kinds: Vec<Vec<u32>> = stmts
         .iter()
         .map(|s| {
-            let elsewhere = ev.frames.map_or(&[][..], |fr| fr.get(&key(s.loc)));
-            let mut v = Vec::new();
-            for &f in s.anchored.iter().chain(elsewhere) {
-                let k = kind(f, paths);
-                if !v.contains(&k) {
-                    v.push(k);
+            let elsewhere = kinds_elsewhere.entry(key(s.loc)).or_insert_with_key(|k| {
+                let mut v = Vec::new();
+                for &f in ev.frames.map_or(&[][..], |fr| fr.get(k)) {
+                    push_unique(&mut v, kind(f, paths));
                 }
+                v
+            });
+            let mut v: Vec<u32> = s.anchored.iter().map(|&f| kind(f, paths)).collect();
+            for &k in elsewhere.iter() {
+                push_unique(&mut v, k);
             }
             v
         })
@@ -110,6 +115,8 @@ pub fn infer(g: &FxGraph, ev: &Evidence<'_>, paths: &mut Paths) -> Inferred {
     // another frame.
     let mut firm: Vec<bool> = anchor.iter().map(Option::is_some).collect();
     let inner = inner_modules(&anchor, ev, paths);
+    let mut known_frames = KnownFrames::default();
+    let mut called_by_line: HashMap<LocKey, Vec<ModId>> = HashMap::new();
     for si in 0..stmts.len() {
         if let Some((f, _)) = stmts[si].frame {
             run_frame.entry(run[si]).or_insert(f);
@@ -139,25 +146,17 @@ pub fn infer(g: &FxGraph, ev: &Evidence<'_>, paths: &mut Paths) -> Inferred {
         }
         let prev_frame = stmts[..si].iter().rev().find_map(|s| s.frame.map(|f| f.0));
         let k = key(loc);
-        let mut known: Vec<ModId> = frames.get(&k).to_vec();
-        let mut known_own = frames.own.contains(&k);
-        if let Some(f) = ev.frames {
-            // A line of a 400-layer model ran in 400 frames: a set, not a scan per frame.
-            let mut seen: std::collections::HashSet<ModId> = known.iter().copied().collect();
-            for &m in f.get(&k) {
-                if seen.insert(m) {
-                    known.push(m);
-                }
-            }
-            known_own |= f.own.contains(&k);
-        }
+        let known = known_frames.get(&k, &frames, ev.frames);
+        let known_own = frames.own.contains(&k) || ev.frames.is_some_and(|f| f.own.contains(&k));
         // `x = x + self.attn(self.norm(x))`: the line calls child modules, so it runs in
         // their parent.
-        let called: Vec<ModId> = named
-            .iter()
-            .filter(|(name, _)| mentions(&loc.code, name))
-            .flat_map(|(_, ids)| ids.iter().map(|&m| paths.parent(m)))
-            .collect();
+        let called: &[ModId] = called_by_line.entry(k.clone()).or_insert_with(|| {
+            named
+                .iter()
+                .filter(|(name, _)| mentions(&loc.code, name))
+                .flat_map(|(_, ids)| ids.iter().map(|&m| paths.parent(m)))
+                .collect()
+        });
         // A backward reads the forward's saved activations: where its run read them says which
         // layer it differentiates better than the gradient it was handed.
         // Its inputs vote (a saved activation counts twice; a helper's, those of its whole
@@ -215,13 +214,13 @@ pub fn infer(g: &FxGraph, ev: &Evidence<'_>, paths: &mut Paths) -> Inferred {
             ((f, Confidence::Medium), true)
         } else if !called.is_empty() {
             (
-                (choose(&called, &ctx_or_prev, paths), Confidence::Medium),
+                (choose(called, &ctx_or_prev, paths), Confidence::Medium),
                 true,
             )
         } else if let (true, Some(f)) = (helper, resolved.or(caller.map(|c| c.0))) {
             ((f, Confidence::Low), false)
         } else if !known.is_empty() {
-            let f = choose(&known, &ctx_or_prev, paths);
+            let f = choose(known, &ctx_or_prev, paths);
             ((f, Confidence::Medium), known_own)
         } else if let Some(f) = resolved {
             ((f, Confidence::Low), false)
@@ -267,6 +266,7 @@ pub fn infer(g: &FxGraph, ev: &Evidence<'_>, paths: &mut Paths) -> Inferred {
         stmts[si].own = own;
         stmt_ctx[si] = ctx_or_prev;
         run_frame.entry(run[si]).or_insert(frame.0);
+        known_frames.add(&k, frame.0);
         frames.add(k, frame.0, own);
         for &i in &stmts[si].nodes {
             context[i] = Some(frame.0);
@@ -473,11 +473,16 @@ fn module_names(
     paths: &Paths,
 ) -> Vec<(String, Vec<ModId>)> {
     let mut named: Vec<(String, Vec<ModId>)> = Vec::new();
-    let mut seen: Vec<ModId> = Vec::new();
+    // By module id: a scan of the modules seen so far per anchored node grew with the layers
+    // twice over.
+    let mut seen: Vec<bool> = Vec::new();
     for &leaf in anchor.iter().flatten().chain(ev.params.values()) {
         let mut m = leaf;
-        while m != ROOT && !seen.contains(&m) {
-            seen.push(m);
+        while m != ROOT && !seen.get(m as usize).copied().unwrap_or(false) {
+            if seen.len() <= m as usize {
+                seen.resize(m as usize + 1, false);
+            }
+            seen[m as usize] = true;
             let name = paths.name(m);
             if !is_index(name) {
                 match named.iter_mut().find(|(n, _)| n == name) {

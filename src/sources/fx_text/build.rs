@@ -142,6 +142,12 @@ impl GraphBuilder {
     }
 
     /// Appends `node` with `inputs` = `refs` de-duplicated in order, and indexes its name.
+    pub(super) fn reserve(&mut self, nodes: usize) {
+        self.graph.nodes.reserve(nodes);
+        self.graph.by_name.reserve(nodes);
+        self.seen.reserve(nodes);
+    }
+
     pub(super) fn push_node(&mut self, mut node: FxNode, refs: &[usize]) {
         let idx = self.graph.nodes.len();
         let stamp = u32::try_from(idx + 1).unwrap_or(u32::MAX);
