@@ -28,8 +28,9 @@ use crate::model::fx::{FxGraph, FxNode, OpKind, TensorType};
 use crate::model::msprobe::StackFrame;
 use crate::model::tensor::{MsprobeCall, MsprobeStep, MsprobeTensor};
 use serde::Serialize;
+use std::cell::OnceCell;
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
 
 /// One entry of a step, linked (or not) to a node.
@@ -272,8 +273,13 @@ struct Ctx<'a> {
     /// The graph is a backward graph (its source comments are `Backward of forward node`).
     backward: bool,
     modules: &'a [&'a str],
-    /// `call_function` nodes by module path, in graph order.
-    by_module: HashMap<&'a str, Vec<usize>>,
+    /// `call_function` nodes by module path, in graph order. Sorted by path: the modules
+    /// within one are a range (a scan of every module per call made a 415-layer link
+    /// quadratic).
+    by_module: BTreeMap<&'a str, Vec<usize>>,
+    /// Every module path ending in the same segments, by those segments (`rotary_emb` →
+    /// `layers.0.self_attn.rotary_emb`, …), sorted; built when a call first needs one.
+    by_tail: OnceCell<HashMap<&'a str, Vec<&'a str>>>,
     /// `call_function` nodes by target (without `torch.ops.`), in graph order.
     by_target: HashMap<&'a str, Vec<usize>>,
     /// A module's nodes, widened (`module_call`), by path; `None`: no node is in it.
@@ -284,7 +290,7 @@ struct Ctx<'a> {
 
 impl<'a> Ctx<'a> {
     fn new(graph: &'a FxGraph, modules: &'a [&'a str]) -> Ctx<'a> {
-        let mut by_module: HashMap<&str, Vec<usize>> = HashMap::new();
+        let mut by_module: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
         let mut by_target: HashMap<&str, Vec<usize>> = HashMap::new();
         for (i, n) in graph.nodes.iter().enumerate() {
             if n.op != OpKind::CallFunction {
@@ -302,6 +308,7 @@ impl<'a> Ctx<'a> {
             backward: false,
             modules,
             by_module,
+            by_tail: OnceCell::new(),
             by_target,
             widened: RefCell::default(),
             matching: RefCell::default(),
@@ -318,14 +325,30 @@ impl<'a> Ctx<'a> {
 
     /// `call_function` nodes in `path` or below it, in graph order.
     fn nodes_within(&self, path: &str) -> Vec<usize> {
-        let mut v: Vec<usize> = self
-            .by_module
-            .iter()
-            .filter(|(m, _)| within(m, path))
-            .flat_map(|(_, v)| v.iter().copied())
-            .collect();
+        let mut v: Vec<usize> = if path.is_empty() {
+            self.by_module.values().flatten().copied().collect()
+        } else {
+            // `path` and every path starting `path.` (`/` is the character after `.`).
+            let below = self
+                .by_module
+                .range::<str, _>((
+                    std::ops::Bound::Excluded(format!("{path}.").as_str()),
+                    std::ops::Bound::Excluded(format!("{path}/").as_str()),
+                ))
+                .chain(self.by_module.get_key_value(path));
+            below.flat_map(|(_, v)| v.iter().copied()).collect()
+        };
         v.sort_unstable();
         v
+    }
+
+    /// The module paths that end in the segments of `tail` (and hold nodes, or have a
+    /// descendant that does), sorted.
+    fn ending_in(&self, tail: &str) -> &[&'a str] {
+        let by_tail = self
+            .by_tail
+            .get_or_init(|| tails(self.by_module.keys().copied()));
+        by_tail.get(tail).map_or(&[], Vec::as_slice)
     }
 
     /// `call_function` nodes whose target `matches` (cached under `key`), in graph order.
@@ -349,6 +372,26 @@ impl<'a> Ctx<'a> {
 }
 
 /// `m` is `path` or lies below it (`""` holds everything).
+/// Every prefix of each path that ends at a segment, under every tail of it that starts after
+/// a dot: `a.b.c` gives `b` → `a.b`, `b.c` → `a.b.c`, `c` → `a.b.c`.
+fn tails<'a>(paths: impl Iterator<Item = &'a str>) -> HashMap<&'a str, Vec<&'a str>> {
+    let mut by_tail: HashMap<&str, Vec<&str>> = HashMap::new();
+    for m in paths {
+        let ends = m.match_indices('.').map(|(at, _)| at).chain([m.len()]);
+        for end in ends {
+            let p = &m[..end];
+            for (dot, _) in p.match_indices('.') {
+                by_tail.entry(&p[dot + 1..]).or_default().push(p);
+            }
+        }
+    }
+    for v in by_tail.values_mut() {
+        v.sort_unstable();
+        v.dedup();
+    }
+    by_tail
+}
+
 fn within(m: &str, path: &str) -> bool {
     path.is_empty()
         || m == path
@@ -381,4 +424,60 @@ fn describe(rec: &MsprobeTensor) -> String {
         fx_dtype(&rec.dtype).unwrap_or(&rec.dtype),
         dims.join(", ")
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The tail index answers as the scan of every module it replaced.
+    #[test]
+    fn tails_equal_the_scan_of_every_module() {
+        let paths = [
+            "",
+            "rotary_emb",
+            "model.rotary_emb",
+            "layers.0.self_attn.rotary_emb",
+            "layers.0.self_attn.rotary_emb.inv",
+            "layers.1.self_attn",
+            "layers.10.mlp",
+            "a.b.a.b",
+            "x.mlp_up",
+        ];
+        let scan = |path: &str| {
+            let tail = format!(".{path}");
+            let mut other: Vec<&str> = Vec::new();
+            for m in paths {
+                for (at, _) in m.match_indices(&tail) {
+                    let p = &m[..at + tail.len()];
+                    if p.len() == m.len() || m[p.len()..].starts_with('.') {
+                        other.push(p);
+                    }
+                }
+            }
+            other.sort();
+            other.dedup();
+            other
+        };
+        let index = tails(paths.into_iter());
+        for q in [
+            "rotary_emb",
+            "self_attn.rotary_emb",
+            "self_attn",
+            "mlp",
+            "b",
+            "a.b",
+            "0",
+            "inv",
+            "up",
+            "layers",
+        ] {
+            let got = index.get(q).cloned().unwrap_or_default();
+            assert_eq!(got, scan(q), "{q}");
+        }
+        assert_eq!(
+            index["rotary_emb"],
+            ["layers.0.self_attn.rotary_emb", "model.rotary_emb"]
+        );
+    }
 }

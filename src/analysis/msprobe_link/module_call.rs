@@ -95,19 +95,7 @@ pub(super) fn link(ctx: &Ctx, calls: &Calls, c: &Call, l: &mut Link) {
     if ext.is_none() {
         // One module reached by two attribute paths (`rotary_emb` at the top, read first as
         // `layers.0.self_attn.rotary_emb`): Dynamo names it by the first.
-        let tail = format!(".{path}");
-        let mut other: Vec<&str> = Vec::new();
-        for m in ctx.by_module.keys().copied() {
-            for (at, _) in m.match_indices(&tail) {
-                let p = &m[..at + tail.len()];
-                if p.len() == m.len() || m[p.len()..].starts_with('.') {
-                    other.push(p);
-                }
-            }
-        }
-        other.sort();
-        other.dedup();
-        if let Some(p) = other.first() {
+        if let Some(p) = ctx.ending_in(&path).first() {
             alias = Some(p.to_string());
             path = p.to_string();
             ext = widened(ctx, &path);
