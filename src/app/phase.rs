@@ -8,7 +8,6 @@ use crate::analysis::phase_layout::PhaseLayout;
 use crate::analysis::provenance::{CodeProvenance, Side};
 use crate::model::fx::{FxFile, FxGraph, FxNode};
 use crate::model::index::{DebugIndex, PassFile};
-use crate::pipeline::modules::ModuleContext;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -63,8 +62,6 @@ pub struct PhaseState {
     pub layout_passes: Option<usize>,
     /// The layout is being extended to newly appended passes.
     pub extending: bool,
-    /// Where the modules of the phase's nodes are read from, besides its passes.
-    pub module_context: ModuleContext,
     /// The phase's module tree, with the layout it was built on.
     pub fold: Option<(Arc<PhaseLayout>, Arc<FoldTree>)>,
     /// `Some(k)` while `layout` is pass k's alone (the first view, before every pass is read
@@ -115,7 +112,6 @@ impl PhaseState {
             diff_pending: Default::default(),
             layout_passes: None,
             extending: false,
-            module_context: ModuleContext::default(),
             fold: None,
             preview_of: None,
             layout_next: None,
@@ -279,7 +275,6 @@ pub fn phase_for(index: &DebugIndex, path: &Path) -> Option<PhaseState> {
                     );
                     st.current = st.pass_of(path).unwrap_or(0);
                     st.set_provenance(phase.provenance());
-                    st.module_context = ModuleContext::of(model, phase);
                     return Some(st);
                 }
             }

@@ -200,7 +200,9 @@ impl App {
             passes: st.passes.iter().map(|p| p.path.clone()).collect(),
             current: st.current,
             layout: st.layout.is_none(),
-            context: st.module_context.clone(),
+            // Found around the passes by the job, as `fxray modules` finds it: the same boxes
+            // whichever folder was opened.
+            context: Default::default(),
         };
         let existing = st.layout.clone();
         let cancel = st.cancel.clone();

@@ -5,11 +5,11 @@
 
 use crate::analysis::fold::{self, FoldTree};
 use crate::analysis::layout::UnionGraph;
-use crate::analysis::modules::{self, GraphModules, PhaseInput};
+use crate::analysis::modules::{self, GraphModules, PhaseInput, PhaseModules};
 use crate::analysis::phase_layout::PhaseLayout;
 use crate::model::fx::FxFile;
 use crate::model::index::{Model, Phase};
-use crate::sources::{load, names};
+use crate::sources::{discover, load, names};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
@@ -32,6 +32,61 @@ impl ModuleContext {
                 .map(|p| p.path.clone()),
         }
     }
+
+    /// The context of the phase holding `pass`, found on disk around it: whatever folder was
+    /// opened (the run, the model, the phase, the pass alone), the model's files are the same.
+    pub fn around(pass: &Path) -> Self {
+        match Around::of(pass) {
+            Some(a) => match a.phase() {
+                Some(phase) => ModuleContext::of(&a.model, phase),
+                None => ModuleContext::default(),
+            },
+            None => ModuleContext::default(),
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.dynamo.is_none() && self.forward_first.is_none()
+    }
+}
+
+/// The model a graph file belongs to, indexed from the folder around its phase (npugraph_ex's
+/// `model__N`, Inductor's backend folder), names only and read-only: a phase folder or a pass
+/// opened on its own does not list its model's Dynamo graph nor its forward.
+struct Around {
+    model: Model,
+    /// The graph made canonical, to find it in the model.
+    me: PathBuf,
+}
+
+impl Around {
+    fn of(graph: &Path) -> Option<Self> {
+        let me = canonical(graph);
+        let parent = graph.parent()?;
+        let parent_name = parent.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        let is_phase =
+            names::phase_dir(parent_name) || names::inductor_model_dir(parent_name).is_some();
+        let folder = if is_phase { parent.parent()? } else { parent };
+        let index = discover::discover(folder).ok()?;
+        let model = index.runs.into_iter().flat_map(|r| r.models).find(|m| {
+            m.dynamo_graph.as_deref().map(canonical).as_ref() == Some(&me)
+                || m.phases
+                    .iter()
+                    .any(|p| p.passes.iter().any(|f| canonical(&f.path) == me))
+        })?;
+        Some(Around { model, me })
+    }
+
+    fn is_dynamo(&self) -> bool {
+        self.model.dynamo_graph.as_deref().map(canonical).as_ref() == Some(&self.me)
+    }
+
+    fn phase(&self) -> Option<&Phase> {
+        self.model
+            .phases
+            .iter()
+            .find(|p| p.passes.iter().any(|f| canonical(&f.path) == self.me))
+    }
 }
 
 /// Infers every pass's modules (with the model's Dynamo graph and, for a backward, the
@@ -41,73 +96,64 @@ pub fn module_tree(layout: &PhaseLayout, passes: &[&FxFile], ctx: &ModuleContext
     FoldTree::new(&paths, layout.union.edges())
 }
 
-/// The dotted module of each node of `union` (the union of `passes`), inferred as
-/// [`module_tree`] does.
+/// The box of each node of `union` (the union of `passes`) in the folded view: its dotted
+/// module, inferred as [`module_tree`] does, or the group of loose nodes it falls in.
 pub fn module_paths(union: &UnionGraph, passes: &[&FxFile], ctx: &ModuleContext) -> Vec<String> {
+    let mut paths = fold::union_modules(union, passes, &infer(passes, ctx));
+    fold::group_loose(union, passes, &mut paths);
+    paths
+}
+
+/// Every pass's modules with the context's files read.
+fn infer(passes: &[&FxFile], ctx: &ModuleContext) -> PhaseModules {
     // Context that cannot be read only lowers the inference's evidence; the passes still speak.
     let dynamo = ctx.dynamo.as_deref().and_then(parse);
     let forward = ctx.forward_first.as_deref().and_then(parse);
     let fw: Option<Vec<&FxFile>> = forward.as_ref().map(|f| vec![f]);
-    let pm = modules::infer_phase(&PhaseInput {
+    modules::infer_phase(&PhaseInput {
         dynamo: dynamo.as_ref(),
         passes,
         forward: fw.as_deref(),
-    });
-    fold::union_modules(union, passes, &pm)
+    })
+}
+
+/// `ctx`, or when it names nothing, the context found around `passes` ([`ModuleContext::around`]).
+pub fn context_or_around(ctx: &ModuleContext, passes: &[PathBuf]) -> ModuleContext {
+    match passes.first() {
+        Some(first) if ctx.is_empty() => ModuleContext::around(first),
+        _ => ctx.clone(),
+    }
 }
 
 /// The modules of `file` (already parsed from `graph`): with its phase and model when it sits in
-/// an npugraph_ex `model__N/<phase>/` folder (or is the model's `dynamo_out_graph.txt`), else on
-/// its own evidence.
+/// a phase folder (or is the model's `dynamo_out_graph.txt`), else on its own evidence.
 pub fn for_graph_file(graph: &Path, file: &FxFile) -> GraphModules {
     in_context(graph, file).unwrap_or_else(|| modules::infer_file(file))
 }
 
 fn in_context(graph: &Path, file: &FxFile) -> Option<GraphModules> {
-    let me = canonical(graph);
-    let parent = graph.parent()?;
-    let is_phase = parent
-        .file_name()
-        .and_then(|n| n.to_str())
-        .is_some_and(names::phase_dir);
-    let model_dir = if is_phase { parent.parent()? } else { parent };
-    let index = load::index(model_dir).ok()?;
-    let model = index.runs.iter().flat_map(|r| &r.models).find(|m| {
-        m.dynamo_graph.as_deref().map(canonical).as_ref() == Some(&me)
-            || m.phases
-                .iter()
-                .any(|p| p.passes.iter().any(|f| canonical(&f.path) == me))
-    })?;
-    if model.dynamo_graph.as_deref().map(canonical) == Some(me.clone()) {
+    let around = Around::of(graph)?;
+    if around.is_dynamo() {
         let input = PhaseInput {
             dynamo: Some(file),
             ..PhaseInput::default()
         };
         return modules::infer_phase(&input).dynamo;
     }
-    let dynamo = model.dynamo_graph.as_deref().and_then(parse);
-    let phase = model
-        .phases
+    let phase = around.phase()?;
+    let upto = phase
+        .passes
         .iter()
-        .find(|p| p.passes.iter().any(|f| canonical(&f.path) == me))?;
-    let upto = phase.passes.iter().position(|f| canonical(&f.path) == me)?;
+        .position(|f| canonical(&f.path) == around.me)?;
     let parsed: Vec<Option<FxFile>> = phase.passes[..upto]
         .par_iter()
         .map(|p| parse(&p.path))
         .collect();
     let mut passes: Vec<&FxFile> = parsed.iter().flatten().collect();
     passes.push(file);
-    let forward_first = model
-        .forward_of(phase)
-        .and_then(|f| f.passes.first())
-        .and_then(|p| parse(&p.path));
-    let forward: Option<Vec<&FxFile>> = forward_first.as_ref().map(|f| vec![f]);
-    let input = PhaseInput {
-        dynamo: dynamo.as_ref(),
-        passes: &passes,
-        forward: forward.as_deref(),
-    };
-    modules::infer_phase(&input).passes.pop()
+    infer(&passes, &ModuleContext::of(&around.model, phase))
+        .passes
+        .pop()
 }
 
 /// A graph file parsed, or `None` when it cannot be read or holds no graph.

@@ -20,6 +20,8 @@ Cases (CASES below):
   shared expert; transformers 5.25 wraps `apply_rotary_pos_emb` in a hub-kernel module held by
   a global, which the truth skips (module_truth.py);
 - qwen3_moe_decomposed — the same through Inductor's decomposition table;
+- qwen3_moe_6_layers — the same with 6 layers, as a new user's first model (issue 33): what the
+  window shows at open is checked on it (`ui_first_view.rs`);
 - gpt2 — Conv1D and a fused qkv projection, tied head;
 - gpt_neox — GPT-NeoX with `use_parallel_residual=True` (`x + attn(ln1(x)) + mlp(ln2(x))`),
   partial rotary;
@@ -108,7 +110,7 @@ def qwen2_moe(tf):
     )
 
 
-def qwen3_moe(tf):
+def qwen3_moe(tf, **extra):
     return causal_lm(
         tf,
         "Qwen3MoeConfig",
@@ -117,7 +119,12 @@ def qwen3_moe(tf):
         moe_intermediate_size=24,
         num_experts=4,
         num_experts_per_tok=2,
+        **extra,
     )
+
+
+def qwen3_moe_6_layers(tf):
+    return qwen3_moe(tf, num_hidden_layers=6)
 
 
 def gpt_neox(tf):
@@ -186,6 +193,7 @@ CASES = {
     "qwen2_moe": (qwen2_moe, LEGACY, False),
     "qwen3_moe": (qwen3_moe, None, False),
     "qwen3_moe_decomposed": (qwen3_moe, None, True),
+    "qwen3_moe_6_layers": (qwen3_moe_6_layers, None, False),
     "gpt2": (gpt2, None, False),
     "gpt_neox": (gpt_neox, None, False),
     "gpt_neox_decomposed": (gpt_neox, None, True),

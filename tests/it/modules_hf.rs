@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 /// Every case `module_truth_hf.py` writes.
-pub const CASES: [&str; 13] = [
+pub const CASES: [&str; 14] = [
     "llama",
     "qwen2",
     "mixtral_fused",
@@ -19,6 +19,7 @@ pub const CASES: [&str; 13] = [
     "qwen2_moe",
     "qwen3_moe",
     "qwen3_moe_decomposed",
+    "qwen3_moe_6_layers",
     "gpt2",
     "gpt_neox",
     "gpt_neox_decomposed",

@@ -184,7 +184,8 @@ fn opening_a_phase_brings_every_pass_the_diffs_the_layout_and_the_fold() {
     };
     let want = phase_layout::build(&refs, &AtomicBool::new(false)).unwrap();
     assert_eq!(layout.layout, want.layout);
-    let want = modules::module_tree(&want, &refs, &ModuleContext::default());
+    // No context given: the phase finds its model's around its passes, as `fxray modules` does.
+    let want = modules::module_tree(&want, &refs, &ModuleContext::around(&paths[0]));
     assert_eq!(tree.module_of, want.module_of);
     assert!(tree.modules.len() > 1, "the showcase has modules");
 }

@@ -3,7 +3,9 @@
 //! search and `n` open the boxes that hide their node, and a window at rest stops painting.
 
 use crate::common::fixture;
-use crate::common::ui::{first_pass_of, harness_sized, opened, selected, settle, shoot};
+use crate::common::ui::{
+    first_pass_of, harness_sized, opened, selected, settle, shoot, smallest_title_px,
+};
 use egui::accesskit::Role;
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
@@ -39,16 +41,6 @@ fn stress_forward(pass: usize) -> Harness<'static, Fxray> {
     h.get_by_label("Fit").click();
     h.run_steps(3);
     h
-}
-
-/// The on-screen size of the smallest box title drawn (folded boxes' titles are 28 px at zoom
-/// 1, open boxes' 16 px; the root has none).
-fn smallest_title_px(h: &Harness<'static, Fxray>) -> f32 {
-    let zoom = Viewport::load_ctx(&h.ctx).zoom;
-    let any_open = boxes(h)
-        .iter()
-        .any(|(p, _, folded)| !folded && !p.is_empty());
-    zoom * if any_open { 16.0 } else { 28.0 }
 }
 
 #[test]

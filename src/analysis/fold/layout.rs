@@ -17,7 +17,7 @@ use std::sync::atomic::AtomicBool;
 /// A folded box: its name, counts, a family bar and the diff badge fit in it.
 pub const FOLDED: (f32, f32) = (240.0, 86.0);
 /// Title bar of an expanded box (its name; click to fold).
-pub const TITLE_H: f32 = 26.0;
+pub const TITLE_H: f32 = 34.0;
 pub const PAD: f32 = 16.0;
 
 /// What stands for a node on screen: the node itself, or the folded box hiding it.

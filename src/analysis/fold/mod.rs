@@ -9,6 +9,7 @@
 //! (expanding moves the other boxes apart, never reorders them).
 
 pub mod layout;
+mod loose;
 mod repeat;
 
 use crate::analysis::layout::UnionGraph;
@@ -18,6 +19,7 @@ use crate::model::fx::FxFile;
 use std::collections::HashMap;
 
 pub use layout::{FoldCache, FoldLayout, Rep, place, shown_items};
+pub use loose::{group_loose, is_group};
 pub use repeat::{RepeatGroup, difference, group_label, ranges, repeat_groups, structure_key};
 
 /// Index of a module in [`FoldTree::modules`]; 0 is the root (the whole graph).
@@ -269,13 +271,18 @@ impl FoldTree {
                 _ => break,
             }
         }
-        // A wrapper opened with the top level (`layers` holding one group box) may not read:
-        // then the top level alone, as boxes.
-        if best.is_none() && !stand_in.is_empty() {
-            let e = self.expanded_to(1);
-            if place(self, edges, sizes, &e, stand_in, &mut cache).is_ok_and(|l| reads(&l)) {
-                best = Some(e);
-            }
+        // A wrapper opened with the top level (`layers` holding one group box, `model` holding
+        // nearly everything) may not read: then the top level with its wrappers, or alone.
+        if best.is_none() {
+            let mut alone = vec![false; self.modules.len()];
+            alone[ROOT as usize] = true;
+            let tries = [
+                (!stand_in.is_empty()).then(|| self.expanded_to(1)),
+                Some(alone),
+            ];
+            best = tries.into_iter().flatten().find(|e| {
+                place(self, edges, sizes, e, stand_in, &mut cache).is_ok_and(|l| reads(&l))
+            });
         }
         best
     }
@@ -286,13 +293,23 @@ impl FoldTree {
     }
 
     /// [`Self::expanded_to`] where a module showing one box (a wrapper, or `layers` showing its
-    /// one repeat group) opens with its parent.
+    /// one repeat group) or holding nearly all its parent's nodes (`model` beside a small head)
+    /// opens with its parent. A box of loose nodes ([`is_group`]) stays folded: it is detail
+    /// of the level it sits in.
     pub fn expanded_to_in(&self, depth: u32, stand_in: &[Option<ModIx>]) -> Vec<bool> {
-        let mut e: Vec<bool> = self.modules.iter().map(|m| m.depth < depth).collect();
+        let mut e: Vec<bool> = self
+            .modules
+            .iter()
+            .map(|m| m.depth < depth && !is_group(&m.name))
+            .collect();
         e[ROOT as usize] = true;
-        // Wrappers: open the chain below an open module.
+        // A group's drawn member stands for all of them: it is never most of its parent.
+        let drawn: std::collections::HashSet<ModIx> = stand_in.iter().flatten().copied().collect();
+        // Parents come before their children in `modules`, so one pass opens whole chains.
         for m in 0..self.modules.len() {
-            if self.is_wrapper(m as ModIx, stand_in) && self.ancestors_open(m as ModIx, &e) {
+            let opens = self.is_wrapper(m as ModIx, stand_in)
+                || (!drawn.contains(&(m as ModIx)) && self.holds_its_parent(m as ModIx));
+            if opens && self.ancestors_open(m as ModIx, &e) {
                 e[m] = true;
             }
         }
@@ -307,6 +324,14 @@ impl FoldTree {
             .filter(|&&c| stand_in.get(c as usize).copied().flatten().is_none())
             .count();
         md.nodes.is_empty() && shown == 1
+    }
+
+    /// Module `m` holds more than nine in ten of its parent's nodes: opening the parent alone
+    /// would show one big box and a few nodes beside it.
+    fn holds_its_parent(&self, m: ModIx) -> bool {
+        let md = &self.modules[m as usize];
+        let Some(p) = md.parent else { return false };
+        !is_group(&md.name) && md.total as u64 * 10 > self.modules[p as usize].total as u64 * 9
     }
 
     fn ancestors_open(&self, m: ModIx, e: &[bool]) -> bool {

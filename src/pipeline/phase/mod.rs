@@ -30,6 +30,8 @@ pub struct PhaseSpec {
     pub current: usize,
     /// Lay the union out (false: the caller has a layout of these passes).
     pub layout: bool,
+    /// The files module inference reads besides the passes; empty: found around the passes,
+    /// where they are (on the server for a remote tree).
     pub context: ModuleContext,
 }
 
@@ -127,6 +129,7 @@ fn steps(
     each: &(dyn Fn(Step) + Sync),
 ) {
     let n = spec.passes.len();
+    let context = modules::context_or_around(&spec.context, &spec.passes);
     let read = |i: usize| {
         let result = load::graph(&spec.passes[i])
             .map(Arc::new)
@@ -148,7 +151,7 @@ fn steps(
         let Ok(l) = phase_layout::build(&[file], cancel) else {
             return;
         };
-        let paths = modules::module_paths(&l.union, &[file], &spec.context);
+        let paths = modules::module_paths(&l.union, &[file], &context);
         each(Step::Preview {
             pass: current,
             layout: Arc::new(l),
@@ -200,7 +203,7 @@ fn steps(
             &own_union
         }
     };
-    let paths = modules::module_paths(union, &loaded, &spec.context);
+    let paths = modules::module_paths(union, &loaded, &context);
     each(Step::Modules {
         layout: layout.as_ref(),
         union,

@@ -11,8 +11,9 @@ use egui_graphs::DrawContext;
 const MIN_TEXT_PX: f32 = 6.0;
 /// A folded box's title is large for its box: it must read at the zoom that fits ~100 boxes.
 const FOLDED_FONT: f32 = 28.0;
-/// An open box's title, at zoom 1.
-const OPEN_FONT: f32 = 16.0;
+/// An open box's title, at zoom 1: large enough to read where a model's top level fits a
+/// screen (issue 33).
+const OPEN_FONT: f32 = 24.0;
 
 /// The size of a box title at zoom 1.
 pub(super) fn title_px(folded: bool) -> f32 {
@@ -109,15 +110,21 @@ fn module_box(scene: &Scene, m: u32, ctx: &DrawContext, shapes: &mut Vec<Shape>)
     } * zoom;
     let sign = if placed.folded { "▸" } else { "▾" };
     let group = f.group_title(m);
+    // Inside its parent's frame a box says only what the frame does not (`embed_tokens`, not
+    // `model.embed_tokens`): full paths do not fit a box at a readable size.
+    let short = |label: &'_ str| f.within_parent(m, label).to_owned();
     let title = match &group {
         // A repeat group is one box: folded it names the group, open the member drawn.
         // `layers.0–414` here, its count `×415` on the line under it (the box is narrow).
         Some(g) if placed.folded => {
-            format!("{sign} {}", g.rsplit_once(' ').map_or(g.as_str(), |x| x.0))
+            format!(
+                "{sign} {}",
+                short(g.rsplit_once(' ').map_or(g.as_str(), |x| x.0))
+            )
         }
-        Some(g) => format!("{sign} {}  ·  one of {g}", md.path),
+        Some(g) => format!("{sign} {}  ·  one of {}", short(&md.path), short(g)),
         None if md.path.is_empty() => format!("{sign} (root)"),
-        None => format!("{sign} {}", md.path),
+        None => format!("{sign} {}", short(&md.path)),
     };
     let title_rect = Rect::from_min_size(rect.min, Vec2::new(rect.width(), title_h));
     let badge_text = badge(st.added, st.removed, st.changed);
@@ -158,7 +165,8 @@ fn module_box(scene: &Scene, m: u32, ctx: &DrawContext, shapes: &mut Vec<Shape>)
         (Some(t), None) => format!("{t} · {} nodes each", st.present),
         _ => format!("{} nodes", st.present),
     };
-    let size = if placed.folded { 0.62 } else { 0.8 };
+    // An open box's count sits in the padding above its content.
+    let size = if placed.folded { 0.62 } else { 0.6 };
     let g = line(
         ctx,
         count,

@@ -180,6 +180,24 @@ impl FoldView {
     }
 
     /// `layers.0–414 ×415` for the member drawn for a group.
+    /// `label` (module `m`'s path, or its group's) without what the frame it is drawn in says:
+    /// its parent's path, or its grandparent's for a numbered one (`layers.3`, `layers.0–5`).
+    pub fn within_parent<'a>(&self, m: ModIx, label: &'a str) -> &'a str {
+        let md = &self.tree.modules[m as usize];
+        let numbered = md.name.bytes().all(|b| b.is_ascii_digit());
+        let mut frame = md.parent;
+        if numbered {
+            frame = frame.and_then(|p| self.tree.modules[p as usize].parent);
+        }
+        let Some(frame) = frame.map(|p| &self.tree.modules[p as usize].path) else {
+            return label;
+        };
+        label
+            .strip_prefix(frame.as_str())
+            .and_then(|rest| rest.strip_prefix('.'))
+            .unwrap_or(label)
+    }
+
     pub fn group_title(&self, m: ModIx) -> Option<String> {
         let g = self.group(m)?;
         Some(group_label(&self.tree, &self.groups[g].members))

@@ -74,6 +74,11 @@ pub fn stdout_json(out: &std::process::Output) -> serde_json::Value {
 /// Runs `tests/e2e/<script> OUT` with the PyTorch interpreter of the end-to-end tests
 /// (`FXRAY_TEST_PYTHON`), and checks it succeeded.
 pub fn run_e2e_script(script: &str, out: &std::path::Path) {
+    run_e2e_cases(script, out, &[]);
+}
+
+/// [`run_e2e_script`] for some of the script's cases only (`tests/e2e/<script> OUT CASE…`).
+pub fn run_e2e_cases(script: &str, out: &std::path::Path, cases: &[&str]) {
     let python = std::env::var("FXRAY_TEST_PYTHON")
         .expect("FXRAY_TEST_PYTHON must name a Python with torch installed (tests/run.sh sets it)");
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -82,6 +87,7 @@ pub fn run_e2e_script(script: &str, out: &std::path::Path) {
     let run = std::process::Command::new(python)
         .arg(&path)
         .arg(out)
+        .args(cases)
         .output()
         .unwrap_or_else(|e| panic!("run {script}: {e}"));
     assert!(

@@ -38,6 +38,20 @@ pub fn settle(h: &mut Harness<'static, Fxray>) {
     h.run_steps(3);
 }
 
+/// The on-screen size of the smallest box title drawn (folded boxes' titles are 28 px at zoom
+/// 1, open boxes' 24 px; the root has none).
+pub fn smallest_title_px(h: &Harness<'static, Fxray>) -> f32 {
+    let zoom = fxray::ui::Viewport::load_ctx(&h.ctx).zoom;
+    let any_open = h
+        .state()
+        .view
+        .graph()
+        .module_boxes()
+        .iter()
+        .any(|(p, _, folded)| !folded && !p.is_empty());
+    zoom * if any_open { 24.0 } else { 28.0 }
+}
+
 /// The first pass of the first model's phase called `phase` in the opened workspace.
 pub fn first_pass_of(app: &App, phase: &str) -> std::path::PathBuf {
     app.workspace
