@@ -117,6 +117,8 @@ pub struct Scene {
     /// Repeat groups are drawn as one box (the view's choice).
     pub group_repeats: bool,
     grid: Grid,
+    /// `grid` (and `coarse`) are of the current placement.
+    indexed: bool,
     grid_items: Vec<Item>,
     /// Boxes and bundles only: all a view zoomed out past its nodes asks of the index.
     coarse: Grid,
@@ -227,6 +229,7 @@ impl Scene {
             preview_of: None,
             group_repeats: true,
             grid: Grid::default(),
+            indexed: false,
             grid_items: Vec::new(),
             coarse: Grid::default(),
             coarse_items: Vec::new(),
@@ -252,10 +255,32 @@ impl Scene {
         egui::Rect::from_min_max(Pos2::new(x0, y0), Pos2::new(x1, y1))
     }
 
-    /// Rebuilds the spatial index (and node locations, edge routes) for the current placement.
+    /// Node locations and edge routes for the current placement; the spatial index follows
+    /// when first asked for (`ensure_index`). A new layout is folded in the same frame, so its
+    /// flat index was built for nothing: the 415-layer union's 115k routes took 0.7 s of the
+    /// UI thread, and more per edge the taller the graph.
     fn index(&mut self) {
+        self.place_and_index(false);
+        self.indexed = false;
+        self.generation += 1;
+    }
+
+    fn ensure_index(&mut self) {
+        if !self.indexed {
+            self.place_and_index(true);
+            self.indexed = true;
+        }
+    }
+
+    /// With `build`, the grid too; without, an empty one (the items are listed as they are
+    /// placed, so both walks are the same code).
+    fn place_and_index(&mut self, build: bool) {
         let b = self.bounds().expand(200.0);
-        let mut grid = Grid::new([b.min.x, b.min.y, b.max.x, b.max.y], 600.0);
+        let mut grid = if build {
+            Grid::new([b.min.x, b.min.y, b.max.x, b.max.y], 600.0)
+        } else {
+            Grid::default()
+        };
         let mut items = Vec::new();
         let rect_of = |c: Pos2, (w, h): (f32, f32)| {
             [c.x - w / 2.0, c.y - h / 2.0, c.x + w / 2.0, c.y + h / 2.0]
@@ -263,14 +288,14 @@ impl Scene {
         let points = |pts: &[Pos2]| pts.iter().map(|p| [p.x, p.y]).collect::<Vec<_>>();
         match &self.fold {
             None => {
-                for i in 0..self.node_idx.len() {
+                for i in (0..self.node_idx.len()).filter(|_| build) {
                     if let Some(p) = self.flat_pos(i as u32) {
                         grid.push(rect_of(p, self.size(i)));
                         items.push(Item::Node(i as u32));
                     }
                 }
                 for (e, route) in self.flat_routes.iter().enumerate() {
-                    if route.len() >= 2 {
+                    if build && route.len() >= 2 {
                         grid.push_path(&points(route));
                         items.push(Item::Edge(e as u32));
                     }
@@ -288,15 +313,17 @@ impl Scene {
                 }
             }
             Some(f) => {
-                for b in &f.layout.boxes {
+                for b in f.layout.boxes.iter().filter(|_| build) {
                     grid.push(b.rect);
                     items.push(Item::Box(b.module));
                 }
                 for (i, p) in f.layout.node_pos.iter().enumerate() {
                     if let Some([x, y]) = *p {
                         let c = Pos2::new(x, y);
-                        grid.push(rect_of(c, self.size(i)));
-                        items.push(Item::Node(i as u32));
+                        if build {
+                            grid.push(rect_of(c, self.size(i)));
+                            items.push(Item::Node(i as u32));
+                        }
                         if let Some(n) = self.graph.node_mut(self.node_idx[i]) {
                             n.set_location(c);
                         }
@@ -307,20 +334,29 @@ impl Scene {
                     if pts.len() < 2 {
                         continue;
                     }
-                    grid.push_path(&d.path);
-                    match (d.from, d.to, d.edges.as_slice()) {
+                    if build {
+                        grid.push_path(&d.path);
+                    }
+                    let item = match (d.from, d.to, d.edges.as_slice()) {
                         (Rep::Node(_), Rep::Node(_), &[e]) => {
                             if let Some(x) = self.graph.edge_mut(self.edge_idx[e as usize]) {
                                 x.payload_mut().route = pts.into();
                             }
-                            items.push(Item::Edge(e));
+                            Item::Edge(e)
                         }
-                        _ => items.push(Item::Bundle(k as u32)),
+                        _ => Item::Bundle(k as u32),
+                    };
+                    if build {
+                        items.push(item);
                     }
                 }
             }
         }
-        let mut coarse = Grid::new([b.min.x, b.min.y, b.max.x, b.max.y], 600.0);
+        let mut coarse = if build {
+            Grid::new([b.min.x, b.min.y, b.max.x, b.max.y], 600.0)
+        } else {
+            Grid::default()
+        };
         let mut coarse_items = Vec::new();
         for (id, &item) in items.iter().enumerate() {
             if let (Item::Box(_) | Item::Bundle(_), Some(bounds)) = (item, grid.bounds(id as u32)) {
@@ -332,7 +368,6 @@ impl Scene {
         self.grid_items = items;
         self.coarse = coarse;
         self.coarse_items = coarse_items;
-        self.generation += 1;
     }
 
     pub fn generation(&self) -> u64 {
@@ -345,12 +380,14 @@ impl Scene {
 
     /// What lies in canvas rect `area` (`[x0, y0, x1, y1]`).
     pub fn visible(&mut self, area: [f32; 4]) -> Vec<Item> {
+        self.ensure_index();
         let found = &mut self.found;
         query(&self.grid, &self.grid_items, area, &mut self.scratch, found)
     }
 
     /// The boxes and bundles meeting canvas `area`, without the nodes and edges.
     pub fn visible_boxes(&mut self, area: [f32; 4]) -> Vec<Item> {
+        self.ensure_index();
         let found = &mut self.found;
         query(
             &self.coarse,
@@ -366,6 +403,7 @@ impl Scene {
     /// the scene, so a zoomed-out frame costs the cells on screen, not the nodes.
     pub fn dot_bins(&mut self, zoom: f32) -> Arc<Bins<Color32>> {
         let level = (2.0 / zoom.max(1e-6)).log2().ceil().clamp(-30.0, 60.0) as i32;
+        self.ensure_index();
         let key = (self.generation, self.looks);
         let cache = match &mut self.dot_bins {
             Some((k, cache)) if *k == key => cache,
@@ -394,7 +432,8 @@ impl Scene {
     }
 
     /// The node (or else box) under canvas point `p`. Ghosts and absent nodes are not picked.
-    pub fn pick(&self, p: Pos2) -> Option<Item> {
+    pub fn pick(&mut self, p: Pos2) -> Option<Item> {
+        self.ensure_index();
         let id =
             self.grid
                 .pick([p.x, p.y], |i| match self.grid_items[i as usize] {
