@@ -787,6 +787,7 @@ fn a_remote_phase_is_parsed_diffed_laid_out_and_folded_on_the_server() {
         v
     };
     assert_eq!(passes_of(&far), passes_of(&near));
+    crate::phase_pipeline::assert_preview_first(&far, 0);
     let size: u64 = passes
         .iter()
         .map(|p| std::fs::metadata(p).unwrap().len())
