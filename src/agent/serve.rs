@@ -200,6 +200,12 @@ fn answer(req: Request) -> (Reply, Vec<u8>) {
             };
         }
         Request::Facts { paths } => Reply::Json(crate::pipeline::facts::wire_of_local(&paths)),
+        Request::GraphNames { paths } => Reply::GraphNames(
+            paths
+                .iter()
+                .map(|p| crate::sources::load::graph_name(Path::new(p)))
+                .collect(),
+        ),
         Request::PhaseFacts { phases } => {
             Reply::Json(crate::pipeline::facts::phases_wire_of_local(&phases))
         }

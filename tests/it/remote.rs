@@ -97,7 +97,11 @@ fn an_agent_of_another_protocol_gets_one_line_saying_what_to_install() {
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     assert!(
         err.contains("fxray 0.0.9 speaks protocol 0")
-            && err.contains(&format!("install fxray {}", env!("CARGO_PKG_VERSION"))),
+            && err.contains(&format!(
+                "install this fxray (version {}, protocol {})",
+                env!("CARGO_PKG_VERSION"),
+                fxray::sources::remote::proto::PROTOCOL
+            )),
         "{err}"
     );
 }
@@ -153,6 +157,11 @@ fn write_npy(path: &Path, n: usize) {
         f.write_all(&((i % 1000) as f32 * 0.5 - 7.0).to_le_bytes())
             .unwrap();
     }
+}
+
+fn md5_of(bytes: &[u8]) -> [u8; 16] {
+    use md5::Digest;
+    md5::Md5::digest(bytes).into()
 }
 
 fn bytes_in(h: &Host) -> u64 {
@@ -825,6 +834,44 @@ fn a_remote_phase_that_cannot_be_read_says_why_for_every_pass() {
     assert!(
         e.contains("000_aot_forward_graph.txt") || e.contains("No such file"),
         "{e}"
+    );
+}
+
+#[test]
+fn a_remote_index_names_each_models_graph_without_its_output_code_crossing() {
+    let linked = linked();
+    let s: &Sshd = &linked;
+    let h = host(s);
+    let dir = tempfile::tempdir().unwrap();
+    crate::common::copy_tree(&fixture("showcase"), dir.path());
+    // A large model's output_code.py (16 MB at 415 layers): 3.5 MB of lines that deflate to
+    // about half ahead of the `fx_graph_name` the index reads.
+    let run = crate::common::run_dir("showcase");
+    let code = dir
+        .path()
+        .join(run.strip_prefix(fixture("showcase")).unwrap())
+        .join("npugraph_ex/model__0/forward/output_code.py");
+    let text = std::fs::read_to_string(&code).unwrap();
+    let noise: String = (0..100_000u32)
+        .map(|i| format!("# {:x}\n", u128::from_le_bytes(md5_of(&i.to_le_bytes()))))
+        .collect();
+    std::fs::write(&code, format!("{noise}{text}")).unwrap();
+    remote::link(&h).unwrap();
+    let before = bytes_in(&h);
+    let index = fxray::sources::load::index(&s.mount(dir.path())).unwrap();
+    let crossed = bytes_in(&h) - before;
+    let names: Vec<Option<&str>> = index
+        .runs
+        .iter()
+        .flat_map(|r| &r.models)
+        .map(|m| m.graph_name.as_deref())
+        .collect();
+    assert_eq!(names, [Some("graph_1")]);
+    // What crosses is the tree's listing (1,322 files: about 225 KB), not the file.
+    assert!(
+        crossed < noise.len() as u64 / 8,
+        "{crossed} bytes in for the index, {} of text read",
+        noise.len()
     );
 }
 

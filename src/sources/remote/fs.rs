@@ -241,6 +241,17 @@ pub fn facts(host: &Host, paths: &[String]) -> io::Result<Vec<serde_json::Value>
     Ok(json(host, req, paths.len())?.0)
 }
 
+/// The `fx_graph_name` of each `output_code.py` in `paths`, read on the server, in order.
+pub fn graph_names(host: &Host, paths: &[String]) -> io::Result<Vec<Option<String>>> {
+    let req = Request::GraphNames {
+        paths: paths.to_vec(),
+    };
+    match call(host, req)? {
+        (Reply::GraphNames(v), _) if v.len() == paths.len() => Ok(v),
+        (other, _) => Err(unexpected(host, &other)),
+    }
+}
+
 /// Facts and pass-to-pass diff counts of whole phases (each a list of passes), parsed and
 /// diffed on the server, one JSON value per phase in order (`pipeline::facts`'s form).
 pub fn phase_facts(host: &Host, phases: &[Vec<String>]) -> io::Result<Vec<serde_json::Value>> {
