@@ -797,6 +797,31 @@ fn a_remote_phase_is_parsed_diffed_laid_out_and_folded_on_the_server() {
     };
     assert_eq!(passes_of(&far), passes_of(&near));
     crate::phase_pipeline::assert_preview_first(&far, 0);
+    // A pass whose file is the same as an earlier one's crossed once: the client holds one
+    // file for both (the showcase's forward has 8 passes of one text and 4 of another).
+    let digest = |p: &PathBuf| md5_of(&std::fs::read(p).unwrap());
+    let file_of = |pass: usize| {
+        far.iter().find_map(|n| match n {
+            PhaseNews::Pass {
+                pass: p,
+                result: Ok(f),
+            } if *p == pass => Some(f.clone()),
+            _ => None,
+        })
+    };
+    let mut shared = 0;
+    for i in 0..passes.len() {
+        for j in i + 1..passes.len() {
+            let (a, b) = (file_of(i).unwrap(), file_of(j).unwrap());
+            assert_eq!(
+                std::sync::Arc::ptr_eq(&a, &b),
+                digest(&passes[i]) == digest(&passes[j]),
+                "passes {i} and {j}"
+            );
+            shared += usize::from(std::sync::Arc::ptr_eq(&a, &b));
+        }
+    }
+    assert!(shared >= 28 + 6, "{shared} pairs of passes share a file");
     let size: u64 = passes
         .iter()
         .map(|p| std::fs::metadata(p).unwrap().len())
