@@ -882,9 +882,13 @@ fn a_remote_index_names_each_models_graph_without_its_output_code_crossing() {
         .collect();
     std::fs::write(&code, format!("{noise}{text}")).unwrap();
     remote::link(&h).unwrap();
-    let before = bytes_in(&h);
+    let (before, asked) = (bytes_in(&h), requests(&h));
     let index = fxray::sources::load::index(&s.mount(dir.path())).unwrap();
     let crossed = bytes_in(&h) - before;
+    // The tree scanned and the names read on the server: a round trip each (a ping of the
+    // link's own may fall in between).
+    let asked = requests(&h) - asked;
+    assert!(asked <= 3, "{asked} requests for the index");
     let names: Vec<Option<&str>> = index
         .runs
         .iter()

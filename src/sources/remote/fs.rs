@@ -63,6 +63,12 @@ fn entries(host: &Host, reply: Reply) -> io::Result<(Vec<Entry>, Vec<String>)> {
     }
 }
 
+/// The files `discover::scan` finds under `root` on the server, and its warnings.
+pub fn scan(host: &Host, root: &str) -> io::Result<(Vec<Entry>, Vec<String>)> {
+    let (reply, _) = call(host, Request::Scan { root: root.into() })?;
+    entries(host, reply)
+}
+
 pub fn read_dir(host: &Host, path: &str) -> io::Result<Vec<Entry>> {
     let (reply, _) = call(host, Request::ReadDir { path: path.into() })?;
     Ok(entries(host, reply)?.0)

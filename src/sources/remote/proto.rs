@@ -39,6 +39,11 @@ pub enum Request {
     ReadDir {
         path: String,
     },
+    /// What `discover::scan` finds under `root` (its files and their sizes, as `Entries`): an
+    /// index's four steps (open the root, stat it, list it, walk it) in one round trip.
+    Scan {
+        root: String,
+    },
     /// The whole tree under `root` in one answer: one round trip, however deep.
     Walk {
         root: String,
