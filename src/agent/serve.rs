@@ -157,6 +157,22 @@ fn answer(req: Request) -> (Reply, Vec<u8>) {
             },
             Err(e) => failed(&e),
         },
+        Request::Scan { root } => match discover::scan(Path::new(&root)) {
+            Ok(set) => Reply::Entries {
+                entries: set
+                    .files
+                    .into_iter()
+                    .map(|(path, f)| WireEntry {
+                        path: path.to_string_lossy().into_owned(),
+                        kind: crate::sources::entry::Kind::File,
+                        size: f.size,
+                        depth: 0,
+                    })
+                    .collect(),
+                warnings: set.warnings,
+            },
+            Err(e) => failed_with(&root, &e),
+        },
         Request::Walk {
             root,
             max_depth,
@@ -200,6 +216,12 @@ fn answer(req: Request) -> (Reply, Vec<u8>) {
             };
         }
         Request::Facts { paths } => Reply::Json(crate::pipeline::facts::wire_of_local(&paths)),
+        Request::GraphNames { paths } => Reply::GraphNames(
+            paths
+                .iter()
+                .map(|p| crate::sources::load::graph_name(Path::new(p)))
+                .collect(),
+        ),
         Request::PhaseFacts { phases } => {
             Reply::Json(crate::pipeline::facts::phases_wire_of_local(&phases))
         }

@@ -163,8 +163,9 @@ pub enum BenchCommand {
         #[arg(long, hide = true)]
         once: bool,
     },
-    /// Open-to-graph time of a remote tree (`ssh://host/path`) through a delay proxy on
-    /// loopback, beside the same tree opened locally when it is here too; and the bytes in.
+    /// A remote tree (`ssh://host/path`) opened in the real app, headless, through a delay
+    /// proxy on loopback: the first frame that draws a graph and every pass ready, with the
+    /// bytes in by each; beside the same tree opened locally when it is here too.
     Remote {
         path: PathBuf,
         /// Delay added in each direction (the round trip grows by twice this).

@@ -13,12 +13,15 @@ use std::time::{Duration, Instant};
 
 /// What one open measured.
 #[derive(Debug, Clone, Copy, Default)]
-struct Round {
-    first_s: f64,
+pub(super) struct Round {
+    pub first_s: f64,
     first_cpu_s: f64,
-    ready_s: f64,
+    pub ready_s: f64,
     ready_cpu_s: f64,
     peak_mib: f64,
+    /// `sample()` of [`measure`] at the first graph and when ready (bench remote: bytes in).
+    pub first_sample: u64,
+    pub ready_sample: u64,
 }
 
 const KEYS: [&str; 5] = [
@@ -54,6 +57,7 @@ impl Round {
             ready_s: v[2]?,
             ready_cpu_s: v[3]?,
             peak_mib: v[4]?,
+            ..Round::default()
         })
     }
 }
@@ -64,7 +68,7 @@ pub fn run(trees: &[PathBuf], rounds: usize, once: bool, timeout: Duration) -> R
         let [tree] = trees else {
             return Err(Error::user("--once takes one tree"));
         };
-        let r = measure(tree, timeout)?;
+        let r = measure(tree, timeout, &|| 0)?;
         let line: Vec<String> = KEYS
             .iter()
             .zip(r.values())
@@ -129,8 +133,10 @@ fn summarise(tree: &Path, all: &[Round]) -> [f64; 5] {
     out
 }
 
-/// Opens `tree` in a headless window and paints frames as the window would while it loads.
-fn measure(tree: &Path, timeout: Duration) -> Result<Round> {
+/// Opens `tree` in a headless window and paints frames as the window would while it loads, until
+/// the phase is complete and the tree's facts are in. `sample` is read at the first graph and
+/// when ready.
+pub(super) fn measure(tree: &Path, timeout: Duration, sample: &dyn Fn() -> u64) -> Result<Round> {
     let start = Instant::now();
     let cpu0 = self_usage().0;
     let mut fx = Fxray::opening(tree);
@@ -156,11 +162,13 @@ fn measure(tree: &Path, timeout: Duration) -> Result<Round> {
         if !first && (g.box_count() > 0 || g.counts().1 > 0) {
             first = true;
             (round.first_s, round.first_cpu_s) = now;
+            round.first_sample = sample();
         }
         let complete = fx.app.phase.as_ref().is_some_and(|p| p.complete())
             && fx.app.workspace.as_ref().is_some_and(|w| w.facts_done);
         if first && complete {
             (round.ready_s, round.ready_cpu_s) = now;
+            round.ready_sample = sample();
             break;
         }
         if let Some(e) = &fx.app.error {

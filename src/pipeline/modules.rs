@@ -99,19 +99,44 @@ pub fn module_tree(layout: &PhaseLayout, passes: &[&FxFile], ctx: &ModuleContext
 /// The box of each node of `union` (the union of `passes`) in the folded view: its dotted
 /// module, inferred as [`module_tree`] does, or the group of loose nodes it falls in.
 pub fn module_paths(union: &UnionGraph, passes: &[&FxFile], ctx: &ModuleContext) -> Vec<String> {
+    module_paths_in(union, passes, &ctx.parse())
+}
+
+/// The files of a [`ModuleContext`], parsed; `None` for one that cannot be read.
+#[derive(Debug, Default)]
+pub struct ParsedContext {
+    pub dynamo: Option<FxFile>,
+    pub forward_first: Option<FxFile>,
+}
+
+impl ModuleContext {
+    /// Its files parsed side by side: once for a phase whose first view and union both need
+    /// them.
+    pub fn parse(&self) -> ParsedContext {
+        // Context that cannot be read only lowers the inference's evidence; the passes still speak.
+        let (dynamo, forward_first) = rayon::join(
+            || self.dynamo.as_deref().and_then(parse),
+            || self.forward_first.as_deref().and_then(parse),
+        );
+        ParsedContext {
+            dynamo,
+            forward_first,
+        }
+    }
+}
+
+/// [`module_paths`] with its context already parsed.
+pub fn module_paths_in(union: &UnionGraph, passes: &[&FxFile], ctx: &ParsedContext) -> Vec<String> {
     let mut paths = fold::union_modules(union, passes, &infer(passes, ctx));
     fold::group_loose(union, passes, &mut paths);
     paths
 }
 
 /// Every pass's modules with the context's files read.
-fn infer(passes: &[&FxFile], ctx: &ModuleContext) -> PhaseModules {
-    // Context that cannot be read only lowers the inference's evidence; the passes still speak.
-    let dynamo = ctx.dynamo.as_deref().and_then(parse);
-    let forward = ctx.forward_first.as_deref().and_then(parse);
-    let fw: Option<Vec<&FxFile>> = forward.as_ref().map(|f| vec![f]);
+fn infer(passes: &[&FxFile], ctx: &ParsedContext) -> PhaseModules {
+    let fw: Option<Vec<&FxFile>> = ctx.forward_first.as_ref().map(|f| vec![f]);
     modules::infer_phase(&PhaseInput {
-        dynamo: dynamo.as_ref(),
+        dynamo: ctx.dynamo.as_ref(),
         passes,
         forward: fw.as_deref(),
     })
@@ -151,7 +176,7 @@ fn in_context(graph: &Path, file: &FxFile) -> Option<GraphModules> {
         .collect();
     let mut passes: Vec<&FxFile> = parsed.iter().flatten().collect();
     passes.push(file);
-    infer(&passes, &ModuleContext::of(&around.model, phase))
+    infer(&passes, &ModuleContext::of(&around.model, phase).parse())
         .passes
         .pop()
 }

@@ -150,32 +150,6 @@ impl Fxray {
     }
 }
 
-/// Opens `path` headless and returns how long until its first graph could be drawn: the pass
-/// parsed and laid out (for `fxray bench remote`). `None` if it takes longer than `timeout`.
-pub fn time_to_graph(
-    path: &std::path::Path,
-    timeout: std::time::Duration,
-) -> Option<std::time::Duration> {
-    let t = std::time::Instant::now();
-    let mut app = App::new();
-    app.open(path);
-    while t.elapsed() < timeout {
-        app.poll();
-        let drawn = app.phase.as_ref().is_some_and(|p| {
-            p.files.get(p.current).is_some_and(Option::is_some)
-                && (p.layout.is_some() || p.fold.is_some())
-        });
-        if drawn {
-            return Some(t.elapsed());
-        }
-        if app.error.is_some() {
-            return None;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(2));
-    }
-    None
-}
-
 /// Draws the whole window. Used by the native app and by UI tests.
 pub fn show(app: &mut App, view: &mut ViewState, ui: &mut egui::Ui) {
     fonts::install_once(ui.ctx());

@@ -147,6 +147,25 @@ fn a_cut_or_hostile_serde_form_is_refused_or_made_safe() {
     assert!(!layout.is_well_formed());
 }
 
+/// The pass on screen and its preview come before any other pass: nothing else is read,
+/// crosses a link or is decoded ahead of the first view.
+pub fn assert_preview_first(news: &[PhaseNews], current: usize) {
+    let order: Vec<String> = news
+        .iter()
+        .map(|n| match n {
+            PhaseNews::Preview { pass, .. } => format!("preview {pass}"),
+            PhaseNews::Pass { pass, .. } => format!("pass {pass}"),
+            PhaseNews::Diffs(_) => "diffs".into(),
+            PhaseNews::Layout(_) => "layout".into(),
+            PhaseNews::Fold { .. } => "fold".into(),
+        })
+        .collect();
+    let mut first: Vec<&str> = order.iter().take(2).map(String::as_str).collect();
+    first.sort();
+    let want = [format!("pass {current}"), format!("preview {current}")];
+    assert_eq!(first, want, "{order:?}");
+}
+
 #[test]
 fn opening_a_phase_brings_every_pass_the_diffs_the_layout_and_the_fold() {
     let paths = pass_files("showcase", "forward");
@@ -166,6 +185,7 @@ fn opening_a_phase_brings_every_pass_the_diffs_the_layout_and_the_fold() {
         .filter(|n| matches!(n, PhaseNews::Pass { result: Ok(_), .. }))
         .count();
     assert_eq!(passes, paths.len());
+    assert_preview_first(&news, 1);
     let files: Vec<FxFile> = paths.iter().map(|p| load::graph(p).unwrap()).collect();
     let refs: Vec<&FxFile> = files.iter().collect();
     let Some(PhaseNews::Diffs(diffs)) = news.iter().find(|n| matches!(n, PhaseNews::Diffs(_)))

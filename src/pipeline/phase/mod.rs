@@ -129,44 +129,58 @@ fn steps(
     each: &(dyn Fn(Step) + Sync),
 ) {
     let n = spec.passes.len();
-    let context = modules::context_or_around(&spec.context, &spec.passes);
-    let read = |i: usize| {
-        let result = load::graph(&spec.passes[i])
+    let parse = |i: usize| {
+        load::graph(&spec.passes[i])
             .map(Arc::new)
-            .map_err(|e| e.to_string());
+            .map_err(|e| e.to_string())
+    };
+    let read = |i: usize| {
+        let result = parse(i);
         let file = result.as_ref().ok().cloned();
         each(Step::Pass(i, result));
         (i, file)
     };
-    // The pass on screen first, on its own: laid out and folded while the others are read, so
-    // a phase of 100k-node passes is on screen in the time of one pass, not of all of them.
+    // The pass on screen first, on its own and with every core: parsed (beside the files module
+    // inference reads), then laid out and folded while it is handed on, and only then the other
+    // passes. A phase of 100k-node passes is on screen in the time of one pass; over a link,
+    // nothing crosses or is decoded ahead of the first view.
     let current = spec.current.min(n.saturating_sub(1));
-    let first = (n > 0).then(|| read(current));
-    let rest: Vec<usize> = (0..n).filter(|&i| i != current).collect();
-    let mut files: Vec<(usize, Option<Arc<FxFile>>)> = Vec::with_capacity(n);
-    let preview = |file: &FxFile| {
-        if !spec.layout || n < 2 || cancel.load(Ordering::Relaxed) {
-            return;
-        }
-        let Ok(l) = phase_layout::build(&[file], cancel) else {
-            return;
-        };
-        let paths = modules::module_paths(&l.union, &[file], &context);
-        each(Step::Preview {
-            pass: current,
-            layout: Arc::new(l),
-            paths,
-        });
-    };
-    let (_, others) = rayon::join(
-        || {
-            if let Some((_, Some(f))) = &first {
-                preview(f);
-            }
-        },
-        || rest.par_iter().map(|&i| read(i)).collect::<Vec<_>>(),
+    let (first, context) = rayon::join(
+        || (n > 0).then(|| parse(current)),
+        || modules::context_or_around(&spec.context, &spec.passes).parse(),
     );
-    files.extend(first);
+    let mut files: Vec<(usize, Option<Arc<FxFile>>)> = Vec::with_capacity(n);
+    if let Some(result) = first {
+        let file = result.as_ref().ok().cloned();
+        let preview = |file: &FxFile| {
+            if !spec.layout || n < 2 || cancel.load(Ordering::Relaxed) {
+                return;
+            }
+            let union = phase_layout::union_of(&[file]);
+            let (layout, paths) = rayon::join(
+                || phase_layout::build(&[file], cancel),
+                || modules::module_paths_in(&union, &[file], &context),
+            );
+            if let Ok(l) = layout {
+                each(Step::Preview {
+                    pass: current,
+                    layout: Arc::new(l),
+                    paths,
+                });
+            }
+        };
+        rayon::join(
+            || each(Step::Pass(current, result)),
+            || {
+                if let Some(f) = &file {
+                    preview(f);
+                }
+            },
+        );
+        files.push((current, file));
+    }
+    let rest: Vec<usize> = (0..n).filter(|&i| i != current).collect();
+    let others: Vec<(usize, Option<Arc<FxFile>>)> = rest.par_iter().map(|&i| read(i)).collect();
     files.extend(others);
     files.sort_by_key(|(i, _)| *i);
     let loaded: Vec<&FxFile> = files.iter().filter_map(|(_, f)| f.as_deref()).collect();
@@ -203,7 +217,7 @@ fn steps(
             &own_union
         }
     };
-    let paths = modules::module_paths(union, &loaded, &context);
+    let paths = modules::module_paths_in(union, &loaded, &context);
     each(Step::Modules {
         layout: layout.as_ref(),
         union,

@@ -11,10 +11,12 @@ pub enum RemoteError {
     NoAgent { host: String, said: String },
     #[error(
         "{host}: its fxray {their_version} speaks protocol {theirs}, this fxray {} speaks {}: \
-         install fxray {} on {host} (`fxray agent --print-install` says how)",
+         install this fxray (version {}, protocol {}) on {host} (`fxray agent --print-install` \
+         says how)",
         env!("CARGO_PKG_VERSION"),
         super::proto::PROTOCOL,
-        env!("CARGO_PKG_VERSION")
+        env!("CARGO_PKG_VERSION"),
+        super::proto::PROTOCOL
     )]
     Version {
         host: String,

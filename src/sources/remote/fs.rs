@@ -63,6 +63,12 @@ fn entries(host: &Host, reply: Reply) -> io::Result<(Vec<Entry>, Vec<String>)> {
     }
 }
 
+/// The files `discover::scan` finds under `root` on the server, and its warnings.
+pub fn scan(host: &Host, root: &str) -> io::Result<(Vec<Entry>, Vec<String>)> {
+    let (reply, _) = call(host, Request::Scan { root: root.into() })?;
+    entries(host, reply)
+}
+
 pub fn read_dir(host: &Host, path: &str) -> io::Result<Vec<Entry>> {
     let (reply, _) = call(host, Request::ReadDir { path: path.into() })?;
     Ok(entries(host, reply)?.0)
@@ -239,6 +245,17 @@ pub fn facts(host: &Host, paths: &[String]) -> io::Result<Vec<serde_json::Value>
         paths: paths.to_vec(),
     };
     Ok(json(host, req, paths.len())?.0)
+}
+
+/// The `fx_graph_name` of each `output_code.py` in `paths`, read on the server, in order.
+pub fn graph_names(host: &Host, paths: &[String]) -> io::Result<Vec<Option<String>>> {
+    let req = Request::GraphNames {
+        paths: paths.to_vec(),
+    };
+    match call(host, req)? {
+        (Reply::GraphNames(v), _) if v.len() == paths.len() => Ok(v),
+        (other, _) => Err(unexpected(host, &other)),
+    }
 }
 
 /// Facts and pass-to-pass diff counts of whole phases (each a list of passes), parsed and

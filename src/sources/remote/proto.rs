@@ -8,7 +8,7 @@ use crate::model::tensor::{Slice2d, TensorCompare, TensorSummary};
 use crate::sources::entry::Kind;
 use serde::{Deserialize, Serialize};
 
-pub const PROTOCOL: u32 = 3;
+pub const PROTOCOL: u32 = 4;
 
 /// A frame from the client: a request and the id its replies carry.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -39,6 +39,11 @@ pub enum Request {
     ReadDir {
         path: String,
     },
+    /// What `discover::scan` finds under `root` (its files and their sizes, as `Entries`): an
+    /// index's four steps (open the root, stat it, list it, walk it) in one round trip.
+    Scan {
+        root: String,
+    },
     /// The whole tree under `root` in one answer: one round trip, however deep.
     Walk {
         root: String,
@@ -57,6 +62,11 @@ pub enum Request {
     /// Facts of graph files, parsed on the server (`pipeline::facts`): what the tree shows of
     /// every pass without its text crossing.
     Facts {
+        paths: Vec<String>,
+    },
+    /// The `fx_graph_name` each `output_code.py` names (what joins a model to its captures),
+    /// read on the server: a name crosses, not the file.
+    GraphNames {
         paths: Vec<String>,
     },
     /// Facts of whole phases (each a list of passes) and each pass's diff counts against the
@@ -130,6 +140,8 @@ pub enum Reply {
     /// The bytes are the frame's payload.
     Bytes,
     Summaries(Vec<Result<TensorSummary, Failure>>),
+    /// One per path of `GraphNames`: `None` when the file names none or cannot be read.
+    GraphNames(Vec<Option<String>>),
     /// `values` empty: they are the payload.
     Slice(Result<Slice2d, Failure>),
     Compared(Result<TensorCompare, Failure>),

@@ -14,7 +14,6 @@ pub use tracker::{Change, ChangeKind};
 
 use crate::model::index::DebugIndex;
 use crate::sources::discover::{self, FileSet};
-use crate::sources::{output_code, read};
 use notify::{EventKind, RecursiveMode};
 use notify_debouncer_full::{DebounceEventResult, new_debouncer, new_debouncer_opt};
 use std::collections::HashMap;
@@ -350,11 +349,7 @@ fn index_of(
     discover::join_captures(&mut index, |p| {
         names
             .entry(p.to_path_buf())
-            .or_insert_with(|| {
-                read::read_text(p)
-                    .ok()
-                    .and_then(|t| output_code::fx_graph_name(&t.text))
-            })
+            .or_insert_with(|| crate::sources::load::graph_name(p))
             .clone()
     });
     index
