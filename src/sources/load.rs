@@ -12,7 +12,11 @@ use std::path::{Path, PathBuf};
 /// Reads and parses one FX graph file. Only I/O failures are errors: whatever text is there
 /// parses into something (unparsed lines and problems are inside the result).
 pub fn graph(path: &Path) -> Result<FxFile> {
-    let text = read::read_text(path)?;
+    Ok(graph_of_text(read::read_text(path)?))
+}
+
+/// A graph file's text, already read, parsed (its problems say when it was not clean text).
+pub fn graph_of_text(text: read::TextFile) -> FxFile {
     let mut file = fx_text::parse_fx(&text.text);
     if text.binary {
         file.problems.insert(
@@ -25,7 +29,7 @@ pub fn graph(path: &Path) -> Result<FxFile> {
             "the file is not valid UTF-8; bad bytes shown as �".into(),
         );
     }
-    Ok(file)
+    file
 }
 
 /// Walks `root` and builds its index, with capture JSON joined to models by `graph_K`.

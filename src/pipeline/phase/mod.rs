@@ -5,6 +5,7 @@
 //! and the work is done beside the files.
 
 mod remote;
+mod same_text;
 
 use crate::analysis::diff::{self, GraphDiff};
 use crate::analysis::fold::FoldTree;
@@ -12,7 +13,6 @@ use crate::analysis::layout::UnionGraph;
 use crate::analysis::phase_layout::{self, PhaseLayout};
 use crate::model::fx::FxFile;
 use crate::pipeline::modules::{self, ModuleContext};
-use crate::sources::load;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -129,11 +129,8 @@ fn steps(
     each: &(dyn Fn(Step) + Sync),
 ) {
     let n = spec.passes.len();
-    let parse = |i: usize| {
-        load::graph(&spec.passes[i])
-            .map(Arc::new)
-            .map_err(|e| e.to_string())
-    };
+    let shared = same_text::SharedParses::default();
+    let parse = |i: usize| shared.graph(&spec.passes[i]).map_err(|e| e.to_string());
     let read = |i: usize| {
         let result = parse(i);
         let file = result.as_ref().ok().cloned();
