@@ -94,13 +94,26 @@ pub fn node_size(node: &FxNode) -> (f32, f32) {
 /// The union of `passes` (in execution order), not laid out: what a pass's node ids refer to.
 pub fn union_of(passes: &[&FxFile]) -> UnionGraph {
     let mut union = UnionGraph::new();
+    let mut seen = Vec::new();
     for file in passes {
-        add_pass(&mut union, file);
+        add_pass(&mut union, file, &mut seen);
     }
     union
 }
 
-fn add_pass(union: &mut UnionGraph, file: &FxFile) {
+/// Adds `file` to `union`; `false` when it is a pass already added (the same parse: passes
+/// with the same text share one, and half the passes of a phase change nothing).
+fn add_pass(union: &mut UnionGraph, file: &FxFile, seen: &mut Vec<(*const FxFile, usize)>) -> bool {
+    if let Some(&(_, k)) = seen.iter().find(|(p, _)| std::ptr::eq(*p, file)) {
+        union.repeat_pass(k);
+        return false;
+    }
+    seen.push((file, union.pass_count()));
+    add_entries(union, file);
+    true
+}
+
+fn add_entries(union: &mut UnionGraph, file: &FxFile) {
     let entries = pass_entries(file);
     let refs: Vec<(&str, Vec<&str>)> = entries
         .iter()
@@ -142,8 +155,11 @@ fn grow(
             }
         }
     }
+    let mut seen = Vec::new();
     for file in passes {
-        add_pass(&mut union, file);
+        if !add_pass(&mut union, file, &mut seen) {
+            continue;
+        }
         for (gi, g) in file.graphs.iter().enumerate() {
             for n in &g.nodes {
                 let key = format!("{}{}", qualifier(file, gi), n.name);

@@ -108,6 +108,14 @@ impl UnionGraph {
         self.passes.len() - 1
     }
 
+    /// Adds a pass whose nodes and edges are pass `of`'s (the same file read again); returns
+    /// its index.
+    pub fn repeat_pass(&mut self, of: usize) -> usize {
+        let members = self.passes.get(of).cloned().unwrap_or_default();
+        self.passes.push(members);
+        self.passes.len() - 1
+    }
+
     fn intern(&mut self, name: &str) -> u32 {
         if let Some(&id) = self.ids.get(name) {
             return id;

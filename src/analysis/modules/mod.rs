@@ -310,10 +310,18 @@ pub fn infer_phase(input: &PhaseInput<'_>) -> PhaseModules {
             attrs: Some(&attrs),
             grad_of: &grad_of,
         };
-        let mut own = infer::infer(g, &ev, &mut paths).modules;
-        if !named {
-            unnamed_layers(g, &mut own, &mut paths);
-        }
+        // A pass that changed nothing shares the previous pass's parse: every node carries its
+        // module over, so its own inference would be thrown away.
+        let own = match &prev {
+            Some((pg, pm)) if std::ptr::eq(*pg, g) => pm.clone(),
+            _ => {
+                let mut own = infer::infer(g, &ev, &mut paths).modules;
+                if !named {
+                    unnamed_layers(g, &mut own, &mut paths);
+                }
+                own
+            }
+        };
         let modules = match &prev {
             Some((pg, pm)) => carry(pg, pm, g, &own),
             None => own,
