@@ -36,17 +36,30 @@ impl ModuleContext {
     /// The context of the phase holding `pass`, found on disk around it: whatever folder was
     /// opened (the run, the model, the phase, the pass alone), the model's files are the same.
     pub fn around(pass: &Path) -> Self {
-        match Around::of(pass) {
-            Some(a) => match a.phase() {
-                Some(phase) => ModuleContext::of(&a.model, phase),
-                None => ModuleContext::default(),
-            },
-            None => ModuleContext::default(),
-        }
+        Around::of(pass)
+            .and_then(|a| {
+                a.phase()
+                    .map(|(phase, _)| ModuleContext::of(&a.model, phase))
+            })
+            .unwrap_or_default()
     }
 
     fn is_empty(&self) -> bool {
         self.dynamo.is_none() && self.forward_first.is_none()
+    }
+
+    /// Its files parsed side by side: once for a phase whose first view and union both need
+    /// them.
+    pub fn parse(&self) -> ParsedContext {
+        // Context that cannot be read only lowers the inference's evidence; the passes still speak.
+        let (dynamo, forward_first) = rayon::join(
+            || self.dynamo.as_deref().and_then(parse),
+            || self.forward_first.as_deref().and_then(parse),
+        );
+        ParsedContext {
+            dynamo,
+            forward_first,
+        }
     }
 }
 
@@ -55,8 +68,9 @@ impl ModuleContext {
 /// opened on its own does not list its model's Dynamo graph nor its forward.
 struct Around {
     model: Model,
-    /// The graph made canonical, to find it in the model.
-    me: PathBuf,
+    /// Where the graph is in the model: `None` for its Dynamo graph, else the phase and the
+    /// pass's position in it.
+    at: Option<(usize, usize)>,
 }
 
 impl Around {
@@ -68,24 +82,29 @@ impl Around {
             names::phase_dir(parent_name) || names::inductor_model_dir(parent_name).is_some();
         let folder = if is_phase { parent.parent()? } else { parent };
         let index = discover::discover(folder).ok()?;
-        let model = index.runs.into_iter().flat_map(|r| r.models).find(|m| {
-            m.dynamo_graph.as_deref().map(canonical).as_ref() == Some(&me)
-                || m.phases
-                    .iter()
-                    .any(|p| p.passes.iter().any(|f| canonical(&f.path) == me))
-        })?;
-        Some(Around { model, me })
+        index
+            .runs
+            .into_iter()
+            .flat_map(|r| r.models)
+            .find_map(|model| {
+                if model.dynamo_graph.as_deref().map(canonical).as_ref() == Some(&me) {
+                    return Some(Around { model, at: None });
+                }
+                let at = model.phases.iter().enumerate().find_map(|(k, p)| {
+                    let i = p.passes.iter().position(|f| canonical(&f.path) == me)?;
+                    Some((k, i))
+                })?;
+                Some(Around {
+                    model,
+                    at: Some(at),
+                })
+            })
     }
 
-    fn is_dynamo(&self) -> bool {
-        self.model.dynamo_graph.as_deref().map(canonical).as_ref() == Some(&self.me)
-    }
-
-    fn phase(&self) -> Option<&Phase> {
-        self.model
-            .phases
-            .iter()
-            .find(|p| p.passes.iter().any(|f| canonical(&f.path) == self.me))
+    /// The phase holding the graph and the graph's position among its passes.
+    fn phase(&self) -> Option<(&Phase, usize)> {
+        let (k, i) = self.at?;
+        Some((&self.model.phases[k], i))
     }
 }
 
@@ -107,22 +126,6 @@ pub fn module_paths(union: &UnionGraph, passes: &[&FxFile], ctx: &ModuleContext)
 pub struct ParsedContext {
     pub dynamo: Option<FxFile>,
     pub forward_first: Option<FxFile>,
-}
-
-impl ModuleContext {
-    /// Its files parsed side by side: once for a phase whose first view and union both need
-    /// them.
-    pub fn parse(&self) -> ParsedContext {
-        // Context that cannot be read only lowers the inference's evidence; the passes still speak.
-        let (dynamo, forward_first) = rayon::join(
-            || self.dynamo.as_deref().and_then(parse),
-            || self.forward_first.as_deref().and_then(parse),
-        );
-        ParsedContext {
-            dynamo,
-            forward_first,
-        }
-    }
 }
 
 /// [`module_paths`] with its context already parsed.
@@ -158,18 +161,13 @@ pub fn for_graph_file(graph: &Path, file: &FxFile) -> GraphModules {
 
 fn in_context(graph: &Path, file: &FxFile) -> Option<GraphModules> {
     let around = Around::of(graph)?;
-    if around.is_dynamo() {
+    let Some((phase, upto)) = around.phase() else {
         let input = PhaseInput {
             dynamo: Some(file),
             ..PhaseInput::default()
         };
         return modules::infer_phase(&input).dynamo;
-    }
-    let phase = around.phase()?;
-    let upto = phase
-        .passes
-        .iter()
-        .position(|f| canonical(&f.path) == around.me)?;
+    };
     let parsed: Vec<Option<FxFile>> = phase.passes[..upto]
         .par_iter()
         .map(|p| parse(&p.path))
@@ -287,11 +285,7 @@ pub fn report(graph: &Path) -> crate::error::Result<ModuleReport> {
         ModuleReport {
             module: md.path.clone(),
             nodes: present(m),
-            own: md
-                .nodes
-                .iter()
-                .filter(|&&n| target[n as usize].is_some())
-                .count() as u32,
+            own: own(md, target),
             children: md.children.len(),
             groups,
             modules: md
@@ -304,13 +298,18 @@ pub fn report(graph: &Path) -> crate::error::Result<ModuleReport> {
     Ok(build(&tree, fold::ROOT, &by_parent, &target))
 }
 
-/// Nodes of the graph in module `m` and below.
-fn count(tree: &FoldTree, m: crate::analysis::fold::ModIx, target: &[Option<&str>]) -> u32 {
-    let md = &tree.modules[m as usize];
+/// Nodes of the graph directly in module `md` (union nodes of other passes left out).
+fn own(md: &crate::analysis::fold::FoldModule, target: &[Option<&str>]) -> u32 {
     md.nodes
         .iter()
         .filter(|&&n| target[n as usize].is_some())
         .count() as u32
+}
+
+/// Nodes of the graph in module `m` and below.
+fn count(tree: &FoldTree, m: crate::analysis::fold::ModIx, target: &[Option<&str>]) -> u32 {
+    let md = &tree.modules[m as usize];
+    own(md, target)
         + md.children
             .iter()
             .map(|&c| count(tree, c, target))

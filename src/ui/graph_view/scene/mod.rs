@@ -260,46 +260,22 @@ impl Scene {
     /// flat index was built for nothing: the 415-layer union's 115k routes took 0.7 s of the
     /// UI thread, and more per edge the taller the graph.
     fn index(&mut self) {
-        self.place_and_index(false);
+        self.place();
         self.indexed = false;
         self.generation += 1;
     }
 
     fn ensure_index(&mut self) {
         if !self.indexed {
-            self.place_and_index(true);
+            self.build_index();
             self.indexed = true;
         }
     }
 
-    /// With `build`, the grid too; without, an empty one (the items are listed as they are
-    /// placed, so both walks are the same code).
-    fn place_and_index(&mut self, build: bool) {
-        let b = self.bounds().expand(200.0);
-        let mut grid = if build {
-            Grid::new([b.min.x, b.min.y, b.max.x, b.max.y], 600.0)
-        } else {
-            Grid::default()
-        };
-        let mut items = Vec::new();
-        let rect_of = |c: Pos2, (w, h): (f32, f32)| {
-            [c.x - w / 2.0, c.y - h / 2.0, c.x + w / 2.0, c.y + h / 2.0]
-        };
-        let points = |pts: &[Pos2]| pts.iter().map(|p| [p.x, p.y]).collect::<Vec<_>>();
+    /// Puts the graph's nodes and edge routes where the current placement has them.
+    fn place(&mut self) {
         match &self.fold {
             None => {
-                for i in (0..self.node_idx.len()).filter(|_| build) {
-                    if let Some(p) = self.flat_pos(i as u32) {
-                        grid.push(rect_of(p, self.size(i)));
-                        items.push(Item::Node(i as u32));
-                    }
-                }
-                for (e, route) in self.flat_routes.iter().enumerate() {
-                    if build && route.len() >= 2 {
-                        grid.push_path(&points(route));
-                        items.push(Item::Edge(e as u32));
-                    }
-                }
                 for (e, &idx) in self.edge_idx.iter().enumerate() {
                     if let Some(x) = self.graph.edge_mut(idx) {
                         x.payload_mut().route = self.flat_routes[e].clone();
@@ -313,50 +289,68 @@ impl Scene {
                 }
             }
             Some(f) => {
-                for b in f.layout.boxes.iter().filter(|_| build) {
+                for (i, p) in f.layout.node_pos.iter().enumerate() {
+                    if let (Some([x, y]), Some(n)) = (*p, self.graph.node_mut(self.node_idx[i])) {
+                        n.set_location(Pos2::new(x, y));
+                    }
+                }
+                for d in &f.layout.edges {
+                    if let (2.., Some(e)) = (d.path.len(), one_edge(d))
+                        && let Some(x) = self.graph.edge_mut(self.edge_idx[e as usize])
+                    {
+                        x.payload_mut().route =
+                            d.path.iter().map(|&[x, y]| Pos2::new(x, y)).collect();
+                    }
+                }
+            }
+        }
+    }
+
+    /// The spatial index of the current placement, and its coarse twin of boxes and bundles.
+    fn build_index(&mut self) {
+        let b = self.bounds().expand(200.0);
+        let extent = [b.min.x, b.min.y, b.max.x, b.max.y];
+        let mut grid = Grid::new(extent, 600.0);
+        let mut items = Vec::new();
+        let rect_of = |c: Pos2, (w, h): (f32, f32)| {
+            [c.x - w / 2.0, c.y - h / 2.0, c.x + w / 2.0, c.y + h / 2.0]
+        };
+        match &self.fold {
+            None => {
+                for i in 0..self.node_idx.len() {
+                    if let Some(p) = self.flat_pos(i as u32) {
+                        grid.push(rect_of(p, self.size(i)));
+                        items.push(Item::Node(i as u32));
+                    }
+                }
+                for (e, route) in self.flat_routes.iter().enumerate() {
+                    if route.len() >= 2 {
+                        let points: Vec<[f32; 2]> = route.iter().map(|p| [p.x, p.y]).collect();
+                        grid.push_path(&points);
+                        items.push(Item::Edge(e as u32));
+                    }
+                }
+            }
+            Some(f) => {
+                for b in &f.layout.boxes {
                     grid.push(b.rect);
                     items.push(Item::Box(b.module));
                 }
                 for (i, p) in f.layout.node_pos.iter().enumerate() {
                     if let Some([x, y]) = *p {
-                        let c = Pos2::new(x, y);
-                        if build {
-                            grid.push(rect_of(c, self.size(i)));
-                            items.push(Item::Node(i as u32));
-                        }
-                        if let Some(n) = self.graph.node_mut(self.node_idx[i]) {
-                            n.set_location(c);
-                        }
+                        grid.push(rect_of(Pos2::new(x, y), self.size(i)));
+                        items.push(Item::Node(i as u32));
                     }
                 }
                 for (k, d) in f.layout.edges.iter().enumerate() {
-                    let pts: Vec<Pos2> = d.path.iter().map(|&[x, y]| Pos2::new(x, y)).collect();
-                    if pts.len() < 2 {
-                        continue;
-                    }
-                    if build {
+                    if d.path.len() >= 2 {
                         grid.push_path(&d.path);
-                    }
-                    let item = match (d.from, d.to, d.edges.as_slice()) {
-                        (Rep::Node(_), Rep::Node(_), &[e]) => {
-                            if let Some(x) = self.graph.edge_mut(self.edge_idx[e as usize]) {
-                                x.payload_mut().route = pts.into();
-                            }
-                            Item::Edge(e)
-                        }
-                        _ => Item::Bundle(k as u32),
-                    };
-                    if build {
-                        items.push(item);
+                        items.push(one_edge(d).map_or(Item::Bundle(k as u32), Item::Edge));
                     }
                 }
             }
         }
-        let mut coarse = if build {
-            Grid::new([b.min.x, b.min.y, b.max.x, b.max.y], 600.0)
-        } else {
-            Grid::default()
-        };
+        let mut coarse = Grid::new(extent, 600.0);
         let mut coarse_items = Vec::new();
         for (id, &item) in items.iter().enumerate() {
             if let (Item::Box(_) | Item::Bundle(_), Some(bounds)) = (item, grid.bounds(id as u32)) {
@@ -673,6 +667,15 @@ pub fn dot_fill(d: &NodeData) -> (Color32, u8) {
             F::Input | F::Output | F::ViewLayout | F::Other => 0,
         };
         (d.look.fill, rank)
+    }
+}
+
+/// The one union edge a drawn edge between two nodes stands for (`None`: a bundle, or an edge
+/// to or from a box).
+fn one_edge(d: &crate::analysis::fold::layout::DrawEdge) -> Option<u32> {
+    match (d.from, d.to, d.edges.as_slice()) {
+        (Rep::Node(_), Rep::Node(_), &[e]) => Some(e),
+        _ => None,
     }
 }
 
