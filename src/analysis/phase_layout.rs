@@ -213,15 +213,44 @@ impl PhaseLayout {
     /// Union ids of the nodes of `file` (a pass of this phase), in its graphs' node order;
     /// `None` for a node the union does not know.
     pub fn ids_of(&self, file: &FxFile) -> Vec<Vec<Option<u32>>> {
+        // One key buffer: the pass on screen is looked up on the UI thread, 100k names a pass.
+        let mut key = String::new();
         file.graphs
             .iter()
             .enumerate()
             .map(|(gi, g)| {
+                let prefix = qualifier(file, gi);
                 g.nodes
                     .iter()
-                    .map(|n| self.union.id(&format!("{}{}", qualifier(file, gi), n.name)))
+                    .map(|n| {
+                        if prefix.is_empty() {
+                            return self.union.id(&n.name);
+                        }
+                        key.clear();
+                        key.push_str(&prefix);
+                        key.push_str(&n.name);
+                        self.union.id(&key)
+                    })
                     .collect()
             })
             .collect()
+    }
+
+    /// The edges of `file` (producer, consumer) as union ids, given its [`Self::ids_of`]: the
+    /// edges of [`pass_entries`], in its order, without a string per node.
+    pub fn edges_of(&self, file: &FxFile, ids: &[Vec<Option<u32>>]) -> Vec<(u32, u32)> {
+        let id = |g: usize, i: usize| ids.get(g).and_then(|v| v.get(i)).copied().flatten();
+        let mut out = Vec::new();
+        for (gi, g) in file.graphs.iter().enumerate() {
+            let caller = g.parent.zip(g.used_by).and_then(|(p, u)| id(p, u));
+            for (ni, n) in g.nodes.iter().enumerate() {
+                let Some(b) = id(gi, ni) else { continue };
+                out.extend(n.inputs.iter().filter_map(|&i| id(gi, i)).map(|a| (a, b)));
+                if n.op == crate::model::fx::OpKind::Placeholder {
+                    out.extend(caller.map(|a| (a, b)));
+                }
+            }
+        }
+        out
     }
 }

@@ -7,6 +7,7 @@ use crate::analysis::diff::{self, DiffCounts};
 use crate::analysis::graph_facts::GraphFacts;
 use crate::analysis::op_family::OpFamily;
 use crate::model::fx::OpKind;
+use crate::pipeline::same_text;
 use crate::sources::load;
 use crate::sources::remote::fs as remote;
 use rayon::prelude::*;
@@ -67,7 +68,16 @@ pub fn of_file(path: &Path) -> GraphFacts {
 pub fn of_files(paths: &[PathBuf], each: impl Fn(PathBuf, GraphFacts) + Sync) {
     let (far, near): (Vec<&PathBuf>, Vec<&PathBuf>) =
         paths.iter().partition(|p| remote::locate(p).is_some());
-    near.par_iter().for_each(|p| each((*p).clone(), of_file(p)));
+    // The passes that changed nothing wrote the same text again: one parse for all of them.
+    same_text::groups(&near)
+        .par_iter()
+        .with_max_len(1)
+        .for_each(|group| {
+            let facts = of_file(near[group[0]]);
+            for &i in group {
+                each(near[i].clone(), facts.clone());
+            }
+        });
     far.par_chunks(REMOTE_BATCH).for_each(|chunk| {
         for (p, f) in chunk.iter().zip(remote_batch(chunk)) {
             each((*p).clone(), f);

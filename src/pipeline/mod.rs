@@ -12,5 +12,6 @@ pub mod compiles;
 pub mod facts;
 pub mod modules;
 pub mod phase;
+pub mod same_text;
 pub mod sample;
 pub mod tensors;

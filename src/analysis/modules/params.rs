@@ -3,7 +3,7 @@
 
 use super::paths::{ModId, Paths};
 use crate::model::fx::{FxGraph, OpKind};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// One Dynamo placeholder that is a parameter or a buffer of the model.
 #[derive(Debug, Clone, PartialEq)]
@@ -66,11 +66,12 @@ impl ParamMap {
             shapes.push(n.tensor().map(|t| t.shape.clone()));
         }
         let known: Vec<Vec<String>> = raw.iter().flatten().map(|(s, _)| s.clone()).collect();
+        let children = Children::of(&known);
         let by_position = raw
             .into_iter()
             .map(|o| {
                 o.map(|(segs, attr)| OwnedTensor {
-                    module: paths.intern_segments(&split_flattened(segs, &known)),
+                    module: paths.intern_segments(&split_flattened(segs, &children)),
                     attr,
                 })
             })
@@ -126,26 +127,40 @@ pub fn aot_position(name: &str) -> Option<usize> {
     k.parse().ok()
 }
 
+/// The child segments of every module path that owns a parameter, by parent path: a model
+/// has a parameter per module, so looking each one's children up by scanning every path was
+/// quadratic in the layers.
+struct Children<'a>(HashMap<&'a [String], HashSet<&'a str>>);
+
+impl<'a> Children<'a> {
+    fn of(known: &'a [Vec<String>]) -> Self {
+        let mut map: HashMap<&[String], HashSet<&str>> = HashMap::new();
+        for k in known {
+            for p in 0..k.len() {
+                map.entry(&k[..p]).or_default().insert(k[p].as_str());
+            }
+        }
+        Children(map)
+    }
+}
+
 /// Dynamo flattens an attribute reached without `_modules` (a module kept in a plain attribute,
 /// or a buffer of a submodule read through its parent) into one segment: `self_attn_rotary_emb`.
-/// When a known module path plus `_` starts that segment, split it there.
-fn split_flattened(mut segs: Vec<String>, known: &[Vec<String>]) -> Vec<String> {
+/// When a known module path plus `_` starts that segment, split it there (the longest such).
+fn split_flattened(mut segs: Vec<String>, known: &Children<'_>) -> Vec<String> {
     let Some(last) = segs.pop() else {
         return segs;
     };
-    let parent = &segs;
-    let mut best: Option<usize> = None;
-    for k in known {
-        if k.len() > parent.len()
-            && k[..parent.len()] == parent[..]
-            && let Some(rest) = last.strip_prefix(k[parent.len()].as_str())
-            && rest.len() > 1
-            && rest.starts_with('_')
-        {
-            let l = k[parent.len()].len();
-            best = Some(best.map_or(l, |b: usize| b.max(l)));
-        }
-    }
+    let best = known.0.get(segs.as_slice()).and_then(|children| {
+        children
+            .iter()
+            .filter(|child| {
+                last.strip_prefix(**child)
+                    .is_some_and(|rest| rest.len() > 1 && rest.starts_with('_'))
+            })
+            .map(|child| child.len())
+            .max()
+    });
     match best {
         Some(l) => {
             segs.push(last[..l].to_string());
@@ -202,7 +217,7 @@ mod tests {
             "self_attn_rotary_emb".into(),
         ];
         assert_eq!(
-            split_flattened(segs, &known),
+            split_flattened(segs, &Children::of(&known)),
             ["layers", "0", "self_attn", "rotary_emb"]
         );
     }

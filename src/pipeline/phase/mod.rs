@@ -5,7 +5,6 @@
 //! and the work is done beside the files.
 
 mod remote;
-mod same_text;
 
 use crate::analysis::diff::{self, GraphDiff};
 use crate::analysis::fold::FoldTree;
@@ -129,7 +128,7 @@ fn steps(
     each: &(dyn Fn(Step) + Sync),
 ) {
     let n = spec.passes.len();
-    let shared = same_text::SharedParses::default();
+    let shared = crate::pipeline::same_text::SharedParses::default();
     let parse = |i: usize| shared.graph(&spec.passes[i]).map_err(|e| e.to_string());
     let read = |i: usize| {
         let result = parse(i);

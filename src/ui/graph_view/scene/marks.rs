@@ -28,17 +28,11 @@ impl Scene {
         }
         let mut on: HashSet<u32> = HashSet::new();
         self.pass_edges.clear();
-        for (name, inputs) in pass_entries(file) {
-            let Some(b) = self.layout.union.id(&name) else {
-                continue;
-            };
-            for input in inputs {
-                if let Some(a) = self.layout.union.id(&input)
-                    && let Some(&e) = self.edge_of.get(&(a, b))
-                    && on.insert(e)
-                {
-                    self.pass_edges.push((a, b));
-                }
+        for (a, b) in self.layout.edges_of(file, &ids) {
+            if let Some(&e) = self.edge_of.get(&(a, b))
+                && on.insert(e)
+            {
+                self.pass_edges.push((a, b));
             }
         }
         for (e, &idx) in self.edge_idx.iter().enumerate() {
@@ -148,19 +142,7 @@ impl Scene {
 
     /// Edges of `file` as union ids.
     pub(super) fn edges_of(&self, file: &FxFile) -> Vec<(u32, u32)> {
-        let mut out = Vec::new();
-        for (name, inputs) in pass_entries(file) {
-            let Some(b) = self.layout.union.id(&name) else {
-                continue;
-            };
-            out.extend(
-                inputs
-                    .iter()
-                    .filter_map(|i| self.layout.union.id(i))
-                    .map(|a| (a, b)),
-            );
-        }
-        out
+        self.layout.edges_of(file, &self.layout.ids_of(file))
     }
 
     pub(super) fn collect_groups(&self, collapsed: &[String]) -> Vec<Group> {

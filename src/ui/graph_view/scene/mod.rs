@@ -7,7 +7,7 @@ use super::shapes::{DiffMark, EdgeData, FxEdgeUi, FxGraphUi, FxNodeUi, Mark, Nod
 use crate::analysis::diff::{GraphDiff, NodeStatus};
 use crate::analysis::fold::{FoldTree, ModIx, Rep};
 use crate::analysis::op_family;
-use crate::analysis::phase_layout::{PhaseLayout, pass_entries};
+use crate::analysis::phase_layout::PhaseLayout;
 use crate::analysis::spatial::{Bins, Grid, Scratch};
 use crate::model::fx::FxFile;
 use crate::model::fx_fmt::{meta_text, short_target};
