@@ -458,7 +458,7 @@ pub fn link_fx(k: &mut FusedKernel, graph: &FxFile) {
         .iter()
         .filter(|n| n.op == OpKind::CallFunction)
         .filter(|n| op_packet(&n.target).is_some_and(|p| k.ops.iter().any(|o| o == p)))
-        .map(|n| n.name.clone())
+        .map(|n| n.name.to_string())
         .collect();
     if k.fx_nodes.is_empty() && !k.ops.is_empty() {
         k.problems

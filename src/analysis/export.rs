@@ -137,7 +137,7 @@ fn graph_head(file: &FxFile, g: &FxGraph) -> (Option<String>, Option<String>) {
         .and_then(|p| file.graphs.get(p))
         .zip(g.used_by)
         .and_then(|(p, i)| p.nodes.get(i))
-        .map(|n| n.name.clone());
+        .map(|n| n.name.to_string());
     (parent, used_by)
 }
 

@@ -137,7 +137,7 @@ pub fn first_bad<'a>(
         Some(g) => g
             .nodes
             .iter()
-            .filter_map(|n| step.nodes.get(&n.name))
+            .filter_map(|n| step.nodes.get(n.name.as_str()))
             .collect(),
         None => step.execution_order(),
     };
@@ -262,15 +262,15 @@ fn source_of(
     };
     let producer = g.by_name.get(name).and_then(|&i| g.nodes.get(i));
     match producer.map(|p| p.op) {
-        Some(OpKind::Placeholder) => Source::GraphInput(name.clone()),
+        Some(OpKind::Placeholder) => Source::GraphInput(name.to_string()),
         _ if step
             .nodes
-            .get(name)
+            .get(name.as_str())
             .is_some_and(|d| d.files.iter().any(|f| f.name.io == Io::Output)) =>
         {
-            Source::Node(name.clone())
+            Source::Node(name.to_string())
         }
-        Some(_) => Source::NoDump(name.clone()),
+        Some(_) => Source::NoDump(name.to_string()),
         None => Source::Unknown,
     }
 }
@@ -324,7 +324,11 @@ pub fn match_quality(graph: &FxGraph, step: &StepDump) -> MatchQuality {
             .count(),
     };
     for (name, d) in &step.nodes {
-        if let Some(n) = graph.by_name.get(name).and_then(|&i| graph.nodes.get(i)) {
+        if let Some(n) = graph
+            .by_name
+            .get(name.as_str())
+            .and_then(|&i| graph.nodes.get(i))
+        {
             q.found += 1;
             if same_target(&n.target, &d.target) {
                 q.same_target += 1;

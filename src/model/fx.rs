@@ -9,6 +9,11 @@ use petgraph::graph::{DiGraph, NodeIndex};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
+/// A short string kept inside its owner (up to 24 bytes; longer ones on the heap): node names,
+/// dims, dtypes and devices. A 100k-node graph has millions of them, and one allocation each
+/// was most of a parse's time and a third of its memory.
+pub type Short = compact_str::CompactString;
+
 /// Everything parsed from one graph text file.
 ///
 /// Its serde form (an agent parses a server's graphs and sends them whole) leaves out what
@@ -49,14 +54,14 @@ pub struct FxGraph {
     pub dag: DiGraph<(), ()>,
     /// Node name → index in `nodes`.
     #[serde(skip)]
-    pub by_name: HashMap<String, usize>,
+    pub by_name: HashMap<Short, usize>,
     /// 1-based line of the `class` header.
     pub line: usize,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FxNode {
-    pub name: String,
+    pub name: Short,
     pub op: OpKind,
     /// `torch.ops.aten.mul.Tensor`, `operator.getitem`, `torch._C._nn.linear`, the method name
     /// for call_method, the attribute path for get_attr, the original placeholder name
@@ -110,7 +115,7 @@ impl OpKind {
 /// An argument as written. Node references are kept by name; `FxNode::inputs` has them resolved.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Arg {
-    Node(String),
+    Node(Short),
     Int(i64),
     Float(f64),
     Bool(bool),
@@ -135,11 +140,11 @@ pub enum ValueMeta {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct TensorType {
     /// `f32`, `bf16`, `i64`, …
-    pub dtype: String,
+    pub dtype: Short,
     /// Dims as written; symbolic ones kept as expressions (`s77`, `((s27 + 3)//2)`).
-    pub shape: Vec<String>,
-    pub stride: Option<Vec<String>>,
-    pub device: Option<String>,
+    pub shape: Vec<Short>,
+    pub stride: Option<Vec<Short>>,
+    pub device: Option<Short>,
     /// Tensor subclass wrapper, e.g. `DTensor` for `DTensor(f32[4], ...)`.
     pub wrapper: Option<String>,
 }
@@ -166,7 +171,7 @@ impl FxNode {
     /// A node as a dump writes it, with no annotation nor source yet; `inputs`, `users` and
     /// `subgraphs` are filled when its graph is linked.
     pub fn new(
-        name: String,
+        name: impl Into<Short>,
         op: OpKind,
         target: String,
         args: Vec<Arg>,
@@ -174,7 +179,7 @@ impl FxNode {
         line: usize,
     ) -> Self {
         FxNode {
-            name,
+            name: name.into(),
             op,
             target,
             args,

@@ -1,7 +1,7 @@
 //! The FX text parser (`sources::fx_text`) against the real fixtures in `tests/fixtures`,
 //! the docs/formats.md examples, truncation at every line, and hostile input.
 
-use fxray::model::fx::{Arg, FxFile, FxGraph, FxNode, OpKind, SourceLoc, ValueMeta};
+use fxray::model::fx::{Arg, FxFile, FxGraph, FxNode, OpKind, Short, SourceLoc, ValueMeta};
 use fxray::sources::fx_text::parse_fx;
 use petgraph::graph::NodeIndex;
 use std::collections::BTreeMap;
@@ -103,7 +103,7 @@ fn shape(node: &FxNode) -> Vec<&str> {
     let t = node
         .tensor()
         .unwrap_or_else(|| panic!("`{}` has no tensor meta", node.name));
-    t.shape.iter().map(String::as_str).collect()
+    t.shape.iter().map(|d| d.as_str()).collect()
 }
 
 fn by_op(g: &FxGraph) -> BTreeMap<&'static str, usize> {
@@ -775,7 +775,7 @@ fn strides_and_devices() {
     let g = &f.graphs[0];
     let t = node(g, "t").tensor().expect("tensor").clone();
     assert_eq!(t.shape, ["4", "4"]);
-    assert_eq!(t.stride, Some(vec!["1".to_string(), "4".to_string()]));
+    assert_eq!(t.stride.as_deref(), Some(&["1".into(), "4".into()][..]));
     assert_eq!(t.device.as_deref(), Some("cpu"));
     assert_eq!(
         node(g, "addmm")
@@ -795,8 +795,8 @@ fn strides_and_devices() {
     assert!(s.shape.is_empty() && s.stride == Some(vec![]));
     let p = node(g, "primals_2").tensor().expect("tensor");
     assert_eq!(
-        (p.shape.clone(), p.stride.clone()),
-        (vec!["4".to_string()], Some(vec!["1".to_string()]))
+        (p.shape.as_slice(), p.stride.as_deref()),
+        (&["4".into()][..], Some(&["1".into()][..]))
     );
     let out = g.nodes.last().expect("output");
     assert_eq!(
@@ -823,7 +823,7 @@ fn annotations_understood() {
         (
             "f16",
             vec![
-                "((s27 + 3)//2)".to_string(),
+                Short::from("((s27 + 3)//2)"),
                 "Max(1, s0)".into(),
                 "2*s77".into()
             ]
@@ -836,7 +836,7 @@ fn annotations_understood() {
         (t.wrapper.as_deref(), t.shape.clone(), t.device.as_deref()),
         (
             Some("DTensor"),
-            vec!["8".to_string(), "4".into()],
+            vec![Short::from("8"), "4".into()],
             Some("cuda:0")
         )
     );
@@ -1210,11 +1210,11 @@ fn keys(f: &FxFile) -> Vec<(usize, String, String)> {
         .flat_map(|g| {
             g.nodes.iter().map(move |x| {
                 let id = if x.op == OpKind::Placeholder {
-                    &x.target
+                    x.target.as_str()
                 } else {
-                    &x.name
+                    x.name.as_str()
                 };
-                (x.line, g.name.clone(), id.clone())
+                (x.line, g.name.clone(), id.to_string())
             })
         })
         .collect();
@@ -1504,7 +1504,7 @@ fn garbage_lines_between_good_ones_are_reported_with_line_numbers() {
     let names = |f: &FxFile| -> Vec<Vec<String>> {
         f.graphs
             .iter()
-            .map(|g| g.nodes.iter().map(|x| x.name.clone()).collect())
+            .map(|g| g.nodes.iter().map(|x| x.name.to_string()).collect())
             .collect()
     };
     assert_eq!(names(&dirty), names(&clean));

@@ -260,7 +260,11 @@ fn the_passes_differ_so_carrying_modules_over_is_tested() {
             let first = parse(&files[0]);
             let last = parse(files.last().unwrap());
             let names = |f: &FxFile| -> Vec<String> {
-                f.graphs[0].nodes.iter().map(|n| n.name.clone()).collect()
+                f.graphs[0]
+                    .nodes
+                    .iter()
+                    .map(|n| n.name.to_string())
+                    .collect()
             };
             assert_ne!(names(&first), names(&last), "{arch} {phase}");
         }

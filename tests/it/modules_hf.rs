@@ -155,7 +155,7 @@ fn node_share(
             let g = &files[k].graphs[0];
             let truth = truth_of(&paths[k]);
             for (i, n) in g.nodes.iter().enumerate() {
-                let Some(want) = truth.get(&n.name) else {
+                let Some(want) = truth.get(n.name.as_str()) else {
                     continue;
                 };
                 if pick(g, i, &truth) {
@@ -194,12 +194,12 @@ fn a_linear_keeps_the_views_around_its_matmul() {
             let linear = |m: &str| {
                 g.nodes
                     .iter()
-                    .any(|p| matmul(p) && truth.get(&p.name).is_some_and(|t| t == m))
+                    .any(|p| matmul(p) && truth.get(p.name.as_str()).is_some_and(|t| t == m))
             };
             // The product may be one the forward saved, read back by the backward.
             let product = |j: usize| matmul(&g.nodes[j]) || g.nodes[j].op == OpKind::Placeholder;
             view(n)
-                && truth.get(&n.name).is_some_and(|m| linear(m))
+                && truth.get(n.name.as_str()).is_some_and(|m| linear(m))
                 && (n.users.iter().any(|&u| matmul(&g.nodes[u]))
                     || n.inputs.iter().any(|&j| product(j)))
         });
@@ -224,7 +224,7 @@ fn residual_sums_stay_in_their_layer() {
     for case in CASES.into_iter().filter(|&c| c != "t5") {
         let (counted, ok) = node_share(&root, case, |g, i, truth| {
             let n = &g.nodes[i];
-            let layer = truth.get(&n.name).is_some_and(|m| {
+            let layer = truth.get(n.name.as_str()).is_some_and(|m| {
                 m.rsplit('.')
                     .next()
                     .is_some_and(|s| !s.is_empty() && s.bytes().all(|c| c.is_ascii_digit()))

@@ -447,7 +447,7 @@ fn showcase_kernel_tasks_link_to_final_pass_nodes() {
     assert!(a["mapped_nodes_all_in_final_graph"].as_bool().unwrap());
     for (node, &task) in &map.by_node {
         assert!(
-            graph.by_name.contains_key(node),
+            graph.by_name.contains_key(node.as_str()),
             "{node} in the final graph"
         );
         assert_eq!(map.by_task[&task], (node.clone(), Confidence::High));
@@ -455,7 +455,7 @@ fn showcase_kernel_tasks_link_to_final_pass_nodes() {
     // Spot checks: the one GatherV2 is the embedding; IndexPutV2 on stream37 are index_put_.
     let target_of = |task: u32| {
         let name = &map.by_task[&task].0;
-        graph.nodes[graph.by_name[name]].target.clone()
+        graph.nodes[graph.by_name[name.as_str()]].target.clone()
     };
     let gather = tl
         .trace

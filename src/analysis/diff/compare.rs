@@ -108,7 +108,7 @@ pub(super) fn dtype_of(n: &FxNode) -> Option<(&str, Option<&str>, Option<&str>)>
 }
 
 /// Sizes, strides, `Sym` expression.
-pub(super) type ShapeKey<'n> = (&'n [String], Option<&'n [String]>, Option<&'n str>);
+pub(super) type ShapeKey<'n> = (&'n [Short], Option<&'n [Short]>, Option<&'n str>);
 
 /// The shape side of an annotation: sizes and strides; a `Sym`'s expression.
 pub(super) fn shape_of(n: &FxNode) -> Option<ShapeKey<'_>> {
@@ -189,7 +189,7 @@ pub(super) fn target_text(n: &FxNode) -> String {
 pub(super) fn refs_text(n: &FxNode) -> String {
     fn walk(a: &Arg, out: &mut Vec<String>) {
         match a {
-            Arg::Node(s) => out.push(s.clone()),
+            Arg::Node(s) => out.push(s.to_string()),
             Arg::List(v) | Arg::Tuple(v) => v.iter().for_each(|x| walk(x, out)),
             _ => {}
         }

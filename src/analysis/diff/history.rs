@@ -57,7 +57,7 @@ pub fn qualified_name(file: &FxFile, graph: usize, node: usize) -> Option<String
     let g = file.graphs.get(graph)?;
     let n = g.nodes.get(node)?;
     Some(if graph == 0 || g.parent.is_none() {
-        n.name.clone()
+        n.name.to_string()
     } else {
         format!("{}/{}", g.name, n.name)
     })

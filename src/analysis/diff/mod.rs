@@ -32,7 +32,7 @@
 //! Rewired edges: producer → consumer edges between matched nodes present in one graph only
 //! (only consumers whose inputs changed can have them).
 
-use crate::model::fx::{Arg, FxFile, FxGraph, FxNode, OpKind, ValueMeta};
+use crate::model::fx::{Arg, FxFile, FxGraph, FxNode, OpKind, Short, ValueMeta};
 use crate::model::fx_fmt::short_target;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::borrow::Borrow;

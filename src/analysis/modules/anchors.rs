@@ -33,7 +33,7 @@ pub fn seed(g: &FxGraph, ev: &Evidence<'_>, paths: &mut Paths) -> Seeds {
                 if let Some(&m) = ev.params.get(&i) {
                     out[i] = Some((m, Confidence::High));
                     wd[i] = Some(m);
-                } else if let Some(s) = ev.by_name.and_then(|b| b.get(&node.name)) {
+                } else if let Some(s) = ev.by_name.and_then(|b| b.get(node.name.as_str())) {
                     out[i] = Some((s.module, Confidence::Medium));
                     context[i] = Some(s.module);
                     if s.weight {

@@ -272,7 +272,7 @@ pub fn infer_phase(input: &PhaseInput<'_>) -> PhaseModules {
                 let matmul =
                     r.modules[i].1 == Confidence::High && matches!(ops::op_name(n), "mm" | "addmm");
                 by_name.insert(
-                    n.name.clone(),
+                    n.name.to_string(),
                     Saved {
                         module: m,
                         weight: r.weight[i],

@@ -2,7 +2,7 @@
 //! AOT placeholder is which Dynamo placeholder.
 
 use super::paths::{ModId, Paths};
-use crate::model::fx::{FxGraph, OpKind};
+use crate::model::fx::{FxGraph, OpKind, Short};
 use std::collections::{HashMap, HashSet};
 
 /// One Dynamo placeholder that is a parameter or a buffer of the model.
@@ -53,7 +53,7 @@ pub struct ParamMap {
     /// One entry per Dynamo placeholder: its owner, or `None` for a user input.
     pub by_position: Vec<Option<OwnedTensor>>,
     /// The shapes the Dynamo placeholders were annotated with (to check the AOT mapping).
-    pub shapes: Vec<Option<Vec<String>>>,
+    pub shapes: Vec<Option<Vec<Short>>>,
 }
 
 impl ParamMap {

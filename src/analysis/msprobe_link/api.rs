@@ -223,9 +223,9 @@ pub(super) fn link(
         return;
     }
     let set = |l: &mut Link, i: usize, c: Confidence, reason: String| {
-        l.node = Some(nodes[i].name.clone());
+        l.node = Some(nodes[i].name.to_string());
         let o = out0.map_or(i, |t| reshaped(ctx, i, t));
-        l.outputs = vec![("output.0".to_string(), nodes[o].name.clone())];
+        l.outputs = vec![("output.0".to_string(), nodes[o].name.to_string())];
         l.same_op = true;
         l.confidence = c;
         l.reason = reason;

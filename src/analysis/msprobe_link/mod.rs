@@ -208,7 +208,7 @@ pub fn link(graph: &FxGraph, modules: &[&str], step: &MsprobeStep, backward: boo
             .first()
             .map(|(_, n)| n)
             .or(l.node.as_ref())
-            .and_then(|n| graph.by_name.get(n));
+            .and_then(|n| graph.by_name.get(n.as_str()));
         if let (Some(&k), Some(out0)) = (
             holder,
             e.tensors.iter().find(|t| t.slot.starts_with("output")),

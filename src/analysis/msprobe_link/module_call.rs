@@ -161,7 +161,7 @@ pub(super) fn link(ctx: &Ctx, calls: &Calls, c: &Call, l: &mut Link) {
         l.reason = format!("module {shown}: nothing leaves it for {call}");
         return;
     };
-    l.node = Some(nodes[i].name.clone());
+    l.node = Some(nodes[i].name.to_string());
     l.confidence = Confidence::Low;
     l.reason = match outs.first() {
         Some(t) => format!(
@@ -202,7 +202,7 @@ fn pick(
         };
         let at = part.len().saturating_sub(like.len()) + rank;
         match part.get(at).or(part.last()) {
-            Some(&i) => v.push((t.slot.clone(), ctx.node(i).name.clone(), shared)),
+            Some(&i) => v.push((t.slot.clone(), ctx.node(i).name.to_string(), shared)),
             None if j == 0 => return Vec::new(),
             None => {}
         }
@@ -291,8 +291,8 @@ fn by_class(ctx: &Ctx, calls: &Calls, c: &Call, outs: &[&MsprobeTensor], l: &mut
         return;
     };
     let name = ctx.node(i).name.clone();
-    l.outputs = vec![(t.slot.clone(), name.clone())];
-    l.node = Some(name);
+    l.outputs = vec![(t.slot.clone(), name.to_string())];
+    l.node = Some(name.to_string());
     l.same_op = true;
     l.confidence = Confidence::Medium;
     l.reason = format!(

@@ -83,7 +83,7 @@ pub fn best_for(graphs: &[PathBuf], sel: &NpySel) -> (Option<PathBuf>, Option<St
         Some(
             g.nodes
                 .iter()
-                .filter(|n| names.contains_key(&n.name))
+                .filter(|n| names.contains_key(n.name.as_str()))
                 .count(),
         )
     };

@@ -121,7 +121,7 @@ impl GraphBuilder {
         ann: Option<&str>,
         no: usize,
     ) {
-        if self.graph.by_name.contains_key(&name) {
+        if self.graph.by_name.contains_key(name.as_str()) {
             return;
         }
         self.push_node(

@@ -18,7 +18,7 @@ pub(super) enum Rhs<'a> {
 /// Argument parsing: resolves names against the graph so far and records node references
 /// in order of appearance.
 pub(super) struct ArgCx<'g> {
-    pub(super) names: &'g HashMap<String, usize>,
+    pub(super) names: &'g HashMap<Short, usize>,
     pub(super) refs: &'g mut Vec<usize>,
 }
 
@@ -156,7 +156,7 @@ impl ArgCx<'_> {
         match self.names.get(name) {
             Some(&i) => {
                 self.refs.push(i);
-                Arg::Node(name.to_string())
+                Arg::Node(name.into())
             }
             None => Arg::Expr(name.to_string()),
         }

@@ -22,7 +22,7 @@
 //!   line as its `line`.
 
 use crate::model::fx::{
-    Arg, FxFile, FxGraph, FxNode, OpKind, SourceLoc, TensorType, UnparsedLine, ValueMeta,
+    Arg, FxFile, FxGraph, FxNode, OpKind, Short, SourceLoc, TensorType, UnparsedLine, ValueMeta,
 };
 use std::borrow::Cow;
 use std::collections::HashMap;

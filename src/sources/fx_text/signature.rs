@@ -154,11 +154,11 @@ pub(super) fn tensor_core(s: &str) -> Option<TensorType> {
     }
     let device = match rest {
         "" => None,
-        d if is_device(d) => Some(d.to_string()),
+        d if is_device(d) => Some(d.into()),
         _ => return None,
     };
     Some(TensorType {
-        dtype: dtype.to_string(),
+        dtype: dtype.into(),
         shape,
         stride,
         device,
@@ -178,17 +178,17 @@ pub(super) fn is_device(d: &str) -> bool {
 }
 
 /// Dims split on top-level commas only: `Max(1, s0)` and `((s27 + 3)//2)` stay whole.
-pub(super) fn split_dims(inner: &str) -> Vec<String> {
+pub(super) fn split_dims(inner: &str) -> Vec<Short> {
     if inner.trim().is_empty() {
         return Vec::new();
     }
     let mut dims = Vec::new();
     let mut rest = inner;
     while let Some(i) = top_level_comma(rest) {
-        dims.push(rest[..i].trim().to_string());
+        dims.push(rest[..i].trim().into());
         rest = &rest[i + 1..];
     }
-    dims.push(rest.trim().to_string());
+    dims.push(rest.trim().into());
     dims
 }
 

@@ -208,8 +208,8 @@ impl Parser {
             return Err("assignment of a bare name (not a placeholder alias)".into());
         }
         b.graph.by_name.remove(other);
-        b.graph.nodes[i].name = name.to_string();
-        b.graph.by_name.insert(name.to_string(), i);
+        b.graph.nodes[i].name = name.into();
+        b.graph.by_name.insert(name.into(), i);
         Ok(())
     }
 
@@ -406,7 +406,7 @@ impl Parser {
         b.returned = true;
         b.push_node(
             FxNode::new(
-                "output".into(),
+                "output",
                 OpKind::Output,
                 "output".into(),
                 vec![value],

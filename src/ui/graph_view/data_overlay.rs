@@ -200,9 +200,9 @@ fn golden_tints(app: &App, st: &mut DataOverlay) -> Option<Arc<Tints>> {
     let mut levels: HashMap<String, Option<f64>> = HashMap::new();
     for n in &g.nodes {
         if c.unpaired_of(&n.name).next().is_some() {
-            levels.insert(n.name.clone(), None);
+            levels.insert(n.name.to_string(), None);
         } else if let Some(e) = c.node_error(&n.name) {
-            levels.insert(n.name.clone(), Some(e));
+            levels.insert(n.name.to_string(), Some(e));
         }
     }
     let values: Vec<f64> = levels

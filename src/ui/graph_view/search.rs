@@ -67,7 +67,7 @@ impl Search {
             for n in &g.nodes {
                 if matcher(&n.name) || (self.targets && matcher(&n.target)) {
                     let q = if gi == 0 {
-                        n.name.clone()
+                        n.name.to_string()
                     } else {
                         format!("{}/{}", g.name, n.name)
                     };

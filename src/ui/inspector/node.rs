@@ -74,7 +74,9 @@ pub(super) fn node_header(ui: &mut egui::Ui, graph: &FxGraph, node: &FxNode) -> 
     let mut action = None;
     ui.horizontal(|ui| {
         family_chip(ui, fam);
-        ui.add(egui::Label::new(RichText::new(&node.name).heading().strong()).selectable(true));
+        ui.add(
+            egui::Label::new(RichText::new(node.name.as_str()).heading().strong()).selectable(true),
+        );
         ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
             if ui
                 .small_button("✖")
@@ -164,7 +166,7 @@ pub(super) fn mono_row(ui: &mut egui::Ui, key: &str, value: &str, raw: &str) {
 }
 
 pub(super) fn node_tooltip(ui: &mut egui::Ui, node: &FxNode) {
-    ui.label(RichText::new(&node.name).strong());
+    ui.label(RichText::new(node.name.as_str()).strong());
     ui.label(RichText::new(&node.target).monospace());
     if let Some(m) = &node.meta {
         ui.label(RichText::new(m.to_string()).monospace());

@@ -82,7 +82,7 @@ pub(super) fn bad_nodes(
         let names: Vec<&str> = graph
             .nodes
             .iter()
-            .filter_map(|n| s.nodes.get(&n.name))
+            .filter_map(|n| s.nodes.get(n.name.as_str()))
             .filter(|nd| {
                 nd.outputs().any(|f| {
                     tensors

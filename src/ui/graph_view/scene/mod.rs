@@ -600,7 +600,7 @@ impl Scene {
         let family = op_family::family(node);
         let [r, g, b] = family.rgb();
         Arc::new(NodeLook {
-            name: node.name.clone(),
+            name: node.name.to_string(),
             target: short_target(node),
             subtitle: meta_text(node).unwrap_or_default(),
             fill: Color32::from_rgb(r, g, b),
