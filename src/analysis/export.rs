@@ -225,13 +225,8 @@ pub fn to_dot(file: &FxFile) -> String {
                 "{indent}g{gi}n{ni} [label=\"{label}\", fillcolor=\"#{r:02x}{gr:02x}{b:02x}\", fontcolor=\"white\"];"
             );
         }
-        for e in g.dag.raw_edges() {
-            let _ = writeln!(
-                out,
-                "{indent}g{gi}n{} -> g{gi}n{};",
-                e.source().index(),
-                e.target().index()
-            );
+        for (from, to) in g.edges() {
+            let _ = writeln!(out, "{indent}g{gi}n{from} -> g{gi}n{to};");
         }
         if gi > 0 {
             out.push_str("  }\n");

@@ -183,7 +183,7 @@ fn sub_graphs_are_labelled_boxes_and_their_edges_drawn() {
     assert_eq!(nodes.len(), all);
     assert!(nodes.iter().any(|n| n == "true_graph_0/sin"));
     // Within each graph, plus cond → each branch's placeholder.
-    let inner: usize = file.graphs.iter().map(|g| g.dag.edge_count()).sum();
+    let inner: usize = file.graphs.iter().map(|g| g.edges().count()).sum();
     assert_eq!(edges, inner + 2);
 }
 
