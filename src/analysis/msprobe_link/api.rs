@@ -226,6 +226,7 @@ pub(super) fn link(
         l.node = Some(nodes[i].name.to_string());
         let o = out0.map_or(i, |t| reshaped(ctx, i, t));
         l.outputs = vec![("output.0".to_string(), nodes[o].name.to_string())];
+        l.holder = Some(o);
         l.same_op = true;
         l.confidence = c;
         l.reason = reason;

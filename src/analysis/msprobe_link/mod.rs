@@ -43,6 +43,11 @@ pub struct Link {
     pub node: Option<String>,
     /// Each output slot's node, when found (`output.1` → `_to_copy_3`).
     pub outputs: Vec<(String, String)>,
+    /// Index in the graph's nodes of the node whose type is the entry's first output's
+    /// (`outputs`' first, else `node`): kept as the linker found it, as a lookup by name
+    /// per entry was a third of linking a 50k-node graph.
+    #[serde(skip)]
+    pub holder: Option<usize>,
     /// `None` when not linked.
     pub confidence: Confidence,
     /// The node does what the entry says: the same aten op for an API call, the output's
@@ -150,6 +155,7 @@ pub fn link(graph: &FxGraph, modules: &[&str], step: &MsprobeStep, backward: boo
             key: e.key.clone(),
             node: None,
             outputs: Vec::new(),
+            holder: None,
             confidence: Confidence::None,
             same_op: false,
             same_type: false,
@@ -203,14 +209,8 @@ pub fn link(graph: &FxGraph, modules: &[&str], step: &MsprobeStep, backward: boo
             }
         }
         // The type is that of the node holding the first output (an op's reshape, say).
-        let holder = l
-            .outputs
-            .first()
-            .map(|(_, n)| n)
-            .or(l.node.as_ref())
-            .and_then(|n| graph.by_name.get(n.as_str()));
-        if let (Some(&k), Some(out0)) = (
-            holder,
+        if let (Some(k), Some(out0)) = (
+            l.holder,
             e.tensors.iter().find(|t| t.slot.starts_with("output")),
         ) {
             l.same_type = same_type(graph.nodes[k].tensor(), out0);

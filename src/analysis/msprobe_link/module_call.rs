@@ -133,16 +133,16 @@ pub(super) fn link(ctx: &Ctx, calls: &Calls, c: &Call, l: &mut Link) {
     // own code went on using it, as `apply_rotary_pos_emb` placed in the rotary module).
     for (pool, inner) in [(exits.as_slice(), false), (members, true)] {
         let picked = pick(ctx, pool, &outs, calls_n, c.n);
-        let Some((first, shared)) = picked.first().map(|(_, _, s)| (picked[0].1.clone(), *s))
-        else {
+        let Some(&(_, first, shared)) = picked.first() else {
             continue;
         };
         let t = outs[0];
         l.outputs = picked
             .iter()
-            .map(|(s, n, _)| (s.clone(), n.clone()))
+            .map(|(s, i, _)| (s.clone(), nodes[*i].name.to_string()))
             .collect();
-        l.node = Some(first);
+        l.node = Some(nodes[first].name.to_string());
+        l.holder = Some(first);
         l.same_op = true;
         l.confidence = if inner || shared || alias.is_some() {
             Confidence::Medium
@@ -162,6 +162,7 @@ pub(super) fn link(ctx: &Ctx, calls: &Calls, c: &Call, l: &mut Link) {
         return;
     };
     l.node = Some(nodes[i].name.to_string());
+    l.holder = Some(i);
     l.confidence = Confidence::Low;
     l.reason = match outs.first() {
         Some(t) => format!(
@@ -181,7 +182,7 @@ fn pick(
     outs: &[&MsprobeTensor],
     calls: u32,
     n: u32,
-) -> Vec<(String, String, bool)> {
+) -> Vec<(String, usize, bool)> {
     let mut v = Vec::new();
     for (j, t) in outs.iter().enumerate() {
         let cands: Vec<usize> = pool
@@ -202,7 +203,7 @@ fn pick(
         };
         let at = part.len().saturating_sub(like.len()) + rank;
         match part.get(at).or(part.last()) {
-            Some(&i) => v.push((t.slot.clone(), ctx.node(i).name.to_string(), shared)),
+            Some(&i) => v.push((t.slot.clone(), i, shared)),
             None if j == 0 => return Vec::new(),
             None => {}
         }
@@ -290,9 +291,10 @@ fn by_class(ctx: &Ctx, calls: &Calls, c: &Call, outs: &[&MsprobeTensor], l: &mut
         );
         return;
     };
-    let name = ctx.node(i).name.clone();
-    l.outputs = vec![(t.slot.clone(), name.to_string())];
-    l.node = Some(name.to_string());
+    let name = ctx.node(i).name.to_string();
+    l.outputs = vec![(t.slot.clone(), name.clone())];
+    l.node = Some(name);
+    l.holder = Some(i);
     l.same_op = true;
     l.confidence = Confidence::Medium;
     l.reason = format!(
