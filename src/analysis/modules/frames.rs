@@ -57,8 +57,10 @@ impl LineFrames {
 /// inference quadratic in the layers.
 #[derive(Debug, Default)]
 pub struct KnownFrames {
-    /// The merged list and how many of its first entries are this graph's.
-    by_line: HashMap<LocKey, (Vec<ModId>, usize)>,
+    /// The merged list, how many of its first entries are this graph's, and those as a set
+    /// (a frame already known is the common case, and finding it in a list of one frame per
+    /// layer, per statement, was quadratic in the layers).
+    by_line: HashMap<LocKey, (Vec<ModId>, usize, HashSet<ModId>)>,
 }
 
 impl KnownFrames {
@@ -66,32 +68,30 @@ impl KnownFrames {
         if !self.by_line.contains_key(k) {
             let mut list: Vec<ModId> = here.get(k).to_vec();
             let local = list.len();
+            let own: HashSet<ModId> = list.iter().copied().collect();
             if let Some(f) = caller {
-                let mut seen: HashSet<ModId> = list.iter().copied().collect();
+                let mut seen = own.clone();
                 list.extend(f.get(k).iter().copied().filter(|&m| seen.insert(m)));
             }
-            self.by_line.insert(k.clone(), (list, local));
+            self.by_line.insert(k.clone(), (list, local, own));
         }
         &self.by_line[k].0
     }
 
     /// `m` became one of this graph's frames of line `k` (as `LineFrames::add`).
     pub fn add(&mut self, k: &LocKey, m: ModId) {
-        let Some((list, local)) = self.by_line.get_mut(k) else {
+        let Some((list, local, own)) = self.by_line.get_mut(k) else {
             return;
         };
-        match list.iter().position(|&x| x == m) {
-            Some(p) if p < *local => {}
-            Some(p) => {
-                list.remove(p);
-                list.insert(*local, m);
-                *local += 1;
-            }
-            None => {
-                list.insert(*local, m);
-                *local += 1;
-            }
+        if !own.insert(m) {
+            return;
         }
+        match list[*local..].iter().position(|&x| x == m) {
+            // From the caller's part to the end of this graph's.
+            Some(p) => list[*local..=*local + p].rotate_right(1),
+            None => list.insert(*local, m),
+        }
+        *local += 1;
     }
 }
 
