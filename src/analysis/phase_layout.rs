@@ -45,28 +45,36 @@ impl PhaseLayout {
 
 /// A pass's node list as the union sees it: qualified name and qualified input names.
 pub fn pass_entries(file: &FxFile) -> Vec<(String, Vec<String>)> {
+    let prefixes: Vec<String> = (0..file.graphs.len()).map(|g| qualifier(file, g)).collect();
+    let name = |(g, i): (usize, usize)| format!("{}{}", prefixes[g], file.graphs[g].nodes[i].name);
     let mut out = Vec::new();
+    for_each_entry(file, |at, inputs| {
+        out.push((name(at), inputs.map(name).collect()))
+    });
+    out
+}
+
+/// Each node of `file` with its inputs, as (graph, node) positions: the inputs it names, and
+/// for a sub-graph's placeholder the node that runs the sub-graph (`cond`, …).
+fn for_each_entry(
+    file: &FxFile,
+    mut f: impl FnMut((usize, usize), &mut dyn Iterator<Item = (usize, usize)>),
+) {
     for (gi, g) in file.graphs.iter().enumerate() {
-        let prefix = qualifier(file, gi);
-        // A sub-graph's inputs come from the call node that runs it (`cond`, …).
-        let caller = g.parent.zip(g.used_by).and_then(|(p, u)| {
-            let call = file.graphs.get(p)?.nodes.get(u)?;
-            Some(format!("{}{}", qualifier(file, p), call.name))
-        });
-        for n in &g.nodes {
-            let mut inputs: Vec<String> = n
+        let caller = g
+            .parent
+            .zip(g.used_by)
+            .filter(|&(p, u)| file.graphs.get(p).is_some_and(|pg| u < pg.nodes.len()));
+        for (ni, n) in g.nodes.iter().enumerate() {
+            let own = n
                 .inputs
                 .iter()
-                .filter_map(|&i| g.nodes.get(i))
-                .map(|m| format!("{prefix}{}", m.name))
-                .collect();
-            if n.op == crate::model::fx::OpKind::Placeholder {
-                inputs.extend(caller.clone());
-            }
-            out.push((format!("{prefix}{}", n.name), inputs));
+                .filter(|&&i| i < g.nodes.len())
+                .map(|&i| (gi, i));
+            let called = caller.filter(|_| n.op == crate::model::fx::OpKind::Placeholder);
+            f((gi, ni), &mut own.chain(called));
         }
     }
-    out
 }
 
 /// `""` for the top-level graph, `"<class>/"` for a nested one.
@@ -239,18 +247,13 @@ impl PhaseLayout {
     /// The edges of `file` (producer, consumer) as union ids, given its [`Self::ids_of`]: the
     /// edges of [`pass_entries`], in its order, without a string per node.
     pub fn edges_of(&self, file: &FxFile, ids: &[Vec<Option<u32>>]) -> Vec<(u32, u32)> {
-        let id = |g: usize, i: usize| ids.get(g).and_then(|v| v.get(i)).copied().flatten();
+        let id = |(g, i): (usize, usize)| ids.get(g).and_then(|v| v.get(i)).copied().flatten();
         let mut out = Vec::new();
-        for (gi, g) in file.graphs.iter().enumerate() {
-            let caller = g.parent.zip(g.used_by).and_then(|(p, u)| id(p, u));
-            for (ni, n) in g.nodes.iter().enumerate() {
-                let Some(b) = id(gi, ni) else { continue };
-                out.extend(n.inputs.iter().filter_map(|&i| id(gi, i)).map(|a| (a, b)));
-                if n.op == crate::model::fx::OpKind::Placeholder {
-                    out.extend(caller.map(|a| (a, b)));
-                }
+        for_each_entry(file, |at, inputs| {
+            if let Some(b) = id(at) {
+                out.extend(inputs.filter_map(id).map(|a| (a, b)));
             }
-        }
+        });
         out
     }
 }

@@ -201,21 +201,8 @@ impl FxNode {
 }
 
 impl FxGraph {
-    /// Fills what the nodes' `inputs` imply: each node's `users`, each list allocated once at
-    /// its size (counted first in a small array: the nodes of a 100k-node graph are 30 MB,
-    /// and growing each list as it fills touched them all again).
+    /// Fills what the nodes' `inputs` imply: each node's `users`.
     pub fn link(&mut self) {
-        let mut count = vec![0u32; self.nodes.len()];
-        for node in &self.nodes {
-            for &j in &node.inputs {
-                if let Some(c) = count.get_mut(j) {
-                    *c += 1;
-                }
-            }
-        }
-        for (node, &c) in self.nodes.iter_mut().zip(&count) {
-            node.users = Vec::with_capacity(c as usize);
-        }
         for i in 0..self.nodes.len() {
             for k in 0..self.nodes[i].inputs.len() {
                 let j = self.nodes[i].inputs[k];

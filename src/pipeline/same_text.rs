@@ -16,26 +16,18 @@ use std::sync::{Arc, Mutex, OnceLock};
 /// not UTF-8 read as the same text, with different problems).
 type Key = (usize, u64, bool, bool);
 
-/// What `make` made of each distinct text, shared by every file with that text.
-pub struct SameText<T> {
+/// Parses shared by the passes of one phase: one per distinct text.
+#[derive(Default)]
+pub struct SharedParses {
     hasher: RandomState,
-    /// A text being read by one thread is waited for by another reading the same text.
-    slots: Mutex<HashMap<Key, Arc<OnceLock<T>>>>,
-}
-
-impl<T> Default for SameText<T> {
-    fn default() -> Self {
-        SameText {
-            hasher: RandomState::new(),
-            slots: Mutex::default(),
-        }
-    }
+    /// A text being parsed by one thread is waited for by another reading the same text.
+    slots: Mutex<HashMap<Key, Arc<OnceLock<Arc<FxFile>>>>>,
 }
 
 /// The files of `paths` grouped by text (indices into `paths`, each group in order, groups by
 /// first member): work done once per group is done once per distinct text, and a group is
-/// a unit of parallel work, where files sharing one slot of [`SameText`] would wait on each
-/// other. A file that cannot be read is a group of its own. The texts are read in parallel
+/// a unit of parallel work, where files sharing one slot of [`SharedParses`] would wait on
+/// each other. A file that cannot be read is a group of its own. The texts are read in parallel
 /// and dropped once hashed.
 pub fn groups<P: AsRef<Path> + Sync>(paths: &[P]) -> Vec<Vec<usize>> {
     use rayon::prelude::*;
@@ -68,13 +60,9 @@ fn key_of(hasher: &RandomState, text: &read::TextFile) -> Key {
     )
 }
 
-impl<T: Clone> SameText<T> {
-    /// `make` of `path`'s text, or what it made of an earlier file with the same text.
-    pub fn get(
-        &self,
-        path: &Path,
-        make: impl FnOnce(read::TextFile) -> T,
-    ) -> crate::error::Result<T> {
+impl SharedParses {
+    /// The parse of `path`, the one an earlier pass with the same text got when there is one.
+    pub fn graph(&self, path: &Path) -> crate::error::Result<Arc<FxFile>> {
         let text = read::read_text(path)?;
         let key = key_of(&self.hasher, &text);
         let slot = self
@@ -84,17 +72,9 @@ impl<T: Clone> SameText<T> {
             .entry(key)
             .or_default()
             .clone();
-        Ok(slot.get_or_init(|| make(text)).clone())
-    }
-}
-
-/// Parses shared by the passes of one phase.
-pub type SharedParses = SameText<Arc<FxFile>>;
-
-impl SharedParses {
-    /// The parse of `path`, the one an earlier pass with the same text got when there is one.
-    pub fn graph(&self, path: &Path) -> crate::error::Result<Arc<FxFile>> {
-        self.get(path, |text| Arc::new(load::graph_of_text(text)))
+        Ok(slot
+            .get_or_init(|| Arc::new(load::graph_of_text(text)))
+            .clone())
     }
 }
 

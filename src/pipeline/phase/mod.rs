@@ -194,7 +194,7 @@ fn steps(
                 each(Step::Layout(l.clone()));
                 Some(l)
             } else {
-                existing.clone()
+                existing
             };
             if complete && files.len() > 1 {
                 let diffs = diff::consecutive_diffs(&loaded)

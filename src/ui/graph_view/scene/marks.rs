@@ -4,10 +4,15 @@
 use super::*;
 
 impl Scene {
-    pub(super) fn show_pass(&mut self, file: &FxFile, collapsed: &[String]) {
+    /// `ids` are `file`'s union ids ([`PhaseLayout::ids_of`]).
+    pub(super) fn show_pass(
+        &mut self,
+        file: &FxFile,
+        ids: &[Vec<Option<u32>>],
+        collapsed: &[String],
+    ) {
         self.present.iter_mut().for_each(|p| *p = false);
-        let ids = self.layout.ids_of(file);
-        for (g, graph_ids) in file.graphs.iter().zip(&ids) {
+        for (g, graph_ids) in file.graphs.iter().zip(ids) {
             for (node, id) in g.nodes.iter().zip(graph_ids) {
                 let Some(id) = *id else { continue };
                 self.present[id as usize] = true;
@@ -28,7 +33,7 @@ impl Scene {
         }
         let mut on: HashSet<u32> = HashSet::new();
         self.pass_edges.clear();
-        for (a, b) in self.layout.edges_of(file, &ids) {
+        for (a, b) in self.layout.edges_of(file, ids) {
             if let Some(&e) = self.edge_of.get(&(a, b))
                 && on.insert(e)
             {
@@ -47,6 +52,7 @@ impl Scene {
     pub(super) fn overlay(
         &mut self,
         file: &FxFile,
+        ids: &[Vec<Option<u32>>],
         diff: Option<(&FxFile, &GraphDiff)>,
         side: Side,
     ) {
@@ -66,7 +72,6 @@ impl Scene {
             Side::After => d.status_b(g, i),
             Side::Before => d.status_a(g, i),
         };
-        let ids = self.layout.ids_of(file);
         for (gi, g) in file.graphs.iter().enumerate() {
             for (ni, id) in ids[gi].iter().enumerate().take(g.nodes.len()) {
                 let mark = match status(gi, ni) {
@@ -84,7 +89,9 @@ impl Scene {
         }
         let shown: HashSet<(u32, u32)> = self.pass_edges.iter().copied().collect();
         let other = if side == Side::After { a } else { file };
-        let other_edges = self.edges_of(other);
+        // On the After side the other file is A, whose ids the ghosts below need too.
+        let ids_other = self.layout.ids_of(other);
+        let other_edges = self.layout.edges_of(other, &ids_other);
         // Edges of the shown file that the other one lacks are new (After) or gone (Before).
         let own_mark = if side == Side::After {
             DiffMark::Added
@@ -101,7 +108,7 @@ impl Scene {
             return;
         }
         // Ghosts: nodes of A the pass removed, where the union layout placed them.
-        let ids_a = self.layout.ids_of(a);
+        let ids_a = ids_other;
         for (gi, g) in a.graphs.iter().enumerate() {
             for (ni, node) in g.nodes.iter().enumerate() {
                 let (Some(NodeStatus::Removed), Some(Some(id))) =
@@ -138,11 +145,6 @@ impl Scene {
             p.diff = mark;
             p.present |= show;
         }
-    }
-
-    /// Edges of `file` as union ids.
-    pub(super) fn edges_of(&self, file: &FxFile) -> Vec<(u32, u32)> {
-        self.layout.edges_of(file, &self.layout.ids_of(file))
     }
 
     pub(super) fn collect_groups(&self, collapsed: &[String]) -> Vec<Group> {

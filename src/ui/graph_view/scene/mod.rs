@@ -539,8 +539,9 @@ impl Scene {
                 || a.side != want.side
         });
         if redraw_pass {
-            self.show_pass(file, view.collapsed);
-            self.overlay(file, view.diff, view.side);
+            let ids = self.layout.ids_of(file);
+            self.show_pass(file, &ids, view.collapsed);
+            self.overlay(file, &ids, view.diff, view.side);
         }
         if redraw_pass || self.applied.as_ref().is_none_or(|a| a.tints != want.tints) {
             self.tint(view.tints);
