@@ -19,15 +19,16 @@
 //! ```text
 //! error:    -
 //! paths:    -
+//! platform: -
 //! model:    error
-//! sources:  model, error, paths
+//! sources:  model, error, paths, platform
 //! analysis: model, error
 //! pipeline: sources, model, analysis, error, paths
-//! runner:   model, error, paths
+//! runner:   model, error, paths, platform
 //! agent:    pipeline, sources, model, analysis, runner, error, paths
 //! app:      pipeline, sources, model, analysis, runner, error, paths
 //! ui:       app, model, analysis, error
-//! cli:      agent, pipeline, sources, model, analysis, runner, ui, error, paths
+//! cli:      agent, pipeline, sources, model, analysis, runner, ui, error, paths, platform
 //! ```
 
 pub mod agent;
@@ -38,6 +39,7 @@ pub mod error;
 pub mod model;
 pub mod paths;
 pub mod pipeline;
+pub mod platform;
 pub mod runner;
 pub mod sources;
 pub mod ui;

@@ -4,8 +4,9 @@
 //! process of its own, so one round's memory is not the next one's; several trees are measured
 //! side by side, with each figure's ratio to the first tree's.
 
-use super::measure::{median, min, self_usage};
+use super::measure::{median, min};
 use crate::error::{Error, Result};
+use crate::platform::self_usage;
 use crate::ui::Fxray;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -138,7 +139,7 @@ fn summarise(tree: &Path, all: &[Round]) -> [f64; 5] {
 /// when ready.
 pub(super) fn measure(tree: &Path, timeout: Duration, sample: &dyn Fn() -> u64) -> Result<Round> {
     let start = Instant::now();
-    let cpu0 = self_usage().0;
+    let cpu0 = self_usage().cpu;
     let mut fx = Fxray::opening(tree);
     let ctx = egui::Context::default();
     let input = || egui::RawInput {
@@ -156,7 +157,7 @@ pub(super) fn measure(tree: &Path, timeout: Duration, sample: &dyn Fn() -> u64) 
         out.textures_delta.clear();
         let now = (
             start.elapsed().as_secs_f64(),
-            (self_usage().0 - cpu0).as_secs_f64(),
+            (self_usage().cpu - cpu0).as_secs_f64(),
         );
         let g = fx.view.graph();
         if !first && (g.box_count() > 0 || g.counts().1 > 0) {
@@ -183,6 +184,6 @@ pub(super) fn measure(tree: &Path, timeout: Duration, sample: &dyn Fn() -> u64) 
         }
         std::thread::sleep(Duration::from_millis(10));
     }
-    round.peak_mib = self_usage().1 / 1024.0;
+    round.peak_mib = self_usage().peak_mib();
     Ok(round)
 }

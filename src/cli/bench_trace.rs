@@ -29,15 +29,15 @@ pub fn run(file: &Path, rounds: usize, grow_mb: Option<u64>, tlparse: Option<&Pa
 #[derive(Default)]
 struct Runs {
     times: Vec<Duration>,
-    peak_kib: u64,
+    peak_bytes: u64,
     failed: Option<String>,
 }
 
 impl Runs {
     fn add(&mut self, cmd: &mut Command) -> Result<()> {
-        let (t, kib, ok) = timed_child(cmd)?;
+        let (t, bytes, ok) = timed_child(cmd)?;
         self.times.push(t);
-        self.peak_kib = self.peak_kib.max(kib);
+        self.peak_bytes = self.peak_bytes.max(bytes);
         if !ok {
             self.failed = Some(format!("{cmd:?}"));
         }
@@ -50,7 +50,7 @@ impl Runs {
         println!(
             "{who}_best_s={best:.4} {who}_median_s={med:.4} {who}_mb_per_s={:.1} {who}_peak_rss_mib={:.1}",
             mb / best.max(1e-9),
-            self.peak_kib as f64 / 1024.0
+            self.peak_bytes as f64 / (1024.0 * 1024.0)
         );
         if let Some(f) = &self.failed {
             println!("{who}_failed={f}");
@@ -102,35 +102,24 @@ fn bench_file(file: &Path, rounds: usize, tlparse: Option<&Path>, tmp: &Path) ->
         println!(
             "tlparse_over_fxray_time={:.1}x tlparse_over_fxray_memory={:.1}x",
             tl_best / fx_best.max(1e-9),
-            tl.peak_kib as f64 / (fx.peak_kib.max(1)) as f64
+            tl.peak_bytes as f64 / (fx.peak_bytes.max(1)) as f64
         );
     }
     Ok(())
 }
 
 /// Runs `cmd` with its output thrown away: wall time from spawn to exit, the child's peak
-/// resident set (KiB, from `wait4`), and whether it exited 0.
+/// resident set in bytes (0 where the OS does not say), and whether it exited 0.
 fn timed_child(cmd: &mut Command) -> Result<(Duration, u64, bool)> {
     let t = Instant::now();
-    let child = cmd
+    let mut child = cmd
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .map_err(|e| Error::user(format!("{:?}: {e}", cmd.get_program())))?;
-    let pid = child.id() as libc::pid_t;
-    let mut status = 0;
-    // SAFETY: wait4 reaps our own child and writes only into the two values we pass.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-    let elapsed = t.elapsed();
-    if r != pid {
-        return Err(Error::Internal(format!(
-            "wait4 on {:?} failed",
-            cmd.get_program()
-        )));
-    }
-    let ok = libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
-    Ok((elapsed, usage.ru_maxrss.max(0) as u64, ok))
+    let (status, peak) = crate::platform::wait_measured(&mut child)
+        .map_err(|e| Error::Internal(format!("waiting for {:?}: {e}", cmd.get_program())))?;
+    Ok((t.elapsed(), peak.unwrap_or(0), status.success()))
 }
 
 /// Repeats `file` until it holds `mb` MB, adding a multiple of 100,000 to every `frame_id`

@@ -343,7 +343,7 @@ pub fn bench(target: &Path, golden: &Path, rounds: usize, msprobe: Option<&Path>
     }
     println!(
         "msprobe_s={msprobe_s:.3} msprobe_peak_rss_mib={:.0} speedup={:.1}",
-        children_peak_kib() / 1024.0,
+        crate::platform::children_usage().peak_mib(),
         msprobe_s / best
     );
     Ok(())
@@ -362,14 +362,4 @@ fn tensor_bytes(path: &Path) -> u64 {
         .filter_map(|e| e.metadata().ok())
         .map(|m| m.len())
         .sum()
-}
-
-/// The largest resident set of any child process waited for (msprobe and its worker pool).
-fn children_peak_kib() -> f64 {
-    // SAFETY: getrusage writes into the struct we pass and nothing else.
-    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
-    if unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut u) } != 0 {
-        return 0.0;
-    }
-    u.ru_maxrss as f64
 }

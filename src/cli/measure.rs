@@ -23,15 +23,3 @@ pub(super) fn proc_kib(field: &str) -> Option<f64> {
         .parse()
         .ok()
 }
-
-/// CPU time (user + system) this process has used so far, and its peak resident set in KiB.
-pub(super) fn self_usage() -> (Duration, f64) {
-    // SAFETY: getrusage writes into the struct we pass and nothing else.
-    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
-    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) } != 0 {
-        return (Duration::ZERO, 0.0);
-    }
-    let tv =
-        |t: libc::timeval| Duration::new(t.tv_sec.max(0) as u64, (t.tv_usec.max(0) as u32) * 1000);
-    (tv(u.ru_utime) + tv(u.ru_stime), u.ru_maxrss as f64)
-}

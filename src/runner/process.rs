@@ -3,6 +3,7 @@
 //! Dropping the handle stops the run, so nothing is left running when fxray exits.
 
 use super::spec::Launch;
+use crate::platform::{self, Stop};
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -70,12 +71,8 @@ impl RunHandle {
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        #[cfg(unix)]
-        {
-            use std::os::unix::process::CommandExt;
-            // Its own process group, so Stop reaches torchrun's workers and their children.
-            cmd.process_group(0);
-        }
+        // Its own process group, so Stop reaches torchrun's workers and their children.
+        platform::own_process_group(&mut cmd);
         let start = Instant::now();
         let mut child = match cmd.spawn() {
             Ok(c) => c,
@@ -161,17 +158,17 @@ impl RunHandle {
         if self.finished() {
             return;
         }
-        signal_group(pgid, Signal::Term);
+        platform::stop_group(pgid, Stop::Term);
         let done = self.done.clone();
         std::thread::spawn(move || {
             let until = Instant::now() + grace;
             while Instant::now() < until {
-                if done.load(Ordering::SeqCst) && !group_alive(pgid) {
+                if done.load(Ordering::SeqCst) && !platform::group_alive(pgid) {
                     return;
                 }
                 std::thread::sleep(Duration::from_millis(20));
             }
-            signal_group(pgid, Signal::Kill);
+            platform::stop_group(pgid, Stop::Kill);
         });
     }
 }
@@ -180,9 +177,9 @@ impl Drop for RunHandle {
     fn drop(&mut self) {
         // Leaving the app (or dropping a run) must not leave a compile behind.
         if let Some(pgid) = self.pgid
-            && group_alive(pgid)
+            && platform::group_alive(pgid)
         {
-            signal_group(pgid, Signal::Kill);
+            platform::stop_group(pgid, Stop::Kill);
         }
     }
 }
@@ -221,48 +218,9 @@ pub fn run_folders(root: &Path) -> Vec<PathBuf> {
     v
 }
 
-#[cfg(unix)]
 fn exit_of(s: std::process::ExitStatus) -> Exit {
-    use std::os::unix::process::ExitStatusExt;
-    match (s.code(), s.signal()) {
-        (Some(c), _) => Exit::Code(c),
-        (None, Some(sig)) => Exit::Signal(sig),
-        _ => Exit::Code(-1),
+    match platform::ended(s) {
+        platform::Ended::Code(c) => Exit::Code(c),
+        platform::Ended::Signal(sig) => Exit::Signal(sig),
     }
-}
-
-#[cfg(not(unix))]
-fn exit_of(s: std::process::ExitStatus) -> Exit {
-    Exit::Code(s.code().unwrap_or(-1))
-}
-
-enum Signal {
-    Term,
-    Kill,
-}
-
-#[cfg(unix)]
-fn signal_group(pgid: i32, sig: Signal) {
-    let sig = match sig {
-        Signal::Term => libc::SIGTERM,
-        Signal::Kill => libc::SIGKILL,
-    };
-    // SAFETY: killpg only sends a signal; a group that is gone gives ESRCH, which is fine.
-    unsafe {
-        libc::killpg(pgid, sig);
-    }
-}
-
-#[cfg(unix)]
-fn group_alive(pgid: i32) -> bool {
-    // SAFETY: signal 0 checks for existence without sending anything.
-    unsafe { libc::killpg(pgid, 0) == 0 }
-}
-
-#[cfg(not(unix))]
-fn signal_group(_pgid: i32, _sig: Signal) {}
-
-#[cfg(not(unix))]
-fn group_alive(_pgid: i32) -> bool {
-    false
 }

@@ -57,22 +57,10 @@ pub fn resolve(chosen: Option<&Path>) -> Result<PathBuf, String> {
 
 fn on_path(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
+    let names = crate::platform::program_names(name);
     std::env::split_paths(&path)
-        .map(|d| d.join(name))
-        .find(|p| is_executable(p))
-}
-
-fn is_executable(p: &Path) -> bool {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        p.metadata()
-            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-    }
-    #[cfg(not(unix))]
-    {
-        p.is_file()
-    }
+        .flat_map(|d| names.iter().map(move |n| d.join(n)))
+        .find(|p| crate::platform::is_executable(p))
 }
 
 /// What an interpreter has: its version and the versions of the packages a compile needs.

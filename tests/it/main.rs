@@ -36,6 +36,7 @@ mod msprobe_link;
 mod msprobe_real;
 mod phase_layout;
 mod phase_pipeline;
+mod platform;
 mod provenance;
 mod pt;
 mod ranks;

@@ -499,24 +499,10 @@ pub fn sweep_stale(spill_dir: &Path) {
         else {
             continue;
         };
-        if pid != std::process::id() as i32 && !alive(pid) {
+        if pid != std::process::id() as i32 && !crate::platform::process_alive(pid) {
             let _ = std::fs::remove_dir_all(e.path());
         }
     }
-}
-
-#[cfg(unix)]
-fn alive(pid: i32) -> bool {
-    // SAFETY: signal 0 sends nothing; it only asks whether the process exists.
-    unsafe {
-        libc::kill(pid, 0) == 0
-            || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
-    }
-}
-
-#[cfg(not(unix))]
-fn alive(_pid: i32) -> bool {
-    true
 }
 
 /// `10.0 GB`, `512 MB`, `12 KB`.

@@ -6,7 +6,6 @@
 //! debouncer runs over `notify`'s polling watcher instead and every update says so.
 //! The service only reads: it never writes into the folder it watches.
 
-mod fs_kind;
 mod remote;
 pub mod tracker;
 
@@ -171,7 +170,7 @@ fn start_native(
     if let Some(reason) = &config.force_poll {
         return Err(NoWatch::Asked(reason.clone()));
     }
-    if let Some(fs) = fs_kind::network_fs(root) {
+    if let Some(fs) = crate::platform::network_fs(root) {
         return Err(NoWatch::NetworkFs(fs.to_string()));
     }
     let mut d = new_debouncer(config.debounce, None, tx)?;

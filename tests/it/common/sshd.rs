@@ -94,13 +94,7 @@ fn start() -> Sshd {
     // the *thread* that started it ends, so a thread that lives as long as the process does.
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
-        unsafe {
-            use std::os::unix::process::CommandExt;
-            cmd.pre_exec(|| {
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-                Ok(())
-            });
-        }
+        fxray::platform::die_with_starting_thread(&mut cmd);
         let _ = tx.send(cmd.spawn().expect("start sshd"));
         loop {
             std::thread::park();
