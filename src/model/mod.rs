@@ -11,5 +11,6 @@ pub mod log;
 pub mod msprobe;
 pub mod npy;
 pub mod output_code;
+pub mod size;
 pub mod tensor;
 pub mod timeline;

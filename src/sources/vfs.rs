@@ -8,6 +8,7 @@ use super::archive::{self, Data, Node};
 use super::remote::fs as remote;
 use crate::error::{Error, Result};
 use crate::model::npy::Bytes;
+use crate::model::size::human_bytes;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
@@ -93,10 +94,10 @@ pub fn exists(path: &Path) -> bool {
 pub fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>> {
     let too_big = |len: u64| {
         Error::user(format!(
-            "{}: {} MB is larger than the {} MB fxray reads as text",
+            "{}: {} is larger than the {} fxray reads as text",
             path.display(),
-            len / (1024 * 1024),
-            limit / (1024 * 1024)
+            human_bytes(len),
+            human_bytes(limit)
         ))
     };
     let is_dir = || Error::user(format!("{}: is a folder, expected a file", path.display()));

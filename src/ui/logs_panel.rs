@@ -232,7 +232,11 @@ fn log_picker(ui: &mut egui::Ui, run: Option<&Run>, open: Option<&Path>) -> Opti
         .width(260.0)
         .show_ui(ui, |ui| {
             for l in &run.logs {
-                let text = format!("{}  ({})", label(&l.path), human_size(l.size));
+                let text = format!(
+                    "{}  ({})",
+                    label(&l.path),
+                    crate::model::size::human_bytes(l.size)
+                );
                 if ui
                     .selectable_label(open == Some(l.path.as_path()), text)
                     .clicked()
@@ -245,14 +249,6 @@ fn log_picker(ui: &mut egui::Ui, run: Option<&Run>, open: Option<&Path>) -> Opti
         ui.weak(&run.name).on_hover_text(p.display().to_string());
     }
     pick
-}
-
-fn human_size(bytes: u64) -> String {
-    match bytes {
-        b if b >= 1 << 20 => format!("{:.1} MB", b as f64 / (1 << 20) as f64),
-        b if b >= 1 << 10 => format!("{:.0} kB", b as f64 / (1 << 10) as f64),
-        b => format!("{b} B"),
-    }
 }
 
 fn file_name(p: &Path) -> String {

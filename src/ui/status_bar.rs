@@ -145,13 +145,7 @@ fn right(
 /// `host · 12 ms · ↓1.2 MB ↑40 KB`, red with the reason while the link is down; true when the
 /// user asks to reconnect.
 fn remote_link(link: &crate::app::LinkStatus, ui: &mut egui::Ui) -> bool {
-    let mb = |b: u64| {
-        if b >= 1 << 20 {
-            format!("{:.1} MB", b as f64 / (1u64 << 20) as f64)
-        } else {
-            format!("{} KB", b.div_ceil(1024))
-        }
-    };
+    let mb = crate::model::size::human_bytes;
     let text = format!(
         "{} · {:.0} ms · ↓{} ↑{}",
         link.host,

@@ -322,7 +322,7 @@ fn a_ten_gigabyte_bomb_is_refused_and_what_came_before_is_shown() {
     assert_eq!(code, Some(0), "{stderr}");
     assert_eq!(warnings.len(), 1, "{warnings:#?}");
     assert!(
-        warnings[0].contains("zeros.bin claims 10.0 GB") && warnings[0].contains("1 files read"),
+        warnings[0].contains("zeros.bin claims 10 GiB") && warnings[0].contains("1 files read"),
         "{}",
         warnings[0]
     );
@@ -377,7 +377,7 @@ fn a_zip_entry_claiming_four_gigabytes_is_refused() {
     assert_eq!(code, Some(0), "{stderr}");
     assert_eq!(warnings.len(), 1, "{warnings:#?}");
     assert!(
-        warnings[0].contains("huge.bin claims 4.0 GB"),
+        warnings[0].contains("huge.bin claims 4.0 GiB"),
         "{}",
         warnings[0]
     );

@@ -115,10 +115,10 @@ fn a_1_gb_sparse_file_is_refused_at_once_not_read() {
     let err = load::graph(&big).expect_err("too big");
     assert!(t.elapsed() < Duration::from_secs(1));
     let msg = err.to_string();
-    assert!(msg.contains("1024 MB is larger than the 512 MB"), "{msg}");
+    assert!(msg.contains("1.0 GiB is larger than the 512 MiB"), "{msg}");
     assert!(!msg.contains('\n'));
     let s = summary_ok(dir.path());
-    assert!(s.contains("larger than the 512 MB"), "{s}");
+    assert!(s.contains("larger than the 512 MiB"), "{s}");
     app_opens(dir.path());
 }
 
@@ -310,7 +310,7 @@ fn a_trace_bigger_than_the_cap_is_refused_before_it_is_read() {
     let out = crate::common::fxray(&["timeline", path.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("600 MB is larger than the 512 MB"), "{err}");
+    assert!(err.contains("600 MiB is larger than the 512 MiB"), "{err}");
     assert_eq!(err.trim().lines().count(), 1, "{err}");
 }
 

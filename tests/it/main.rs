@@ -45,6 +45,7 @@ mod repeat_groups;
 mod repeat_truth;
 mod runner;
 mod screenshots;
+mod sizes;
 mod tensor_ranks;
 mod tensors;
 mod timeline;

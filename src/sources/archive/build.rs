@@ -6,6 +6,7 @@
 
 use super::error::ArchiveError;
 use super::{Archive, Data, Node, Stamp};
+use crate::model::size::human_bytes;
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::path::{Component, Path, PathBuf};
@@ -191,8 +192,8 @@ impl<'a> Builder<'a> {
             self.stop(
                 ArchiveError::EntryTooLarge {
                     entry: rel,
-                    claimed: Some(human(declared)),
-                    limit: human(self.limits.entry_bytes),
+                    claimed: Some(human_bytes(declared)),
+                    limit: human_bytes(self.limits.entry_bytes),
                 }
                 .to_string(),
             );
@@ -218,7 +219,7 @@ impl<'a> Builder<'a> {
     fn over_total(&self, rel: &Path) -> ArchiveError {
         ArchiveError::TotalTooLarge {
             entry: rel.to_path_buf(),
-            limit: human(self.limits.total_bytes),
+            limit: human_bytes(self.limits.total_bytes),
         }
     }
 
@@ -295,7 +296,7 @@ impl<'a> Builder<'a> {
                     ArchiveError::EntryTooLarge {
                         entry: rel.to_path_buf(),
                         claimed: None,
-                        limit: human(self.limits.entry_bytes),
+                        limit: human_bytes(self.limits.entry_bytes),
                     }
                 } else {
                     self.over_total(rel)
@@ -502,17 +503,6 @@ pub fn sweep_stale(spill_dir: &Path) {
         if pid != std::process::id() as i32 && !crate::platform::process_alive(pid) {
             let _ = std::fs::remove_dir_all(e.path());
         }
-    }
-}
-
-/// `10.0 GB`, `512 MB`, `12 KB`.
-pub fn human(bytes: u64) -> String {
-    if bytes >= GB {
-        format!("{:.1} GB", bytes as f64 / GB as f64)
-    } else if bytes >= MB {
-        format!("{} MB", bytes / MB)
-    } else {
-        format!("{} KB", bytes.div_ceil(1024))
     }
 }
 

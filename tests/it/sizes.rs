@@ -1,0 +1,56 @@
+//! Byte sizes are written one way: powers of 1024 with their IEC names (`KiB`, `MiB`, `GiB`),
+//! through `model::size::human_bytes` wherever the size varies. Three formatters once printed
+//! "MB", "kB" and "KB" for the same powers of 1024; a decimal unit name in a string of `src/`
+//! fails here.
+
+use std::path::Path;
+
+fn offenders(root: &Path) -> Vec<String> {
+    let unit = regex::Regex::new(r"[0-9}] ?(KB|kB|MB|GB|TB)\b").expect("regex");
+    let mut out = Vec::new();
+    let size = root.join("src").join("model").join("size.rs");
+    for e in walkdir::WalkDir::new(root.join("src"))
+        .into_iter()
+        .flatten()
+    {
+        let p = e.path();
+        if p.extension().is_none_or(|x| x != "rs") || p == size {
+            continue;
+        }
+        let text = std::fs::read_to_string(p).unwrap_or_default();
+        for (i, line) in text.lines().enumerate() {
+            let code = line.split("//").next().unwrap_or("");
+            // Only text inside a string literal is shown to a user.
+            if code.contains('"') && unit.is_match(code) {
+                let rel = p.strip_prefix(root).unwrap_or(p);
+                out.push(format!("{}:{}: {}", rel.display(), i + 1, line.trim()));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn byte_sizes_have_one_formatter() {
+    let found = offenders(Path::new(env!("CARGO_MANIFEST_DIR")));
+    assert!(
+        found.is_empty(),
+        "a byte size formatted outside model::size::human_bytes:\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_check_finds_a_second_formatter() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let src = dir.path().join("src").join("ui");
+    std::fs::create_dir_all(&src).expect("mkdir");
+    std::fs::write(
+        src.join("panel.rs"),
+        "fn f(b: u64) -> String {\n    format!(\"{:.1} MB\", b as f64 / 1e6)\n}\n",
+    )
+    .expect("write");
+    let found = offenders(dir.path());
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].contains("panel.rs:2:"), "{found:?}");
+}
