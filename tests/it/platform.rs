@@ -4,7 +4,8 @@
 //! laptop. Tests may test an OS's own behaviour (a symlink loop, an unreadable file) under a
 //! `cfg`, but call the OS through the platform module too: no `libc` outside it anywhere.
 
-use std::path::{Path, PathBuf};
+use crate::common::rust_lines_where;
+use std::path::Path;
 
 /// What nothing but `src/platform.rs` may write.
 const LIBC: &str = "libc::";
@@ -24,41 +25,20 @@ const OS_ONLY: &[&str] = &[
     "target_family",
 ];
 
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for e in entries.flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            rust_files(&p, out);
-        } else if p.extension().is_some_and(|x| x == "rs") {
-            out.push(p);
-        }
-    }
-}
-
 /// `file:line: text` for every use of an OS-only item outside the platform module.
 fn os_calls_outside_platform(root: &Path) -> Vec<String> {
-    let mut files = Vec::new();
-    for dir in ["src", "tests", "fuzz"] {
-        rust_files(&root.join(dir), &mut files);
-    }
-    let platform = root.join("src").join("platform.rs");
-    let this = root.join("tests").join("it").join("platform.rs");
-    let mut found = Vec::new();
-    for f in files.iter().filter(|f| **f != platform && **f != this) {
-        let text = std::fs::read_to_string(f).unwrap_or_default();
-        let shipped = f.starts_with(root.join("src"));
-        for (i, line) in text.lines().enumerate() {
-            let os_only = if shipped { OS_ONLY } else { &[LIBC][..] };
-            if os_only.iter().any(|w| line.contains(w)) {
-                let rel = f.strip_prefix(root).unwrap_or(f);
-                found.push(format!("{}:{}: {}", rel.display(), i + 1, line.trim()));
-            }
-        }
-    }
-    found
+    let skip = [
+        root.join("src").join("platform.rs"),
+        root.join("tests").join("it").join("platform.rs"),
+    ];
+    rust_lines_where(root, &["src", "tests", "fuzz"], &skip, |file, line| {
+        let os_only = if file.starts_with("src") {
+            OS_ONLY
+        } else {
+            &[LIBC][..]
+        };
+        os_only.iter().any(|w| line.contains(w))
+    })
 }
 
 #[test]

@@ -3,31 +3,17 @@
 //! "MB", "kB" and "KB" for the same powers of 1024; a decimal unit name in a string of `src/`
 //! fails here.
 
+use crate::common::rust_lines_where;
 use std::path::Path;
 
 fn offenders(root: &Path) -> Vec<String> {
     let unit = regex::Regex::new(r"[0-9}] ?(KB|kB|MB|GB|TB)\b").expect("regex");
-    let mut out = Vec::new();
-    let size = root.join("src").join("model").join("size.rs");
-    for e in walkdir::WalkDir::new(root.join("src"))
-        .into_iter()
-        .flatten()
-    {
-        let p = e.path();
-        if p.extension().is_none_or(|x| x != "rs") || p == size {
-            continue;
-        }
-        let text = std::fs::read_to_string(p).unwrap_or_default();
-        for (i, line) in text.lines().enumerate() {
-            let code = line.split("//").next().unwrap_or("");
-            // Only text inside a string literal is shown to a user.
-            if code.contains('"') && unit.is_match(code) {
-                let rel = p.strip_prefix(root).unwrap_or(p);
-                out.push(format!("{}:{}: {}", rel.display(), i + 1, line.trim()));
-            }
-        }
-    }
-    out
+    let skip = [root.join("src").join("model").join("size.rs")];
+    rust_lines_where(root, &["src"], &skip, |_, line| {
+        let code = line.split("//").next().unwrap_or("");
+        // Only text inside a string literal is shown to a user.
+        code.contains('"') && unit.is_match(code)
+    })
 }
 
 #[test]

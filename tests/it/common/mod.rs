@@ -108,6 +108,35 @@ pub fn walk_files(root: &std::path::Path) -> Vec<PathBuf> {
         .collect()
 }
 
+/// `path:line: text` of every line of the `.rs` files under `root/<dir>` (for each of `dirs`,
+/// paths relative to `root`) that `hit(file, line)` picks, `skip` files left out: the house
+/// rules that scan the sources (no OS call outside the platform module, one byte formatter).
+pub fn rust_lines_where(
+    root: &Path,
+    dirs: &[&str],
+    skip: &[PathBuf],
+    hit: impl Fn(&Path, &str) -> bool,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    for dir in dirs {
+        let mut files = walk_files(&root.join(dir));
+        files.sort();
+        for f in files {
+            if f.extension().is_none_or(|x| x != "rs") || skip.contains(&f) {
+                continue;
+            }
+            let text = std::fs::read_to_string(&f).unwrap_or_default();
+            let rel = f.strip_prefix(root).unwrap_or(&f).to_path_buf();
+            for (i, line) in text.lines().enumerate() {
+                if hit(&rel, line) {
+                    out.push(format!("{}:{}: {}", rel.display(), i + 1, line.trim()));
+                }
+            }
+        }
+    }
+    out
+}
+
 /// The one trace log of a case folder (`<case>/torch_compile_debug/tlparse/`).
 pub fn trace_of(case: &Path) -> PathBuf {
     let dir = case.join("torch_compile_debug/tlparse");
