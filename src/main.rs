@@ -23,6 +23,10 @@ fn main() -> ExitCode {
             return ExitCode::from(e.exit_code() as u8);
         }
     };
+    if let Some(e) = cli::unknown_command(&argv) {
+        eprintln!("fxray: {e}");
+        return ExitCode::from(e.exit_code() as u8);
+    }
     let args = match Cli::try_parse_from(argv) {
         Ok(args) => args,
         Err(e) => {

@@ -19,14 +19,17 @@ pub mod modules;
 pub mod msprobe;
 pub mod ranks;
 pub mod run;
+mod shell_help;
 pub mod summary;
 pub mod tensors;
 pub mod timeline;
+mod unknown;
 pub mod watch;
 
 use crate::error::Result;
 use clap::{Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
+pub use unknown::unknown_command;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -293,6 +296,14 @@ pub enum Command {
         #[arg(long, conflicts_with = "stdio")]
         print_install: bool,
     },
+    /// Print a completion script for a shell, e.g. `fxray completions bash >
+    /// ~/.local/share/bash-completion/completions/fxray`.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print fxray's man page (roff), e.g. `fxray man > ~/.local/share/man/man1/fxray.1`.
+    Man,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -424,6 +435,8 @@ pub fn run(command: Command) -> Result<()> {
             stdio,
             print_install,
         } => agent::run(stdio, print_install),
+        Command::Completions { shell } => shell_help::completions(shell),
+        Command::Man => shell_help::man(),
     }
 }
 

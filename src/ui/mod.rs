@@ -16,6 +16,7 @@ mod open_remote;
 pub mod palette;
 mod ranks_view;
 mod run_panel;
+pub mod settings;
 mod status_bar;
 pub mod tab;
 pub mod tabs;
@@ -29,10 +30,6 @@ pub use graph_view::{GraphViewState, Viewport};
 use crate::app::{self, App};
 use crate::error::{Error, Result};
 use std::path::PathBuf;
-
-const RECENT_KEY: &str = "fxray.recent";
-const RUN_FORM_KEY: &str = "fxray.run.form";
-const RUN_HISTORY_KEY: &str = "fxray.run.history";
 
 /// View state of the whole window: everything that is about *how* things are shown. The
 /// centre's views keep theirs in their [`tab::Tab`]; the rest is the panels around them.
@@ -49,6 +46,8 @@ pub struct ViewState {
     pub tensors: tensor_panel::TensorPanelState,
     /// The views of the centre of the window.
     pub tabs: tabs::Tabs,
+    /// The theme the user chose, if they chose one (saved across restarts).
+    pub theme: Option<settings::Theme>,
 }
 
 impl ViewState {
@@ -295,11 +294,13 @@ fn menu_bar(app: &mut App, view: &mut ViewState, ui: &mut egui::Ui) {
                 .button(if dark { "Light theme" } else { "Dark theme" })
                 .clicked()
             {
-                ui.ctx().set_visuals(if dark {
-                    egui::Visuals::light()
+                let theme = if dark {
+                    settings::Theme::Light
                 } else {
-                    egui::Visuals::dark()
-                });
+                    settings::Theme::Dark
+                };
+                theme.apply(ui.ctx());
+                view.theme = Some(theme);
                 ui.close();
             }
             ui.checkbox(&mut view.show_logs, "Logs panel");
@@ -337,21 +338,7 @@ impl eframe::App for Fxray {
     }
 
     fn save(&mut self, storage: &mut dyn eframe::Storage) {
-        let recent: Vec<String> = self
-            .app
-            .recent
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect();
-        if let Ok(s) = serde_json::to_string(&recent) {
-            storage.set_string(RECENT_KEY, s);
-        }
-        if let Ok(s) = serde_json::to_string(&self.app.run.form) {
-            storage.set_string(RUN_FORM_KEY, s);
-        }
-        if let Ok(s) = serde_json::to_string(&self.app.run.history) {
-            storage.set_string(RUN_HISTORY_KEY, s);
-        }
+        self.save_settings(storage);
     }
 }
 
@@ -379,29 +366,18 @@ pub fn run_native(path: Option<PathBuf>) -> Result<()> {
             let mut app = App::new();
             let ctx = cc.egui_ctx.clone();
             app.set_waker(std::sync::Arc::new(move || ctx.request_repaint()));
-            if let Some(s) = cc.storage.and_then(|s| s.get_string(RECENT_KEY)) {
-                let recent: Vec<String> = serde_json::from_str(&s).unwrap_or_default();
-                app.recent = recent.into_iter().map(PathBuf::from).collect();
-            }
-            // Settings from an older fxray that no longer parse are dropped, not fatal.
-            if let Some(f) = cc.storage.and_then(|s| s.get_string(RUN_FORM_KEY))
-                && let Ok(form) = serde_json::from_str(&f)
-            {
-                app.run.form = form;
-            }
-            if let Some(h) = cc.storage.and_then(|s| s.get_string(RUN_HISTORY_KEY))
-                && let Ok(history) = serde_json::from_str(&h)
-            {
-                app.run.history = history;
+            let mut fx = Fxray::new(app);
+            if let Some(storage) = cc.storage {
+                fx.restore_settings(storage, &cc.egui_ctx);
             }
             if app::timeline::is_trace_file(&path) {
-                app.open_trace_file(&path);
+                fx.app.open_trace_file(&path);
             } else {
-                app.open(&path);
+                fx.app.open(&path);
             }
             // NPUs and interpreters for the status bar and the Run panel.
-            app.detect_environment();
-            Ok(Box::new(Fxray::new(app)))
+            fx.app.detect_environment();
+            Ok(Box::new(fx))
         }),
     )
     .map_err(|e| Error::Internal(format!("could not open a window: {e}")))

@@ -214,3 +214,76 @@ fn bad_flags_unknown_commands_and_missing_arguments_exit_1() {
         assert!(!out.stdout.is_empty());
     }
 }
+
+#[test]
+fn a_mistyped_command_is_named_with_its_fix() {
+    let out = fxray(&["sumary", "/tmp"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("fxray: unknown command 'sumary': did you mean 'summary'?"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+}
+
+/// The bash script loads in a real bash and registers a completion for fxray; every shell's
+/// script names the subcommands.
+#[test]
+fn completions_load_in_bash_and_name_the_commands() {
+    for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
+        let out = fxray(&["completions", shell]);
+        assert!(out.status.success(), "{shell}: {out:?}");
+        let text = String::from_utf8_lossy(&out.stdout);
+        for cmd in ["summary", "modules", "compare", "completions"] {
+            assert!(text.contains(cmd), "{shell} completions lack {cmd}");
+        }
+    }
+    let script = fxray(&["completions", "bash"]).stdout;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("fxray.bash");
+    std::fs::write(&file, script).expect("write");
+    let out = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(format!("source '{}' && complete -p fxray", file.display()))
+        .output()
+        .expect("bash");
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && said.contains("fxray"),
+        "{said} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// `man` renders the page without a warning, and it has a section for every command.
+#[test]
+fn the_man_page_renders_and_lists_every_command() {
+    use clap::CommandFactory;
+    let out = fxray(&["man"]);
+    assert!(out.status.success(), "{out:?}");
+    let page = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        page.starts_with(".ie") || page.contains(".TH fxray 1"),
+        "{page}"
+    );
+    for sub in fxray::cli::Cli::command().get_subcommands() {
+        let head = format!(".SS fxray {}", sub.get_name());
+        assert!(page.contains(&head), "no {head}");
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("fxray.1");
+    std::fs::write(&file, &page).expect("write");
+    let shown = std::process::Command::new("man")
+        .args(["--warnings", "-E", "UTF-8", "-l"])
+        .arg(&file)
+        .env("MANPAGER", "cat")
+        .env("MANWIDTH", "100")
+        .output()
+        .expect("man (Debian's man-db)");
+    let text = String::from_utf8_lossy(&shown.stdout);
+    let warnings = String::from_utf8_lossy(&shown.stderr);
+    assert!(shown.status.success(), "{warnings}");
+    assert!(warnings.trim().is_empty(), "man warns: {warnings}");
+    assert!(text.contains("fxray summary"), "{text}");
+}

@@ -326,3 +326,56 @@ fn problems_tab_lists_a_broken_pass_and_a_click_shows_it() {
         .and_then(|p| p.current_path().map(Path::to_path_buf));
     assert_eq!(shown.as_deref(), Some(broken.as_path()));
 }
+
+/// eframe's storage in memory: what a restart reads back.
+#[derive(Default)]
+struct MemoryStorage(std::collections::HashMap<String, String>);
+
+impl eframe::Storage for MemoryStorage {
+    fn get_string(&self, key: &str) -> Option<String> {
+        self.0.get(key).cloned()
+    }
+    fn set_string(&mut self, key: &str, value: String) {
+        self.0.insert(key.to_string(), value);
+    }
+    fn remove_string(&mut self, key: &str) {
+        self.0.remove(key);
+    }
+    fn flush(&mut self) {}
+}
+
+#[test]
+fn the_theme_survives_a_restart() {
+    let mut h = harness(App::new());
+    h.run();
+    let dark_at_start = h.ctx.global_style().visuals.dark_mode;
+    // View ▸ Light theme (or Dark theme): the other one.
+    h.get_by_label("View").click();
+    h.run_steps(2);
+    h.get_by_label(if dark_at_start {
+        "Light theme"
+    } else {
+        "Dark theme"
+    })
+    .click();
+    h.run_steps(2);
+    assert_eq!(h.ctx.global_style().visuals.dark_mode, !dark_at_start);
+    let mut storage = MemoryStorage::default();
+    eframe::App::save(h.state_mut(), &mut storage);
+
+    // A new window, as at the next launch, reads the storage before its first frame.
+    let mut again = harness(App::new());
+    assert_eq!(again.ctx.global_style().visuals.dark_mode, dark_at_start);
+    let ctx = again.ctx.clone();
+    again.state_mut().restore_settings(&storage, &ctx);
+    again.run();
+    assert_eq!(again.ctx.global_style().visuals.dark_mode, !dark_at_start);
+    // The menu offers the way back.
+    again.get_by_label("View").click();
+    again.run_steps(2);
+    again.get_by_label(if dark_at_start {
+        "Dark theme"
+    } else {
+        "Light theme"
+    });
+}
