@@ -16,6 +16,10 @@ mod tests {
     #[test]
     fn the_cache_is_an_absolute_fxray_folder() {
         let dir = super::cache_dir();
-        assert!(dir.is_absolute() && dir.ends_with("fxray"), "{}", dir.display());
+        assert!(
+            dir.is_absolute() && dir.ends_with("fxray"),
+            "{}",
+            dir.display()
+        );
     }
 }
