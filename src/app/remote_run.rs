@@ -36,7 +36,9 @@ pub fn host_of(spec: &RunSpec) -> Option<target::Host> {
 
 /// `spec` with its paths as the server names them.
 fn on_server(spec: &RunSpec) -> RunSpec {
-    let server = |p: &Path| target::split(p).map_or_else(|| p.to_path_buf(), |(_, s)| s.into());
+    let server = |p: &Path| {
+        target::split(p).map_or_else(|| p.to_path_buf(), |(_, s)| PathBuf::from(s.as_str()))
+    };
     let opt = |p: &Option<PathBuf>| p.as_deref().map(server);
     RunSpec {
         script: server(&spec.script),

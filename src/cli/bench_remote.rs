@@ -62,7 +62,7 @@ pub fn run(path: &Path, delay_ms: u64, rounds: usize, sshfs: bool, npy_mib: usiz
         r.ready_sample -= before;
         remote.push(r);
     }
-    let local = PathBuf::from(&server_path);
+    let local = PathBuf::from(server_path.as_str());
     let mut local_rounds = Vec::new();
     if local.exists() {
         for _ in 0..rounds {

@@ -197,7 +197,7 @@ fn phase_of_local(passes: &[PathBuf]) -> PhaseWire {
 }
 
 fn server_path(p: &Path) -> String {
-    remote::locate(p).map_or_else(|| p.display().to_string(), |(_, s)| s)
+    remote::locate(p).map_or_else(|| p.display().to_string(), |(_, s)| s.into_string())
 }
 
 /// What the agent answers to `PhaseFacts`: each local phase's facts and diffs in their wire form.

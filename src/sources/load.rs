@@ -72,7 +72,7 @@ fn names_on_servers(index: &DebugIndex) -> HashMap<PathBuf, Option<String>> {
             by_host
                 .entry(host)
                 .or_default()
-                .push((path.to_path_buf(), on_server));
+                .push((path.to_path_buf(), on_server.into_string()));
         }
     }
     let mut names = HashMap::new();

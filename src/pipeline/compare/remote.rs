@@ -172,7 +172,12 @@ pub fn compute(files: &[(&Path, &Path)]) -> Computed {
                 .entry(ht.authority())
                 .or_insert_with(|| (ht, Vec::new()))
                 .1
-                .push((t.to_path_buf(), g.to_path_buf(), pt, pg));
+                .push((
+                    t.to_path_buf(),
+                    g.to_path_buf(),
+                    pt.into_string(),
+                    pg.into_string(),
+                ));
         }
     }
     let mut out = Computed::new();

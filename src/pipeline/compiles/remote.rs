@@ -28,7 +28,7 @@ pub fn serve(traces: Vec<String>, root: Option<String>, send: &dyn Fn(Vec<u8>)) 
 /// local logs.
 pub(super) fn read(traces: &[PathBuf], index: Option<&DebugIndex>) -> Option<Vec<Story>> {
     let (host, _) = remote::locate(traces.first()?)?;
-    let server = |p: &Path| remote::path_on(&host, p);
+    let server = |p: &Path| remote::path_on(&host, p).map(|s| s.into_string());
     let asked: Vec<String> = traces.iter().map(|t| server(t)).collect::<Option<_>>()?;
     let req = Request::Stories {
         traces: asked,

@@ -144,7 +144,7 @@ pub(super) fn open(
     let Some((host, _)) = spec.passes.first().and_then(|p| remote::locate(p)) else {
         return false;
     };
-    let server = |p: &Path| remote::path_on(&host, p).map(PathBuf::from);
+    let server = |p: &Path| remote::path_on(&host, p).map(|s| PathBuf::from(s.as_str()));
     let Some(passes) = spec.passes.iter().map(|p| server(p)).collect() else {
         return false;
     };

@@ -3,8 +3,8 @@
 //! the callers' messages read the same as for a local tree.
 
 use super::proto::{Failure, Reply, Request};
-use super::target;
 pub use super::target::Host;
+use super::target::{self, ServerPath};
 use crate::sources::entry::{Entry, Kind};
 use std::io;
 use std::path::{Path, PathBuf};
@@ -17,12 +17,12 @@ use std::time::Duration;
 pub const BYTES_CAP: u64 = 256 << 20;
 
 /// The host and server path of `path`, `None` for a local path.
-pub fn locate(path: &Path) -> Option<(Host, String)> {
+pub fn locate(path: &Path) -> Option<(Host, ServerPath)> {
     target::split(path)
 }
 
 /// The server path of `path` when it lies on `host` (`None`: local, or on another server).
-pub fn path_on(host: &Host, path: &Path) -> Option<String> {
+pub fn path_on(host: &Host, path: &Path) -> Option<ServerPath> {
     locate(path).filter(|(h, _)| h == host).map(|(_, s)| s)
 }
 
@@ -311,7 +311,7 @@ pub fn ask_by_host<P: AsRef<Path>, T>(
                 .entry(host.authority())
                 .or_insert_with(|| (host, Vec::new()))
                 .1
-                .push((i, rp));
+                .push((i, rp.into_string()));
         }
     }
     for (host, items) in by_host.into_values() {

@@ -94,15 +94,59 @@ pub fn resolve(path: &Path) -> Result<PathBuf, BadAddress> {
     }
 }
 
+/// A path on a server: POSIX, `/` between components, whatever the client's OS. Servers
+/// are Linux NPU hosts; a Windows client's `Path::join` puts `\` between the components it
+/// adds to a mount path, and a server would read that as part of a file name.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ServerPath(String);
+
+impl ServerPath {
+    /// The server part of a mount path as this client's path functions wrote it, `sep` being
+    /// their separator (`std::path::MAIN_SEPARATOR`).
+    pub fn from_client(text: &str, sep: char) -> ServerPath {
+        if sep == '/' {
+            ServerPath(text.to_string())
+        } else {
+            ServerPath(text.replace(sep, "/"))
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    pub fn into_string(self) -> String {
+        self.0
+    }
+}
+
+impl std::ops::Deref for ServerPath {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for ServerPath {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
 /// The host and server path of a mount path; `None` for a local path.
-pub fn split(path: &Path) -> Option<(Host, String)> {
+pub fn split(path: &Path) -> Option<(Host, ServerPath)> {
     let text = path.to_str()?;
-    let rest = text.strip_prefix('/')?.strip_prefix(PREFIX)?;
-    let (authority, remote) = match rest.find('/') {
+    let rest = text
+        .strip_prefix(['/', std::path::MAIN_SEPARATOR])?
+        .strip_prefix(PREFIX)?;
+    let (authority, remote) = match rest.find(['/', std::path::MAIN_SEPARATOR]) {
         Some(i) => rest.split_at(i),
         None => (rest, "/"),
     };
-    Some((Host::parse(authority)?, remote.to_string()))
+    Some((
+        Host::parse(authority)?,
+        ServerPath::from_client(remote, std::path::MAIN_SEPARATOR),
+    ))
 }
 
 /// `[user@]host[:port]` of a mount path (the name of its link); `None` for a local path.
@@ -127,6 +171,20 @@ pub fn display(path: &Path) -> String {
 mod tests {
     use super::*;
 
+    /// What a Windows client's `Path::join` makes of a mount path reaches the server with `/`
+    /// only; on a `/` client a server path is taken as written.
+    #[test]
+    fn a_server_path_never_holds_a_client_separator() {
+        let joined = r"/home/dev/run\model__0\forward\000_graph.txt";
+        let p = ServerPath::from_client(joined, '\\');
+        assert_eq!(p.as_str(), "/home/dev/run/model__0/forward/000_graph.txt");
+        assert!(!p.contains('\\'));
+        let mount = mount_path(&Host::parse("dev@npu-01").unwrap(), "/home/dev/run");
+        let (_, here) = split(&mount.join("model__0").join("a.txt")).unwrap();
+        assert_eq!(here.as_str(), "/home/dev/run/model__0/a.txt");
+        assert!(!here.contains('\\'));
+    }
+
     #[test]
     fn addresses_map_to_mounts_and_back() {
         let (h, p) = parse("ssh://dev@npu-01:2222/home/dev/run")
@@ -135,9 +193,12 @@ mod tests {
         assert_eq!(h.authority(), "dev@npu-01:2222");
         let m = mount_path(&h, &p);
         assert_eq!(m, PathBuf::from("/ssh:dev@npu-01:2222/home/dev/run"));
-        assert_eq!(split(&m.join("a.txt")).unwrap().1, "/home/dev/run/a.txt");
+        assert_eq!(
+            split(&m.join("a.txt")).unwrap().1.as_str(),
+            "/home/dev/run/a.txt"
+        );
         assert_eq!(display(&m), "ssh://dev@npu-01:2222/home/dev/run");
-        assert_eq!(split(Path::new("/ssh:npu")).unwrap().1, "/");
+        assert_eq!(split(Path::new("/ssh:npu")).unwrap().1.as_str(), "/");
         assert!(!is_remote(Path::new("/home/dev/run")));
         assert!(parse("/home/dev").is_none());
     }

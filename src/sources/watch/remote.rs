@@ -36,7 +36,9 @@ pub(super) fn run(mut set: FileSet, stop: &AtomicBool, sink: &dyn Fn(WatchEvent)
             }
         };
         ever_linked = true;
-        let Ok((id, rx)) = link.stream(Request::Watch { root: root.clone() }) else {
+        let Ok((id, rx)) = link.stream(Request::Watch {
+            root: root.to_string(),
+        }) else {
             continue;
         };
         loop {
