@@ -21,10 +21,7 @@ pub fn run(path: &Path, json: bool) -> Result<()> {
         )));
     }
     let text = if json {
-        let internal = |e: serde_json::Error| Error::Internal(e.to_string());
-        let mut s = serde_json::to_string_pretty(&report).map_err(internal)?;
-        s.push('\n');
-        s
+        super::json_text(&report)?
     } else {
         render(&report)
     };

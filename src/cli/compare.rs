@@ -25,10 +25,7 @@ pub fn run(target: &Path, golden: Option<&Path>, o: &Options) -> Result<()> {
         std::fs::write(out, msprobe_csv::write(&c)).map_err(|e| Error::io(out, &e))?;
     }
     let text = if o.json {
-        let mut s = serde_json::to_string_pretty(&Json::of(&c))
-            .map_err(|e| Error::Internal(e.to_string()))?;
-        s.push('\n');
-        s
+        super::json_text(&Json::of(&c))?
     } else {
         text(&c, &described)
     };

@@ -3,7 +3,7 @@
 //! each attempt's graph went to.
 
 use crate::analysis::{compile_rows, compiles};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::pipeline::compiles::{Story, stories};
 use serde_json::{Value, json};
 use std::path::Path;
@@ -12,7 +12,7 @@ pub fn run(path: &Path, json: bool) -> Result<()> {
     let stories = stories(path)?;
     let text = if json {
         let v = to_json(&stories);
-        serde_json::to_string_pretty(&v).map_err(|e| Error::Internal(e.to_string()))? + "\n"
+        super::json_text(&v)?
     } else {
         to_text(&stories)
     };

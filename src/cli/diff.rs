@@ -17,10 +17,7 @@ pub fn run(a: &Path, b: &Path, json: bool) -> Result<()> {
     let (fa, fb) = (load::graph(&pa)?, load::graph(&pb)?);
     let d = diff::diff(&fa, &fb);
     let text = if json {
-        let mut s = serde_json::to_string_pretty(&d.report(&fa, &fb))
-            .map_err(|e| Error::Internal(e.to_string()))?;
-        s.push('\n');
-        s
+        super::json_text(&d.report(&fa, &fb))?
     } else {
         render(&d, &fa, &fb)
     };

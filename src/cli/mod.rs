@@ -458,6 +458,35 @@ fn split_interpreter(
 }
 
 /// Writes `text` to `path`, or to standard output when `path` is `None`.
+/// `v` as every `--json` prints it: pretty, one trailing newline, and each path of a remote
+/// tree written as the user typed it (`ssh://user@host:port/abs/path`), not as the mount fxray
+/// reads it by (`/ssh:user@host:port/abs/path`): a script takes the address back to fxray or
+/// to ssh.
+pub(crate) fn json_text<T: serde::Serialize>(v: &T) -> Result<String> {
+    let internal =
+        |e: serde_json::Error| crate::error::Error::Internal(format!("writing JSON: {e}"));
+    let mut v = serde_json::to_value(v).map_err(internal)?;
+    typed_addresses(&mut v);
+    let mut s = serde_json::to_string_pretty(&v).map_err(internal)?;
+    s.push('\n');
+    Ok(s)
+}
+
+fn typed_addresses(v: &mut serde_json::Value) {
+    use serde_json::Value;
+    match v {
+        Value::String(s) => {
+            let p = std::path::Path::new(s.as_str());
+            if crate::sources::remote::is_remote(p) {
+                *s = crate::sources::remote::display(p);
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(typed_addresses),
+        Value::Object(o) => o.values_mut().for_each(typed_addresses),
+        _ => {}
+    }
+}
+
 pub(crate) fn emit(text: &str, path: Option<&std::path::Path>) -> Result<()> {
     use std::io::Write;
     match path {

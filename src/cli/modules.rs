@@ -16,9 +16,7 @@ use std::time::Instant;
 pub fn run(graph: &Path, json: bool) -> Result<()> {
     let report = crate::pipeline::modules::report(graph)?;
     let text = if json {
-        serde_json::to_string_pretty(&report)
-            .map_err(|e| Error::Internal(format!("writing JSON: {e}")))?
-            + "\n"
+        super::json_text(&report)?
     } else {
         let mut out = Vec::new();
         // Writing into memory cannot fail.

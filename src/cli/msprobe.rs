@@ -128,9 +128,7 @@ pub fn run(root: &Path, o: &Options) -> Result<()> {
             })
             .collect();
         let v = serde_json::json!({ "steps": v, "errors": errors });
-        let mut s = serde_json::to_string_pretty(&v).map_err(|e| Error::Internal(e.to_string()))?;
-        s.push('\n');
-        s
+        super::json_text(&v)?
     } else {
         let mut out = String::new();
         for (ks, l) in &linked {

@@ -12,9 +12,7 @@ pub fn run(path: &Path, json: bool) -> Result<()> {
     let matrices = matrices(path)?;
     let text = if json {
         let v = serde_json::json!({ "runs": matrices });
-        let mut s = serde_json::to_string_pretty(&v).map_err(|e| Error::Internal(e.to_string()))?;
-        s.push('\n');
-        s
+        super::json_text(&v)?
     } else {
         matrices.iter().map(render).collect::<Vec<_>>().join("\n")
     };

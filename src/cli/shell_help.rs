@@ -72,11 +72,5 @@ fn roff_escape(s: &str) -> String {
 }
 
 fn write_out(bytes: &[u8]) -> Result<()> {
-    let mut stdout = std::io::stdout().lock();
-    // A closed pipe (`fxray man | head`) is not an error worth a message.
-    match stdout.write_all(bytes).and_then(|()| stdout.flush()) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        Err(e) => Err(Error::Internal(format!("writing to standard output: {e}"))),
-    }
+    super::emit(&String::from_utf8_lossy(bytes), None)
 }

@@ -30,9 +30,7 @@ pub fn run(path: &Path, json: bool) -> Result<()> {
         let internal = |e: serde_json::Error| Error::Internal(e.to_string());
         let mut v = serde_json::to_value(&summary).map_err(internal)?;
         add_diffs(&mut v, &diffs);
-        let mut s = serde_json::to_string_pretty(&v).map_err(internal)?;
-        s.push('\n');
-        s
+        super::json_text(&v)?
     } else {
         render(&summary, &diffs)
     };

@@ -126,9 +126,7 @@ pub fn run(root: &Path, o: &Options) -> Result<()> {
             "msprobe_files": probe_files,
             "msprobe_errors": probe_errors,
         });
-        let mut s = serde_json::to_string_pretty(&v).map_err(|e| Error::Internal(e.to_string()))?;
-        s.push('\n');
-        s
+        super::json_text(&v)?
     } else {
         let mut out = String::new();
         for (rank, graph, step, node, f) in selected(&catalog, o) {

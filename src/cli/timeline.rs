@@ -4,7 +4,7 @@
 
 use super::emit;
 use crate::analysis::timeline_stats::{Summary, Timeline};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::sources::trace_json;
 use std::fmt::Write;
 use std::path::Path;
@@ -13,10 +13,7 @@ pub fn run(path: &Path, json: bool) -> Result<()> {
     let tl = Timeline::new(trace_json::load(path)?);
     let summary = tl.summary();
     let text = if json {
-        let mut s =
-            serde_json::to_string_pretty(&summary).map_err(|e| Error::Internal(e.to_string()))?;
-        s.push('\n');
-        s
+        super::json_text(&summary)?
     } else {
         render(path, &summary)
     };

@@ -63,8 +63,12 @@ fn summary_over_ssh_prints_what_it_prints_locally() {
         "{}",
         String::from_utf8_lossy(&far.stderr)
     );
+    // Paths in JSON are written as the user typed the address, never as the internal mount.
+    let far_json = String::from_utf8_lossy(&far.stdout);
+    assert!(far_json.contains(&s.url(&root)), "{far_json}");
+    assert!(!far_json.contains("/ssh:"), "{far_json}");
     let mount = s.mount(&root).display().to_string();
-    let far_text = String::from_utf8_lossy(&far.stdout).replace(&mount, root.to_str().unwrap());
+    let far_text = far_json.replace(&s.url(&root), root.to_str().unwrap());
     assert_eq!(far_text, String::from_utf8_lossy(&local.stdout));
     assert!(far_text.contains("model__0"));
     // And the text form.
@@ -585,6 +589,7 @@ fn every_read_command_prints_over_ssh_what_it_prints_locally() {
         ],
     ];
     let prefix = format!("/ssh:{}@127.0.0.1:{}", s.user, s.port);
+    let typed = format!("ssh://{}@127.0.0.1:{}", s.user, s.port);
     for args in cases {
         let local: Vec<&str> = args.iter().map(String::as_str).collect();
         let near = fxray(&local);
@@ -608,7 +613,10 @@ fn every_read_command_prints_over_ssh_what_it_prints_locally() {
             "{args:?}: {}",
             String::from_utf8_lossy(&far.stderr)
         );
-        let far_text = String::from_utf8_lossy(&far.stdout).replace(&prefix, "");
+        // JSON writes the address as typed, text the mount (both name the same server path).
+        let far_text = String::from_utf8_lossy(&far.stdout)
+            .replace(&typed, "")
+            .replace(&prefix, "");
         assert_eq!(far_text, String::from_utf8_lossy(&near.stdout), "{args:?}");
         assert!(far_text.len() > 100, "{args:?} printed little: {far_text}");
     }
