@@ -17,6 +17,7 @@ pub mod palette;
 mod ranks_view;
 mod run_panel;
 pub mod settings;
+pub mod shortcuts;
 mod status_bar;
 pub mod tab;
 pub mod tabs;
@@ -48,6 +49,8 @@ pub struct ViewState {
     pub tabs: tabs::Tabs,
     /// The theme the user chose, if they chose one (saved across restarts).
     pub theme: Option<settings::Theme>,
+    /// Help ▸ Keyboard shortcuts is open.
+    pub show_shortcuts: bool,
 }
 
 impl ViewState {
@@ -160,6 +163,18 @@ pub fn show(app: &mut App, view: &mut ViewState, ui: &mut egui::Ui) {
     let mut tabs = std::mem::replace(&mut view.tabs, tabs::Tabs::placeholder());
     tabs.follow_requests(app);
     egui::Panel::top("menu").show(ui, |ui| menu_bar(app, view, ui));
+    for action in shortcuts::pressed(shortcuts::WINDOW, ui.ctx()) {
+        match action {
+            shortcuts::Window::OpenFolder => {
+                view.dialogs
+                    .ask(dialogs::Purpose::Open, ui.ctx(), String::new());
+            }
+            shortcuts::Window::ShowShortcuts => view.show_shortcuts = true,
+        }
+    }
+    if view.show_shortcuts {
+        shortcuts::window(&mut view.show_shortcuts, ui.ctx());
+    }
     egui::Panel::bottom("status").show(ui, |ui| status_bar::show(app, &tabs, ui));
     egui::Panel::left("tree")
         .resizable(true)
@@ -305,6 +320,12 @@ fn menu_bar(app: &mut App, view: &mut ViewState, ui: &mut egui::Ui) {
             }
             ui.checkbox(&mut view.show_logs, "Logs panel");
             ui.checkbox(&mut view.show_code, "output_code.py");
+        });
+        ui.menu_button("Help", |ui| {
+            if ui.button("Keyboard shortcuts").clicked() {
+                view.show_shortcuts = true;
+                ui.close();
+            }
         });
     });
 }

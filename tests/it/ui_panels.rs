@@ -376,3 +376,37 @@ fn the_theme_survives_a_restart() {
     // The menu offers the way back.
     assert_ne!(theme_entry(&mut again), other);
 }
+
+/// Help ▸ Keyboard shortcuts lists every row of the tables the key handlers read (keys as
+/// egui names them, and what they do); F1 opens the same list.
+#[test]
+fn the_shortcuts_window_lists_what_the_keys_do() {
+    let mut h = harness(App::new());
+    h.run();
+    assert!(h.query_by_label("Keyboard shortcuts").is_none());
+    h.get_by_label("Help").click();
+    h.run_steps(2);
+    h.get_by_label("Keyboard shortcuts").click();
+    h.run_steps(2);
+    let sections = fxray::ui::shortcuts::sections(&h.ctx);
+    let rows: usize = sections.iter().map(|(_, r)| r.len()).sum();
+    assert!(rows >= 25, "{rows} keys listed");
+    for (heading, rows) in &sections {
+        h.get_by_label(heading);
+        for (keys, what) in rows {
+            assert!(h.query_all_by_label(keys).count() >= 1, "{keys} not listed");
+            assert!(h.query_all_by_label(what).count() >= 1, "{what} not listed");
+        }
+    }
+    assert!(h.query_all_by_label("Ctrl+O").count() >= 1);
+    assert!(h.query_all_by_label("Ctrl+F or /").count() >= 1);
+    assert!(h.query_all_by_label("[").count() >= 1);
+    assert!(h.state().view.show_shortcuts);
+
+    let mut again = harness(App::new());
+    again.run();
+    again.key_press(egui::Key::F1);
+    again.run_steps(2);
+    assert!(again.state().view.show_shortcuts, "F1 opens the list");
+    again.get_by_label("Search nodes");
+}

@@ -3,7 +3,7 @@
 
 use super::{GraphViewState, VIEW_ID};
 use crate::app::App;
-use egui::{Key, Pos2, Rect, Vec2};
+use egui::{Pos2, Rect, Vec2};
 use egui_graphs::MetadataFrame;
 
 /// egui_graphs' zoom and pan, read and written through egui memory.
@@ -280,81 +280,54 @@ fn keyboard(
     rect: Rect,
     vp: &mut Viewport,
 ) {
-    if ui.ctx().egui_wants_keyboard_input() {
-        return;
-    }
-    let pressed = |k: Key| ui.input_mut(|i| i.consume_key(egui::Modifiers::NONE, k));
-    if pressed(Key::F) {
-        st.fit_frames = 1;
-    }
-    if pressed(Key::OpenBracket) {
-        app.step_pass(-1);
-    }
-    if pressed(Key::CloseBracket) {
-        app.step_pass(1);
-    }
-    if pressed(Key::C) {
-        st.cone = !st.cone;
-    }
-    if pressed(Key::D) {
-        st.diff_overlay = !st.diff_overlay;
-    }
-    if pressed(Key::S) {
-        st.side_by_side = !st.side_by_side;
-    }
-    if pressed(Key::Escape) {
-        app.select_node(None);
-    }
-    let shift_n = ui.input_mut(|i| i.consume_key(egui::Modifiers::SHIFT, Key::N));
-    if shift_n {
-        super::changes::jump(app, st, false);
-    } else if pressed(Key::N) {
-        super::changes::jump(app, st, true);
-    }
-    if pressed(Key::Backspace)
-        && let Some(scene) = st.scene.as_mut()
-        && let Some(sel) = app.phase.as_ref().and_then(|p| p.selected.as_deref())
-        && let Some(id) = scene.layout.union.id(sel)
-        && let Some(m) = scene.open_box_of(id)
-    {
-        scene.toggle(m);
-    }
-    if pressed(Key::Enter)
-        && let Some(scene) = st.scene.as_mut()
-        && let Some(p) = ui.input(|i| i.pointer.hover_pos())
-        && let Some(super::scene::Item::Box(m)) = scene.pick(vp.to_canvas(p, rect))
-    {
-        scene.toggle(m);
-    }
-    if pressed(Key::Z)
-        && let Some(p) = selected_pos(app, st)
-    {
-        *vp = Viewport { zoom: 1.0, ..*vp }.centred_on(p, rect);
-    }
-    if pressed(Key::Plus) || pressed(Key::Equals) {
-        *vp = vp.zoomed(1.25, rect.center(), rect);
-    }
-    if pressed(Key::Minus) {
-        *vp = vp.zoomed(0.8, rect.center(), rect);
-    }
-    let slash = ui.input_mut(|i| {
-        i.consume_key(egui::Modifiers::NONE, Key::Slash)
-            || i.consume_key(egui::Modifiers::COMMAND, Key::F)
-    });
-    if slash {
-        st.search.focus = true;
-    }
-    for (key, dir) in [
-        (Key::ArrowUp, Walk::Up),
-        (Key::ArrowDown, Walk::Down),
-        (Key::ArrowLeft, Walk::Left),
-        (Key::ArrowRight, Walk::Right),
-    ] {
-        if pressed(key)
-            && let Some(next) = walk(app, st, dir)
-        {
-            app.reveal_node(next);
+    use crate::ui::shortcuts::{GRAPH, Graph, pressed};
+    for action in pressed(GRAPH, ui.ctx()) {
+        match action {
+            Graph::Search => st.search.focus = true,
+            Graph::Fit => st.fit_frames = 1,
+            Graph::PreviousPass => app.step_pass(-1),
+            Graph::NextPass => app.step_pass(1),
+            Graph::PreviousChange => super::changes::jump(app, st, false),
+            Graph::NextChange => super::changes::jump(app, st, true),
+            Graph::Cone => st.cone = !st.cone,
+            Graph::DiffOverlay => st.diff_overlay = !st.diff_overlay,
+            Graph::SideBySide => st.side_by_side = !st.side_by_side,
+            Graph::Deselect => app.select_node(None),
+            Graph::CloseSelectedBox => {
+                if let Some(scene) = st.scene.as_mut()
+                    && let Some(sel) = app.phase.as_ref().and_then(|p| p.selected.as_deref())
+                    && let Some(id) = scene.layout.union.id(sel)
+                    && let Some(m) = scene.open_box_of(id)
+                {
+                    scene.toggle(m);
+                }
+            }
+            Graph::ToggleHoveredBox => {
+                if let Some(scene) = st.scene.as_mut()
+                    && let Some(p) = ui.input(|i| i.pointer.hover_pos())
+                    && let Some(super::scene::Item::Box(m)) = scene.pick(vp.to_canvas(p, rect))
+                {
+                    scene.toggle(m);
+                }
+            }
+            Graph::ZoomToSelection => {
+                if let Some(p) = selected_pos(app, st) {
+                    *vp = Viewport { zoom: 1.0, ..*vp }.centred_on(p, rect);
+                }
+            }
+            Graph::ZoomIn => *vp = vp.zoomed(1.25, rect.center(), rect),
+            Graph::ZoomOut => *vp = vp.zoomed(0.8, rect.center(), rect),
+            Graph::WalkUp => walk_to(app, st, Walk::Up),
+            Graph::WalkDown => walk_to(app, st, Walk::Down),
+            Graph::WalkLeft => walk_to(app, st, Walk::Left),
+            Graph::WalkRight => walk_to(app, st, Walk::Right),
         }
+    }
+}
+
+fn walk_to(app: &mut App, st: &GraphViewState, dir: Walk) {
+    if let Some(next) = walk(app, st, dir) {
+        app.reveal_node(next);
     }
 }
 

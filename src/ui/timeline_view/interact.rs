@@ -4,7 +4,8 @@
 use super::TimelineViewState;
 use super::geometry::{Geometry, LANE_H};
 use crate::model::timeline::Trace;
-use egui::{Event, Key, MouseWheelUnit, Response};
+use crate::ui::shortcuts;
+use egui::{Event, MouseWheelUnit, Response};
 
 /// How a drag started: moving the view, or selecting a range from this time.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -66,35 +67,17 @@ pub fn interact(
             st.options.pan(lines_x * 40.0);
         }
     }
-    if !ui.ctx().egui_wants_keyboard_input() {
-        let (zin, zout, pl, pr, fit, esc) = ui.input(|i| {
-            (
-                i.key_pressed(Key::W),
-                i.key_pressed(Key::S),
-                i.key_pressed(Key::A),
-                i.key_pressed(Key::D),
-                i.key_pressed(Key::F),
-                i.key_pressed(Key::Escape),
-            )
-        });
-        if zin {
-            st.options.zoom_at(left, anchor, STEP * STEP, min_scale);
-        }
-        if zout {
-            st.options
-                .zoom_at(left, anchor, 1.0 / (STEP * STEP), min_scale);
-        }
-        if pl {
-            st.options.pan(width * 0.2);
-        }
-        if pr {
-            st.options.pan(-width * 0.2);
-        }
-        if fit {
-            st.fit_pending = true;
-        }
-        if esc {
-            st.range = None;
+    for action in shortcuts::pressed(shortcuts::TIMELINE, ui.ctx()) {
+        use shortcuts::Timeline;
+        match action {
+            Timeline::ZoomIn => st.options.zoom_at(left, anchor, STEP * STEP, min_scale),
+            Timeline::ZoomOut => st
+                .options
+                .zoom_at(left, anchor, 1.0 / (STEP * STEP), min_scale),
+            Timeline::PanLeft => st.options.pan(width * 0.2),
+            Timeline::PanRight => st.options.pan(-width * 0.2),
+            Timeline::Fit => st.fit_pending = true,
+            Timeline::ClearRange => st.range = None,
         }
     }
     if resp.drag_started() {
