@@ -6,6 +6,7 @@ mod autotune_view;
 mod code_view;
 mod compare_bar;
 mod compiles_view;
+mod copyable;
 mod dialogs;
 pub mod fonts;
 mod graph_view;

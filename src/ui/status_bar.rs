@@ -1,5 +1,6 @@
 //! The status bar: what is open, what is loading, the last error, the view's cost.
 
+use super::copyable::copyable;
 use crate::app::App;
 
 pub fn show(app: &mut App, tabs: &super::tabs::Tabs, ui: &mut egui::Ui) {
@@ -85,16 +86,17 @@ fn left(app: &mut App, ui: &mut egui::Ui) {
             crate::ui::loading::busy(ui, format!("parsing graphs {}", ws.facts.len()));
         }
         if !ws.index.warnings.is_empty() {
-            ui.colored_label(
-                ui.visuals().warn_fg_color,
-                format!("⚠ {} warning(s)", ws.index.warnings.len()),
-            )
-            .on_hover_text(ws.index.warnings.join("\n"));
+            let all = ws.index.warnings.join("\n");
+            let label = egui::RichText::new(format!("⚠ {} warning(s)", ws.index.warnings.len()))
+                .color(ui.visuals().warn_fg_color);
+            let resp = ui.add(egui::Label::new(label).sense(egui::Sense::click()));
+            copyable(resp.on_hover_text(format!("{all}\n\nClick to copy")), &all);
         }
     }
     if let Some(e) = app.live.failed.as_ref().or(app.error.as_ref()) {
-        ui.colored_label(ui.visuals().error_fg_color, e)
-            .on_hover_text(e);
+        let label = egui::RichText::new(e).color(ui.visuals().error_fg_color);
+        let resp = ui.add(egui::Label::new(label).sense(egui::Sense::click()));
+        copyable(resp.on_hover_text(format!("{e}\n\nClick to copy")), e);
     } else if let Some(n) = &app.notice {
         ui.label(n);
     }

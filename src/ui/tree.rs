@@ -299,16 +299,21 @@ fn entry(ui: &mut egui::Ui, label: &str, f: Row, selected: bool) -> bool {
             }
             Row::Known(f) => {
                 ui.weak(f.nodes.to_string());
-                match f.status() {
-                    "ok" => {}
-                    "warning" => {
-                        ui.colored_label(ui.visuals().warn_fg_color, "⚠")
-                            .on_hover_text(f.problems.join("\n"));
-                    }
-                    _ => {
-                        ui.colored_label(ui.visuals().error_fg_color, "✖")
-                            .on_hover_text(f.problems.join("\n"));
-                    }
+                let (mark, color) = match f.status() {
+                    "ok" => ("", ui.visuals().text_color()),
+                    "warning" => ("⚠", ui.visuals().warn_fg_color),
+                    _ => ("✖", ui.visuals().error_fg_color),
+                };
+                if !mark.is_empty() {
+                    let text = f.problems.join("\n");
+                    let resp = ui.add(
+                        egui::Label::new(egui::RichText::new(mark).color(color))
+                            .sense(egui::Sense::click()),
+                    );
+                    super::copyable::copyable(
+                        resp.on_hover_text(format!("{text}\n\nClick to copy")),
+                        &text,
+                    );
                 }
             }
         }

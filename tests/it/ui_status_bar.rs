@@ -36,3 +36,23 @@ fn a_long_path_is_elided_in_the_middle_not_drawn_over_the_figures() {
         figures
     );
 }
+
+/// The error in the status bar can be copied as text: a click puts it on the clipboard.
+#[test]
+fn the_status_bar_error_is_copied_by_a_click() {
+    let mut app = fxray::app::App::new();
+    app.open(std::path::Path::new("/no/such/run_folder"));
+    let mut h = crate::common::ui::harness(app);
+    settle(&mut h);
+    let error = h.state().app.error.clone().expect("an error is shown");
+    assert!(error.contains("/no/such/run_folder"), "{error}");
+    h.get_by_label(&error).click();
+    h.run_steps(1);
+    let copied = h
+        .output()
+        .platform_output
+        .commands
+        .iter()
+        .any(|c| matches!(c, egui::OutputCommand::CopyText(t) if *t == error));
+    assert!(copied, "{:?}", h.output().platform_output.commands);
+}
