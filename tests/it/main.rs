@@ -34,6 +34,7 @@ mod modules;
 mod modules_hf;
 mod msprobe_link;
 mod msprobe_real;
+mod package;
 mod phase_layout;
 mod phase_pipeline;
 mod platform;
