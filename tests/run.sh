@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of fxray on a fresh Debian machine, set-up included:
-#   1. installs what the UI tests need (Mesa's software Vulkan for egui_kittest snapshots) and
-#      Debian's OpenSSH (the remote tests start their own sshd on 127.0.0.1),
+#   1. installs what the UI tests need (Mesa's software Vulkan for egui_kittest snapshots),
+#      Debian's OpenSSH (the remote tests start their own sshd on 127.0.0.1), and Xvfb with
+#      xdotool (the .deb test starts the real window from the package's desktop entry),
 #   2. checks formatting and lints,
 #   3. runs `cargo test` (unit, integration, CLI and UI tests against the real debug trees in tests/fixtures),
 #   4. runs the end-to-end tests with real PyTorch (CPU), msprobe, transformers and tlparse,
@@ -14,7 +15,7 @@ cd "$(dirname "$0")/.."
 
 need_pkgs=()
 for p in mesa-vulkan-drivers libvulkan1 libgl1-mesa-dri libegl1 libegl-mesa0 \
-    openssh-server openssh-client; do
+    openssh-server openssh-client xvfb xdotool man-db; do
     dpkg -s "$p" >/dev/null 2>&1 || need_pkgs+=("$p")
 done
 if [ ${#need_pkgs[@]} -gt 0 ]; then

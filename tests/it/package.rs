@@ -58,3 +58,128 @@ fn the_package_ships_the_app_and_not_the_test_data() {
         "only {bytes} bytes listed: the list was not read"
     );
 }
+
+/// A free X display number for a private Xvfb.
+fn free_display() -> u32 {
+    (90..200)
+        .find(|n| !Path::new(&format!("/tmp/.X11-unix/X{n}")).exists())
+        .expect("a free display")
+}
+
+/// The Debian package holds the binary, a desktop entry, its icon, the man page and the
+/// completions; unpacked into a root (as `dpkg -i` would, without touching this machine's
+/// /usr), the entry's `Exec` line opens the window under Xvfb.
+#[test]
+fn the_debian_package_starts_the_app_from_its_desktop_entry() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = tempfile::tempdir().expect("tempdir");
+    let built = std::process::Command::new(root.join("assets/packaging/deb.sh"))
+        .arg(env!("CARGO_BIN_EXE_fxray"))
+        .arg(out.path())
+        .env("FXRAY_DEB_COMPRESSION", "none")
+        .output()
+        .expect("deb.sh (needs Debian's dpkg-deb)");
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let deb = String::from_utf8_lossy(&built.stdout).trim().to_string();
+    assert!(deb.ends_with(".deb") && Path::new(&deb).is_file(), "{deb}");
+
+    let installed = out.path().join("root");
+    let x = std::process::Command::new("dpkg-deb")
+        .args(["-x", &deb])
+        .arg(&installed)
+        .status()
+        .expect("dpkg-deb -x");
+    assert!(x.success());
+    for f in [
+        "usr/bin/fxray",
+        "usr/share/applications/fxray.desktop",
+        "usr/share/icons/hicolor/scalable/apps/fxray.svg",
+        "usr/share/man/man1/fxray.1.gz",
+        "usr/share/bash-completion/completions/fxray",
+    ] {
+        assert!(installed.join(f).is_file(), "{f} not in the package");
+    }
+    let entry = std::fs::read_to_string(installed.join("usr/share/applications/fxray.desktop"))
+        .expect("desktop entry");
+    assert!(entry.contains("Icon=fxray"), "{entry}");
+    let exec = entry
+        .lines()
+        .find_map(|l| l.strip_prefix("Exec="))
+        .expect("an Exec line");
+    // Field codes (`%f`) are the file a launcher passes; started from the menu there is none.
+    let argv: Vec<&str> = exec
+        .split_whitespace()
+        .filter(|w| !w.starts_with('%'))
+        .collect();
+    assert_eq!(argv.first(), Some(&"fxray"), "{exec}");
+
+    let n = free_display();
+    let display = format!(":{n}");
+    let mut xvfb = std::process::Command::new("Xvfb")
+        .args([
+            display.as_str(),
+            "-screen",
+            "0",
+            "1280x800x24",
+            "-nolisten",
+            "tcp",
+        ])
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("Xvfb (Debian's xvfb)");
+    // The server is up once its socket exists.
+    let socket = format!("/tmp/.X11-unix/X{n}");
+    let t = std::time::Instant::now();
+    while !Path::new(&socket).exists() {
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(20),
+            "Xvfb did not start"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let runtime = tempfile::tempdir().expect("tempdir");
+    let path = format!(
+        "{}:{}",
+        installed.join("usr/bin").display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut app = std::process::Command::new(argv[0])
+        .args(&argv[1..])
+        .env("PATH", &path)
+        .env("DISPLAY", &display)
+        .env("XDG_RUNTIME_DIR", runtime.path())
+        .env_remove("WAYLAND_DISPLAY")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the Exec line starts");
+    let t = std::time::Instant::now();
+    let mut window = false;
+    while t.elapsed() < std::time::Duration::from_secs(60) {
+        if let Ok(Some(status)) = app.try_wait() {
+            let mut err = String::new();
+            let _ = std::io::Read::read_to_string(app.stderr.as_mut().unwrap(), &mut err);
+            let _ = xvfb.kill();
+            panic!("fxray exited ({status}) before its window showed: {err}");
+        }
+        let found = std::process::Command::new("xdotool")
+            .args(["search", "--name", "^fxray"])
+            .env("DISPLAY", &display)
+            .output()
+            .expect("xdotool");
+        if found.status.success() && !found.stdout.is_empty() {
+            window = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    let _ = app.kill();
+    let _ = app.wait();
+    let _ = xvfb.kill();
+    let _ = xvfb.wait();
+    assert!(window, "no fxray window within 60 s on {display}");
+}
