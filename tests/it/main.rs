@@ -32,6 +32,7 @@ mod layout;
 mod logs;
 mod modules;
 mod modules_hf;
+mod monkey;
 mod msprobe_link;
 mod msprobe_real;
 mod package;
