@@ -81,6 +81,20 @@ struct Run {
     slowest: Duration,
 }
 
+fn button(
+    h: &mut egui_kittest::Harness<'static, fxray::ui::Fxray>,
+    pos: Pos2,
+    button: PointerButton,
+    pressed: bool,
+) {
+    h.event(Event::PointerButton {
+        pos,
+        button,
+        pressed,
+        modifiers: Modifiers::NONE,
+    });
+}
+
 fn monkey(name: &str, app: App, seed: u64, events: u64) -> Run {
     let mut h = harness_sized(app, SIZE);
     settle(&mut h);
@@ -90,7 +104,7 @@ fn monkey(name: &str, app: App, seed: u64, events: u64) -> Run {
         frames: 0,
         slowest: Duration::ZERO,
     };
-    let mut step = |h: &mut egui_kittest::Harness<'static, fxray::ui::Fxray>, run: &mut Run| {
+    let step = |h: &mut egui_kittest::Harness<'static, fxray::ui::Fxray>, run: &mut Run| {
         let t = Instant::now();
         h.step();
         run.slowest = run.slowest.max(t.elapsed());
@@ -101,39 +115,23 @@ fn monkey(name: &str, app: App, seed: u64, events: u64) -> Run {
         match rng.below(10) {
             0..=3 => {
                 h.event(Event::PointerMoved(p));
-                let button = if rng.below(6) == 0 {
+                let which = if rng.below(6) == 0 {
                     PointerButton::Secondary
                 } else {
                     PointerButton::Primary
                 };
-                for pressed in [true, false] {
-                    h.event(Event::PointerButton {
-                        pos: p,
-                        button,
-                        pressed,
-                        modifiers: Modifiers::NONE,
-                    });
-                }
+                button(&mut h, p, which, true);
+                button(&mut h, p, which, false);
             }
             4 | 5 => {
                 let to = rng.pos();
                 h.event(Event::PointerMoved(p));
-                h.event(Event::PointerButton {
-                    pos: p,
-                    button: PointerButton::Primary,
-                    pressed: true,
-                    modifiers: Modifiers::NONE,
-                });
+                button(&mut h, p, PointerButton::Primary, true);
                 step(&mut h, &mut run);
                 h.event(Event::PointerMoved(p + (to - p) * 0.5));
                 step(&mut h, &mut run);
                 h.event(Event::PointerMoved(to));
-                h.event(Event::PointerButton {
-                    pos: to,
-                    button: PointerButton::Primary,
-                    pressed: false,
-                    modifiers: Modifiers::NONE,
-                });
+                button(&mut h, to, PointerButton::Primary, false);
             }
             6 | 7 => {
                 h.event(Event::PointerMoved(p));
