@@ -56,3 +56,54 @@ fn the_status_bar_error_is_copied_by_a_click() {
         .any(|c| matches!(c, egui::OutputCommand::CopyText(t) if *t == error));
     assert!(copied, "{:?}", h.output().platform_output.commands);
 }
+
+/// Opening a large tree shows what is still loading, with counts (`passes read k/n`, then
+/// `laying out`, `modules`, `diffs`); opening something else meanwhile abandons it: the new
+/// tree is shown, and nothing of the first lands on it.
+#[test]
+fn a_long_open_shows_its_progress_and_is_cancelled_by_the_next() {
+    let big = fixture("npugraph_ex/stress_20k");
+    let mut app = fxray::app::App::new();
+    app.open(&big);
+    let mut h = crate::common::ui::harness(app);
+    let mut said = Vec::new();
+    for _ in 0..600 {
+        h.step();
+        if let Some(node) = h.query_by_label_contains("passes read ") {
+            // The node's debug form holds its label (`passes read 3/11 · …`).
+            let text = format!("{node:?}");
+            if !said.contains(&text) {
+                said.push(text);
+            }
+        }
+        let loading_phase = h.state().app.phase.as_ref().is_some_and(|p| !p.complete());
+        if said.len() >= 2 && loading_phase {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    assert!(
+        said.iter().any(|s| s.contains(&format!(
+            "/{}",
+            h.state().app.phase.as_ref().map_or(0, |p| p.passes.len())
+        ))),
+        "no count of the passes: {said:?}"
+    );
+    // Something else, while the first is still loading.
+    let sample = fxray::app::sample_path();
+    h.state_mut().app.open(&sample);
+    settle(&mut h);
+    let app = &h.state().app;
+    let shown = app
+        .phase
+        .as_ref()
+        .and_then(|p| p.current_path())
+        .expect("a pass");
+    assert!(
+        !shown.starts_with(&big),
+        "{} is still shown",
+        shown.display()
+    );
+    assert!(app.error.is_none(), "{:?}", app.error);
+    assert!(h.query_by_label_contains("passes read ").is_none());
+}
