@@ -119,18 +119,19 @@ fn the_debian_package_starts_the_app_from_its_desktop_entry() {
 
     let n = free_display();
     let display = format!(":{n}");
-    let mut xvfb = std::process::Command::new("Xvfb")
-        .args([
-            display.as_str(),
-            "-screen",
-            "0",
-            "1280x800x24",
-            "-nolisten",
-            "tcp",
-        ])
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("Xvfb (Debian's xvfb)");
+    // The server and the app die with this test's thread, however it ends.
+    let mut xvfb = std::process::Command::new("Xvfb");
+    xvfb.args([
+        display.as_str(),
+        "-screen",
+        "0",
+        "1280x800x24",
+        "-nolisten",
+        "tcp",
+    ])
+    .stderr(std::process::Stdio::null());
+    fxray::platform::die_with_starting_thread(&mut xvfb);
+    let mut xvfb = xvfb.spawn().expect("Xvfb (Debian's xvfb)");
     // The server is up once its socket exists.
     let socket = format!("/tmp/.X11-unix/X{n}");
     let t = std::time::Instant::now();
@@ -147,7 +148,9 @@ fn the_debian_package_starts_the_app_from_its_desktop_entry() {
         installed.join("usr/bin").display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    let mut app = std::process::Command::new(argv[0])
+    let mut app = std::process::Command::new(argv[0]);
+    fxray::platform::die_with_starting_thread(&mut app);
+    let mut app = app
         .args(&argv[1..])
         .env("PATH", &path)
         .env("DISPLAY", &display)
