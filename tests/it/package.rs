@@ -62,7 +62,10 @@ fn the_package_ships_the_app_and_not_the_test_data() {
 /// A free X display number for a private Xvfb.
 fn free_display() -> u32 {
     (90..200)
-        .find(|n| !Path::new(&format!("/tmp/.X11-unix/X{n}")).exists())
+        .find(|n| {
+            !Path::new(&format!("/tmp/.X11-unix/X{n}")).exists()
+                && !Path::new(&format!("/tmp/.X{n}-lock")).exists()
+        })
         .expect("a free display")
 }
 
@@ -117,8 +120,7 @@ fn the_debian_package_starts_the_app_from_its_desktop_entry() {
         .collect();
     assert_eq!(argv.first(), Some(&"fxray"), "{exec}");
 
-    let n = free_display();
-    let display = format!(":{n}");
+    let display = format!(":{}", free_display());
     // The server and the app die with this test's thread, however it ends.
     let mut xvfb = std::process::Command::new("Xvfb");
     xvfb.args([
@@ -132,13 +134,20 @@ fn the_debian_package_starts_the_app_from_its_desktop_entry() {
     .stderr(std::process::Stdio::null());
     fxray::platform::die_with_starting_thread(&mut xvfb);
     let mut xvfb = xvfb.spawn().expect("Xvfb (Debian's xvfb)");
-    // The server is up once its socket exists.
-    let socket = format!("/tmp/.X11-unix/X{n}");
+    // The server is up once a client is answered (its socket appears before that).
+    let answers = || {
+        std::process::Command::new("xdotool")
+            .arg("getdisplaygeometry")
+            .env("DISPLAY", &display)
+            .stderr(std::process::Stdio::null())
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
     let t = std::time::Instant::now();
-    while !Path::new(&socket).exists() {
+    while !answers() {
         assert!(
             t.elapsed() < std::time::Duration::from_secs(20),
-            "Xvfb did not start"
+            "Xvfb did not start on {display}"
         );
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
