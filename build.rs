@@ -1,5 +1,5 @@
 //! Packs the bundled sample run (`assets/sample`, 3.4 MB of files) into one `.tar.gz` (about
-//! 0.7 MB) that the binary embeds; `pipeline::sample` unpacks it into the cache on first use.
+//! 0.6 MB) that the binary embeds; `pipeline::sample` unpacks it into the cache on first use.
 
 use std::path::PathBuf;
 

@@ -69,7 +69,7 @@ fn write_json(
     output: Option<&Path>,
 ) -> Result<()> {
     use std::io::Write;
-    let label = graph.display().to_string();
+    let label = crate::sources::remote::display(graph);
     match output {
         Some(p) => {
             let f = std::fs::File::create(p).map_err(|e| Error::io(p, &e))?;

@@ -457,7 +457,6 @@ fn split_interpreter(
     (python, command)
 }
 
-/// Writes `text` to `path`, or to standard output when `path` is `None`.
 /// `v` as every `--json` prints it: pretty, one trailing newline, and each path of a remote
 /// tree written as the user typed it (`ssh://user@host:port/abs/path`), not as the mount fxray
 /// reads it by (`/ssh:user@host:port/abs/path`): a script takes the address back to fxray or
@@ -487,6 +486,7 @@ fn typed_addresses(v: &mut serde_json::Value) {
     }
 }
 
+/// Writes `text` to `path`, or to standard output when `path` is `None`.
 pub(crate) fn emit(text: &str, path: Option<&std::path::Path>) -> Result<()> {
     use std::io::Write;
     match path {

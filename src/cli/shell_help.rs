@@ -13,8 +13,8 @@ pub fn completions(shell: clap_complete::Shell) -> Result<()> {
     write_out(&out)
 }
 
-/// The page of `fxray` itself, with every subcommand's usage and options in its own section
-/// (`man fxray` is where a terminal user looks first).
+/// The page of `fxray` itself, with every subcommand's usage and options in its own section,
+/// `bench`'s too (`man fxray` is where a terminal user looks first).
 pub fn man() -> Result<()> {
     let cmd = Cli::command().name("fxray");
     let mut out = Vec::new();
@@ -27,33 +27,41 @@ pub fn man() -> Result<()> {
     page.render_options_section(&mut out).map_err(err)?;
     writeln!(out, ".SH COMMANDS").map_err(err)?;
     for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
-        let name = format!("fxray {}", sub.get_name());
-        let mut sub = sub.clone().bin_name(&name);
-        sub.build();
-        writeln!(out, ".SS {}", roff_escape(&name)).map_err(err)?;
-        if let Some(about) = sub.get_long_about().or(sub.get_about()) {
-            writeln!(out, "{}", roff_escape(&about.to_string())).map_err(err)?;
-        }
-        let usage = sub.render_usage().to_string();
-        writeln!(
-            out,
-            ".PP\n.B {}",
-            roff_escape(usage.trim_start_matches("Usage: "))
-        )
-        .map_err(err)?;
-        for arg in sub.get_arguments().filter(|a| !a.is_hide_set()) {
-            let name = match (arg.get_short(), arg.get_long()) {
-                (Some(s), Some(l)) => format!("-{s}, --{l}"),
-                (None, Some(l)) => format!("--{l}"),
-                (Some(s), None) => format!("-{s}"),
-                (None, None) => arg.get_id().to_string().to_uppercase(),
-            };
-            let help = arg.get_help().map(ToString::to_string).unwrap_or_default();
-            writeln!(out, ".TP\n{}\n{}", roff_escape(&name), roff_escape(&help)).map_err(err)?;
-        }
+        section(&mut out, sub, "fxray").map_err(err)?;
     }
     page.render_version_section(&mut out).map_err(err)?;
     write_out(&out)
+}
+
+/// `.SS fxray bench open`: one command's about, usage and arguments, then its own subcommands'.
+fn section(out: &mut Vec<u8>, sub: &clap::Command, parent: &str) -> std::io::Result<()> {
+    let name = format!("{parent} {}", sub.get_name());
+    let mut cmd = sub.clone().bin_name(&name);
+    cmd.build();
+    writeln!(out, ".SS {}", roff_escape(&name))?;
+    if let Some(about) = cmd.get_long_about().or(cmd.get_about()) {
+        writeln!(out, "{}", roff_escape(&about.to_string()))?;
+    }
+    let usage = cmd.render_usage().to_string();
+    writeln!(
+        out,
+        ".PP\n.B {}",
+        roff_escape(usage.trim_start_matches("Usage: "))
+    )?;
+    for arg in cmd.get_arguments().filter(|a| !a.is_hide_set()) {
+        let flag = match (arg.get_short(), arg.get_long()) {
+            (Some(s), Some(l)) => format!("-{s}, --{l}"),
+            (None, Some(l)) => format!("--{l}"),
+            (Some(s), None) => format!("-{s}"),
+            (None, None) => arg.get_id().to_string().to_uppercase(),
+        };
+        let help = arg.get_help().map(ToString::to_string).unwrap_or_default();
+        writeln!(out, ".TP\n{}\n{}", roff_escape(&flag), roff_escape(&help))?;
+    }
+    for child in sub.get_subcommands().filter(|s| !s.is_hide_set()) {
+        section(out, child, &name)?;
+    }
+    Ok(())
 }
 
 /// Text as roff shows it: a leading `.` or `'` would be read as a request, `\\` as an escape.

@@ -80,7 +80,7 @@ fn json_line(c: &Change, role: &str) -> String {
         "time": humantime::format_rfc3339_millis(c.time).to_string(),
         "kind": c.kind,
         "role": role,
-        "path": c.path,
+        "path": crate::sources::remote::display(&c.path),
     })
     .to_string()
 }

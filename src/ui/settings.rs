@@ -34,11 +34,12 @@ impl Theme {
         }
     }
 
-    /// Shows the window in this theme.
+    /// Shows the window in this theme from now on, whatever the desktop's (a preference, not
+    /// the visuals of the theme in effect: those the desktop's theme would replace).
     pub fn apply(self, ctx: &egui::Context) {
-        ctx.set_visuals(match self {
-            Theme::Light => egui::Visuals::light(),
-            Theme::Dark => egui::Visuals::dark(),
+        ctx.set_theme(match self {
+            Theme::Light => egui::Theme::Light,
+            Theme::Dark => egui::Theme::Dark,
         });
     }
 }

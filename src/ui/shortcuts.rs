@@ -1,4 +1,5 @@
-//! Every key fxray answers, one table per place it answers them. The key handlers read these
+//! Every shortcut key fxray answers, one table per place it answers them (keys typed into a
+//! text field, such as Enter in the search box, belong to that field). The key handlers read these
 //! tables and Help ▸ Keyboard shortcuts lists them, so what the window says a key does is
 //! what the key does.
 

@@ -1,6 +1,6 @@
 //! The status bar: what is open, what is loading, the last error, the view's cost.
 
-use super::copyable::copyable;
+use super::copyable::copyable_label;
 use crate::app::App;
 
 pub fn show(app: &mut App, tabs: &super::tabs::Tabs, ui: &mut egui::Ui) {
@@ -89,14 +89,12 @@ fn left(app: &mut App, ui: &mut egui::Ui) {
             let all = ws.index.warnings.join("\n");
             let label = egui::RichText::new(format!("⚠ {} warning(s)", ws.index.warnings.len()))
                 .color(ui.visuals().warn_fg_color);
-            let resp = ui.add(egui::Label::new(label).sense(egui::Sense::click()));
-            copyable(resp.on_hover_text(format!("{all}\n\nClick to copy")), &all);
+            copyable_label(ui, label, &all);
         }
     }
     if let Some(e) = app.live.failed.as_ref().or(app.error.as_ref()) {
         let label = egui::RichText::new(e).color(ui.visuals().error_fg_color);
-        let resp = ui.add(egui::Label::new(label).sense(egui::Sense::click()));
-        copyable(resp.on_hover_text(format!("{e}\n\nClick to copy")), e);
+        copyable_label(ui, label, e);
     } else if let Some(n) = &app.notice {
         ui.label(n);
     }
@@ -144,7 +142,7 @@ fn right(
     reconnect
 }
 
-/// `host · 12 ms · ↓1.2 MB ↑40 KB`, red with the reason while the link is down; true when the
+/// `host · 12 ms · ↓1.2 MiB ↑40 KiB`, red with the reason while the link is down; true when the
 /// user asks to reconnect.
 fn remote_link(link: &crate::app::LinkStatus, ui: &mut egui::Ui) -> bool {
     let mb = crate::model::size::human_bytes;

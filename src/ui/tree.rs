@@ -306,14 +306,8 @@ fn entry(ui: &mut egui::Ui, label: &str, f: Row, selected: bool) -> bool {
                 };
                 if !mark.is_empty() {
                     let text = f.problems.join("\n");
-                    let resp = ui.add(
-                        egui::Label::new(egui::RichText::new(mark).color(color))
-                            .sense(egui::Sense::click()),
-                    );
-                    super::copyable::copyable(
-                        resp.on_hover_text(format!("{text}\n\nClick to copy")),
-                        &text,
-                    );
+                    let shown = egui::RichText::new(mark).color(color);
+                    super::copyable::copyable_label(ui, shown, &text);
                 }
             }
         }

@@ -270,6 +270,10 @@ fn the_man_page_renders_and_lists_every_command() {
     for sub in fxray::cli::Cli::command().get_subcommands() {
         let head = format!(".SS fxray {}", sub.get_name());
         assert!(page.contains(&head), "no {head}");
+        for child in sub.get_subcommands() {
+            let head = format!(".SS fxray {} {}", sub.get_name(), child.get_name());
+            assert!(page.contains(&head), "no {head}");
+        }
     }
     let dir = tempfile::tempdir().expect("tempdir");
     let file = dir.path().join("fxray.1");

@@ -354,27 +354,44 @@ fn theme_entry(h: &mut Harness<'static, Fxray>) -> &'static str {
     label
 }
 
+fn window_on(desktop: egui::Theme) -> Harness<'static, Fxray> {
+    let mut h = Harness::builder()
+        .with_size(egui::vec2(1400., 900.))
+        .with_theme(desktop)
+        .build_ui_state(|ui, s: &mut Fxray| s.ui(ui), Fxray::new(App::new()));
+    h.run();
+    h
+}
+
+/// On a light desktop the user picks the dark theme, on a dark one the light theme; at the
+/// next launch, on the same desktop, the window comes back in the theme they picked.
 #[test]
 fn the_theme_survives_a_restart() {
-    let mut h = harness(App::new());
-    h.run();
-    let dark_at_start = h.ctx.global_style().visuals.dark_mode;
-    let other = theme_entry(&mut h);
-    h.get_by_label(other).click();
-    h.run_steps(2);
-    assert_eq!(h.ctx.global_style().visuals.dark_mode, !dark_at_start);
-    let mut storage = MemoryStorage::default();
-    eframe::App::save(h.state_mut(), &mut storage);
+    for desktop in [egui::Theme::Light, egui::Theme::Dark] {
+        let mut h = window_on(desktop);
+        let dark_at_start = h.ctx.global_style().visuals.dark_mode;
+        assert_eq!(dark_at_start, desktop == egui::Theme::Dark);
+        let other = theme_entry(&mut h);
+        h.get_by_label(other).click();
+        h.run_steps(2);
+        assert_eq!(h.ctx.global_style().visuals.dark_mode, !dark_at_start);
+        let mut storage = MemoryStorage::default();
+        eframe::App::save(h.state_mut(), &mut storage);
 
-    // A new window, as at the next launch, reads the storage before its first frame.
-    let mut again = harness(App::new());
-    assert_eq!(again.ctx.global_style().visuals.dark_mode, dark_at_start);
-    let ctx = again.ctx.clone();
-    again.state_mut().restore_settings(&storage, &ctx);
-    again.run();
-    assert_eq!(again.ctx.global_style().visuals.dark_mode, !dark_at_start);
-    // The menu offers the way back.
-    assert_ne!(theme_entry(&mut again), other);
+        // A new window reads the storage before its first frame.
+        let mut again = window_on(desktop);
+        assert_eq!(again.ctx.global_style().visuals.dark_mode, dark_at_start);
+        let ctx = again.ctx.clone();
+        again.state_mut().restore_settings(&storage, &ctx);
+        again.run();
+        assert_eq!(
+            again.ctx.global_style().visuals.dark_mode,
+            !dark_at_start,
+            "on a {desktop:?} desktop"
+        );
+        // The menu offers the way back.
+        assert_ne!(theme_entry(&mut again), other);
+    }
 }
 
 /// Help ▸ Keyboard shortcuts lists every row of the tables the key handlers read (keys as
