@@ -34,7 +34,7 @@ Architecture: $arch
 Maintainer: fxray developers <fxray@invalid>
 Installed-Size: $size_kib
 Depends: libc6, libgcc-s1
-Recommends: openssh-client, libvulkan1 | libgl1
+Recommends: openssh-client, libvulkan1 | libgl1, libxkbcommon-x11-0, xdg-desktop-portal
 Section: devel
 Priority: optional
 Description: see inside a torch.compile run
