@@ -41,15 +41,9 @@ pub fn wait_measured(child: &mut Child) -> std::io::Result<(ExitStatus, Option<u
     imp::wait_measured(child)
 }
 
-/// How a run ended: its exit code, or the signal that stopped it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Ended {
-    Code(i32),
-    Signal(i32),
-}
-
-pub fn ended(s: ExitStatus) -> Ended {
-    imp::ended(s)
+/// The signal that stopped a process, where signals exist (`ExitStatus::code` is `None` then).
+pub fn exit_signal(s: ExitStatus) -> Option<i32> {
+    imp::exit_signal(s)
 }
 
 /// Starts `cmd` in a process group of its own, so stopping it reaches its children (torchrun's
@@ -114,7 +108,7 @@ pub fn program_names(name: &str) -> Vec<String> {
 
 #[cfg(unix)]
 mod imp {
-    use crate::platform::{Ended, Stop, Usage};
+    use crate::platform::{Stop, Usage};
     use std::path::Path;
     use std::process::{Child, Command, ExitStatus};
     use std::time::Duration;
@@ -171,13 +165,9 @@ mod imp {
         Ok((ExitStatus::from_raw(status), of(&u).peak_bytes))
     }
 
-    pub fn ended(s: ExitStatus) -> Ended {
+    pub fn exit_signal(s: ExitStatus) -> Option<i32> {
         use std::os::unix::process::ExitStatusExt;
-        match (s.code(), s.signal()) {
-            (Some(c), _) => Ended::Code(c),
-            (None, Some(sig)) => Ended::Signal(sig),
-            _ => Ended::Code(-1),
-        }
+        s.signal()
     }
 
     pub fn own_process_group(cmd: &mut Command) {
@@ -264,7 +254,7 @@ mod imp {
 
 #[cfg(not(unix))]
 mod imp {
-    use crate::platform::{Ended, Stop, Usage};
+    use crate::platform::{Stop, Usage};
     use std::path::Path;
     use std::process::{Child, Command, ExitStatus};
 
@@ -283,8 +273,8 @@ mod imp {
         Ok((child.wait()?, None))
     }
 
-    pub fn ended(s: ExitStatus) -> Ended {
-        Ended::Code(s.code().unwrap_or(-1))
+    pub fn exit_signal(_s: ExitStatus) -> Option<i32> {
+        None
     }
 
     pub fn own_process_group(_cmd: &mut Command) {}

@@ -10,7 +10,7 @@ pub fn completions(shell: clap_complete::Shell) -> Result<()> {
     let mut cmd = Cli::command();
     let mut out = Vec::new();
     clap_complete::generate(shell, &mut cmd, "fxray", &mut out);
-    write_out(&out)
+    super::emit(&String::from_utf8_lossy(&out), None)
 }
 
 /// The page of `fxray` itself, with every subcommand's usage and options in its own section,
@@ -30,7 +30,7 @@ pub fn man() -> Result<()> {
         section(&mut out, sub, "fxray").map_err(err)?;
     }
     page.render_version_section(&mut out).map_err(err)?;
-    write_out(&out)
+    super::emit(&String::from_utf8_lossy(&out), None)
 }
 
 /// `.SS fxray bench open`: one command's about, usage and arguments, then its own subcommands'.
@@ -77,8 +77,4 @@ fn roff_escape(s: &str) -> String {
         })
         .collect::<Vec<_>>()
         .join("\n")
-}
-
-fn write_out(bytes: &[u8]) -> Result<()> {
-    super::emit(&String::from_utf8_lossy(bytes), None)
 }

@@ -219,8 +219,9 @@ pub fn run_folders(root: &Path) -> Vec<PathBuf> {
 }
 
 fn exit_of(s: std::process::ExitStatus) -> Exit {
-    match platform::ended(s) {
-        platform::Ended::Code(c) => Exit::Code(c),
-        platform::Ended::Signal(sig) => Exit::Signal(sig),
+    match (s.code(), platform::exit_signal(s)) {
+        (Some(c), _) => Exit::Code(c),
+        (None, Some(sig)) => Exit::Signal(sig),
+        _ => Exit::Code(-1),
     }
 }

@@ -49,7 +49,7 @@ pub struct ViewState {
     /// The views of the centre of the window.
     pub tabs: tabs::Tabs,
     /// The theme the user chose, if they chose one (saved across restarts).
-    pub theme: Option<settings::Theme>,
+    pub theme: Option<egui::Theme>,
     /// Help ▸ Keyboard shortcuts is open.
     pub show_shortcuts: bool,
 }
@@ -311,11 +311,11 @@ fn menu_bar(app: &mut App, view: &mut ViewState, ui: &mut egui::Ui) {
                 .clicked()
             {
                 let theme = if dark {
-                    settings::Theme::Light
+                    egui::Theme::Light
                 } else {
-                    settings::Theme::Dark
+                    egui::Theme::Dark
                 };
-                theme.apply(ui.ctx());
+                ui.ctx().set_theme(theme);
                 view.theme = Some(theme);
                 ui.close();
             }

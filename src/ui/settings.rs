@@ -11,39 +11,6 @@ const RUN_FORM_KEY: &str = "fxray.run.form";
 const RUN_HISTORY_KEY: &str = "fxray.run.history";
 const THEME_KEY: &str = "fxray.theme";
 
-/// Light or dark, as the user last chose it (View ▸ Light theme / Dark theme).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Theme {
-    Light,
-    Dark,
-}
-
-impl Theme {
-    fn key(self) -> &'static str {
-        match self {
-            Theme::Light => "light",
-            Theme::Dark => "dark",
-        }
-    }
-
-    fn of_key(s: &str) -> Option<Theme> {
-        match s {
-            "light" => Some(Theme::Light),
-            "dark" => Some(Theme::Dark),
-            _ => None,
-        }
-    }
-
-    /// Shows the window in this theme from now on, whatever the desktop's (a preference, not
-    /// the visuals of the theme in effect: those the desktop's theme would replace).
-    pub fn apply(self, ctx: &egui::Context) {
-        ctx.set_theme(match self {
-            Theme::Light => egui::Theme::Light,
-            Theme::Dark => egui::Theme::Dark,
-        });
-    }
-}
-
 impl Fxray {
     /// Writes what survives a restart.
     pub fn save_settings(&self, storage: &mut dyn eframe::Storage) {
@@ -65,7 +32,7 @@ impl Fxray {
             serde_json::to_string(&self.app.run.history),
         );
         if let Some(t) = self.view.theme {
-            storage.set_string(THEME_KEY, t.key().to_string());
+            put(THEME_KEY, serde_json::to_string(&t));
         }
     }
 
@@ -86,11 +53,12 @@ impl Fxray {
         {
             self.app.run.history = history;
         }
-        if let Some(t) = storage
-            .get_string(THEME_KEY)
-            .and_then(|s| Theme::of_key(&s))
+        if let Some(t) = storage.get_string(THEME_KEY)
+            && let Ok(t) = serde_json::from_str::<egui::Theme>(&t)
         {
-            t.apply(ctx);
+            // A preference, which egui keeps over the desktop's theme (setting the visuals of
+            // the theme in effect would be replaced by the desktop's).
+            ctx.set_theme(t);
             self.view.theme = Some(t);
         }
     }

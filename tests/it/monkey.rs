@@ -8,7 +8,7 @@
 //! run; each case prints its seed before it starts.
 
 use crate::common::fixture;
-use crate::common::ui::{WAIT, harness_sized, settle};
+use crate::common::ui::{WAIT, harness_sized, opened, settle};
 use egui::{Event, Key, Modifiers, PointerButton, Pos2, Vec2};
 use egui_kittest::kittest::Queryable;
 use fxray::app::App;
@@ -181,13 +181,6 @@ fn monkey(name: &str, app: App, seed: u64, events: u64) -> Run {
         run.events
     );
     run
-}
-
-fn opened(path: &Path) -> App {
-    let mut app = App::new();
-    app.open(path);
-    assert!(app.wait_idle(WAIT), "opening {} timed out", path.display());
-    app
 }
 
 #[test]

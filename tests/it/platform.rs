@@ -4,7 +4,7 @@
 //! laptop. Tests may test an OS's own behaviour (a symlink loop, an unreadable file) under a
 //! `cfg`, but call the OS through the platform module too: no `libc` outside it anywhere.
 
-use crate::common::rust_lines_where;
+use crate::common::{rust_lines_where, tree_of};
 use std::path::Path;
 
 /// What nothing but `src/platform.rs` may write.
@@ -50,32 +50,22 @@ fn os_calls_live_in_the_platform_module_only() {
 /// reported, a test's `cfg(unix)` is not.
 #[test]
 fn the_check_finds_a_stray_call() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let src = dir.path().join("src").join("cli");
-    std::fs::create_dir_all(&src).expect("mkdir");
-    std::fs::write(
-        src.join("bench.rs"),
-        "fn f() {\n    unsafe { libc::getrusage(0, p) };\n}\n",
-    )
-    .expect("write");
-    std::fs::write(
-        dir.path().join("src").join("platform.rs"),
-        "use libc::c_int;\n",
-    )
-    .expect("write");
-    let tests = dir.path().join("tests");
-    std::fs::create_dir_all(&tests).expect("mkdir");
-    std::fs::write(
-        tests.join("t.rs"),
-        "#[cfg(unix)]\nfn g() { unsafe { libc::kill(1, 0) }; }\n",
-    )
-    .expect("write");
-    std::fs::write(
-        src.join("more.rs"),
-        "use std::os::fd::AsRawFd;\nconst MAC: bool = cfg!(target_vendor = \"apple\");\n\
-         #[cfg(any(unix, test))]\nfn h() {}\nuse std::os::raw::c_int;\n",
-    )
-    .expect("write");
+    let dir = tree_of(&[
+        (
+            "src/cli/bench.rs",
+            "fn f() {\n    unsafe { libc::getrusage(0, p) };\n}\n",
+        ),
+        ("src/platform.rs", "use libc::c_int;\n"),
+        (
+            "tests/t.rs",
+            "#[cfg(unix)]\nfn g() { unsafe { libc::kill(1, 0) }; }\n",
+        ),
+        (
+            "src/cli/more.rs",
+            "use std::os::fd::AsRawFd;\nconst MAC: bool = cfg!(target_vendor = \"apple\");\n\
+             #[cfg(any(unix, test))]\nfn h() {}\nuse std::os::raw::c_int;\n",
+        ),
+    ]);
     let found = os_calls_outside_platform(dir.path());
     assert_eq!(found.len(), 5, "{found:?}");
     assert!(found[0].starts_with("src/cli/bench.rs:2:"), "{found:?}");

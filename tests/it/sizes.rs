@@ -3,7 +3,7 @@
 //! "MB", "kB" and "KB" for the same powers of 1024; a decimal unit name in a string of `src/`
 //! fails here.
 
-use crate::common::rust_lines_where;
+use crate::common::{rust_lines_where, tree_of};
 use std::path::Path;
 
 fn offenders(root: &Path) -> Vec<String> {
@@ -28,14 +28,10 @@ fn byte_sizes_have_one_formatter() {
 
 #[test]
 fn the_check_finds_a_second_formatter() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let src = dir.path().join("src").join("ui");
-    std::fs::create_dir_all(&src).expect("mkdir");
-    std::fs::write(
-        src.join("panel.rs"),
+    let dir = tree_of(&[(
+        "src/ui/panel.rs",
         "fn f(b: u64) -> String {\n    format!(\"{:.1} MB\", b as f64 / 1e6)\n}\n",
-    )
-    .expect("write");
+    )]);
     let found = offenders(dir.path());
     assert_eq!(found.len(), 1, "{found:?}");
     assert!(found[0].contains("panel.rs:2:"), "{found:?}");

@@ -108,6 +108,18 @@ pub fn walk_files(root: &std::path::Path) -> Vec<PathBuf> {
         .collect()
 }
 
+/// A temporary tree holding `files` (path relative to its root, text): the cases a house
+/// rule's scan must catch.
+pub fn tree_of(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (rel, text) in files {
+        let path = dir.path().join(rel);
+        std::fs::create_dir_all(path.parent().expect("a file's folder")).expect("mkdir");
+        std::fs::write(&path, text).expect("write");
+    }
+    dir
+}
+
 /// `path:line: text` of every line of the `.rs` files under `root/<dir>` (for each of `dirs`,
 /// paths relative to `root`) that `hit(file, line)` picks, `skip` files left out: the house
 /// rules that scan the sources (no OS call outside the platform module, one byte formatter).
