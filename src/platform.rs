@@ -47,8 +47,8 @@ pub fn exit_signal(s: ExitStatus) -> Option<i32> {
 }
 
 /// Starts `cmd` in a process group of its own, so stopping it reaches its children (torchrun's
-/// workers and theirs). Where there are none (Windows), nothing is set, and `stop_group` cannot
-/// stop the run yet: that needs a Job Object.
+/// workers and theirs). Windows has no process groups: nothing is set there, and `stop_group`
+/// ends the process tree rooted at the pid instead.
 pub fn own_process_group(cmd: &mut Command) {
     imp::own_process_group(cmd);
 }
@@ -69,13 +69,13 @@ pub enum Stop {
     Kill,
 }
 
-/// Sends `stop` to process group `pgid`; a group already gone is not an error. Does nothing
-/// where there are no process groups (Windows, see `own_process_group`).
+/// Sends `stop` to process group `pgid`; a group already gone is not an error. On Windows
+/// `pgid` is the first process's id, and its whole tree is ended (`taskkill /T`).
 pub fn stop_group(pgid: i32, stop: Stop) {
     imp::stop_group(pgid, stop);
 }
 
-/// A process of group `pgid` still runs. `false` where groups cannot be asked.
+/// A process of group `pgid` still runs (on Windows: the process `pgid` itself).
 pub fn group_alive(pgid: i32) -> bool {
     imp::group_alive(pgid)
 }
@@ -281,10 +281,32 @@ mod imp {
 
     pub fn die_with_starting_thread(_cmd: &mut Command) {}
 
-    pub fn stop_group(_pgid: i32, _stop: Stop) {}
+    /// `taskkill /T` ends the process and every process it started, the nearest Windows has
+    /// to a process group. A console program cannot be asked to end (it has no window to
+    /// close), so `Term` ends it as `Kill` does.
+    pub fn stop_group(pgid: i32, _stop: Stop) {
+        let _ = quiet("taskkill", &["/PID", &pgid.to_string(), "/T", "/F"])
+            .stdout(std::process::Stdio::null())
+            .status();
+    }
 
-    pub fn group_alive(_pgid: i32) -> bool {
-        false
+    /// `tasklist` prints the process's row when it exists, and an INFO line when not.
+    pub fn group_alive(pgid: i32) -> bool {
+        let pid = pgid.to_string();
+        quiet(
+            "tasklist",
+            &["/FI", &format!("PID eq {pid}"), "/NH", "/FO", "CSV"],
+        )
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains(&format!("\"{pid}\"")))
+    }
+
+    fn quiet(program: &str, args: &[&str]) -> Command {
+        let mut cmd = Command::new(program);
+        cmd.args(args)
+            .stdin(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        cmd
     }
 
     pub fn process_alive(_pid: i32) -> bool {

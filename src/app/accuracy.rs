@@ -7,6 +7,7 @@ use super::jobs::Apply;
 use super::{App, Loading, Nav};
 use crate::analysis::accuracy::Comparison;
 use crate::analysis::accuracy::delta::Delta;
+use crate::model::progress::Progress;
 use crate::pipeline::compare::{self, Described, Options};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -25,6 +26,8 @@ pub struct AccuracyState {
     request: u64,
     /// The difference of the pair the inspector pictures.
     pub delta: Option<DeltaView>,
+    /// How far the compare under way is; a new compare calls the old one off through it.
+    progress: Arc<Progress>,
 }
 
 /// The difference target − golden of one pair of the current compare (its histogram and |Δ|
@@ -64,6 +67,11 @@ impl Apply<App> for DeltaMsg {
 }
 
 impl AccuracyState {
+    /// What the compare under way is doing: `computing pairs 120/450`.
+    pub fn progress_line(&self) -> String {
+        self.progress.line()
+    }
+
     pub fn comparison(&self) -> Option<&Arc<Comparison>> {
         match &self.result {
             Loading::Ready(c) => Some(c),
@@ -110,8 +118,11 @@ impl App {
         a.result = Loading::Loading;
         a.described = None;
         a.delta = None;
+        a.progress.cancel();
+        a.progress = Arc::default();
         let request = a.request;
         let options = Options {
+            progress: a.progress.clone(),
             step: a.step,
             rank: a.rank,
             graph: self
@@ -208,6 +219,7 @@ impl App {
 
     /// Forgets the golden run.
     pub fn drop_golden(&mut self) {
+        self.accuracy.progress.cancel();
         self.accuracy = AccuracyState {
             request: self.accuracy.request + 1,
             ..AccuracyState::default()

@@ -5,6 +5,7 @@ use super::phase::{self, PhaseState};
 use crate::analysis::graph_facts::GraphFacts;
 use crate::analysis::phase_layout::PhaseLayout;
 use crate::model::index::DebugIndex;
+use crate::model::progress::Progress;
 use crate::sources::load;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -37,6 +38,8 @@ pub struct App {
     pub workspace: Option<Workspace>,
     /// The path being opened, while its index is built.
     pub opening: Option<PathBuf>,
+    /// How far that open is; the next open calls it off through it.
+    open_progress: Arc<Progress>,
     /// The last error worth showing, in one line.
     pub error: Option<String>,
     /// Recently opened paths, newest first.
@@ -117,15 +120,29 @@ impl App {
         self.jobs.running() > 0 || self.opening.is_some()
     }
 
+    /// How far the open under way is, once it can say more than "indexing": the archive being
+    /// read (`reading run.tar.gz 45 MiB of 190 MiB`).
+    pub fn opening_progress(&self) -> Option<&Arc<Progress>> {
+        self.opening.as_ref()?;
+        Some(&self.open_progress).filter(|p| !p.line().is_empty())
+    }
+
     /// Starts opening `path` in the background; the current workspace stays until it is ready.
     pub fn open(&mut self, path: &Path) {
         self.generation += 1;
         let generation = self.generation;
         self.opening = Some(path.to_path_buf());
         self.error = None;
+        // An archive still being read for an earlier open is not waited for.
+        self.open_progress.cancel();
+        self.open_progress = Arc::default();
+        let progress = self.open_progress.clone();
         let path = path.to_path_buf();
         self.jobs.spawn(move |out| {
-            let (result, set) = match crate::sources::discover::scan(&path) {
+            let scanned = crate::sources::archive::reading_with(progress, || {
+                crate::sources::discover::scan(&path)
+            });
+            let (result, set) = match scanned {
                 Ok(set) => {
                     let mut index = set.index();
                     load::join_captures(&mut index);

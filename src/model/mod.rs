@@ -11,6 +11,7 @@ pub mod log;
 pub mod msprobe;
 pub mod npy;
 pub mod output_code;
+pub mod progress;
 pub mod size;
 pub mod tensor;
 pub mod timeline;

@@ -70,7 +70,11 @@ fn left(app: &mut App, ui: &mut egui::Ui) {
         live(app, ui);
     }
     if let Some(p) = &app.opening {
-        crate::ui::loading::busy(ui, format!("indexing {}", p.display()));
+        let doing = app
+            .opening_progress()
+            .map(|p| p.line())
+            .unwrap_or_else(|| format!("indexing {}", p.display()));
+        crate::ui::loading::busy(ui, doing);
     } else if let Some(ws) = &app.workspace {
         let files = format!("  ·  {} files", ws.index.files_seen);
         let font = egui::TextStyle::Body.resolve(ui.style());

@@ -338,3 +338,21 @@ fn requires_grad_and_scalar_arguments_are_judged_as_msprobe_does() {
         check_first_divergence(&c, &format!("checks {task}"), "Torch.mul.0.forward");
     }
 }
+
+/// A compare says how far it is (the window's progress line) and stops when called off: a
+/// compare replaced by another is not finished for nothing.
+#[test]
+fn a_compare_counts_its_pairs_and_stops_when_called_off() {
+    let dir = fixture("accuracy/perturb");
+    let (target, golden) = (dir.join("target_tensor"), dir.join("golden_tensor"));
+    let o = Options::default();
+    let (c, _) = compare::compare(&target, &golden, &o).expect("compare");
+    let n = c.pairs.len();
+    assert!(n >= 10);
+    assert_eq!(o.progress.line(), format!("computing pairs {n}/{n}"));
+
+    let called_off = Options::default();
+    called_off.progress.cancel();
+    let err = compare::compare(&target, &golden, &called_off).expect_err("called off");
+    assert!(matches!(err, compare::CompareError::Cancelled), "{err}");
+}

@@ -107,3 +107,83 @@ fn a_long_open_shows_its_progress_and_is_cancelled_by_the_next() {
     assert!(app.error.is_none(), "{:?}", app.error);
     assert!(h.query_by_label_contains("passes read ").is_none());
 }
+
+/// Bytes that do not compress, made as they are read (an archive's bulk without holding it).
+struct Noise {
+    left: u64,
+    state: u64,
+}
+
+impl std::io::Read for Noise {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = buf.len().min(self.left as usize) / 8 * 8;
+        for c in buf[..n].chunks_exact_mut(8) {
+            self.state ^= self.state << 13;
+            self.state ^= self.state >> 7;
+            self.state ^= self.state << 17;
+            c.copy_from_slice(&self.state.to_le_bytes());
+        }
+        self.left -= n as u64;
+        Ok(n)
+    }
+}
+
+/// Opening a large archive says how much of it is read (`reading big.tar 40 MiB of 160 MiB`);
+/// opening something else meanwhile calls the read off where it is: nothing of the archive is
+/// mounted or shown, and the new tree is.
+#[test]
+fn a_long_archive_read_shows_its_bytes_and_is_called_off_by_the_next_open() {
+    let tmp = tempfile::tempdir().unwrap();
+    let archive = tmp.path().join("big.tar");
+    let mut b = tar::Builder::new(std::fs::File::create(&archive).unwrap());
+    b.append_dir_all(".", fixture("showcase")).unwrap();
+    let bulk: u64 = 160 << 20;
+    let mut header = tar::Header::new_gnu();
+    header.set_size(bulk);
+    header.set_mode(0o644);
+    header.set_cksum();
+    let noise = Noise {
+        left: bulk,
+        state: 0x9E37_79B9_7F4A_7C15,
+    };
+    b.append_data(&mut header, "zz_bulk.bin", noise).unwrap();
+    b.finish().unwrap();
+    drop(b);
+
+    let mut app = fxray::app::App::new();
+    app.open(&archive);
+    let mut h = crate::common::ui::harness(app);
+    let mut seen = None;
+    for _ in 0..2000 {
+        h.step();
+        if let Some(node) = h.query_by_label_contains("reading big.tar ") {
+            seen = Some((
+                format!("{node:?}"),
+                h.state().app.opening_progress().cloned(),
+            ));
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    let (said, progress) = seen.expect("no progress line while the archive was read");
+    assert!(said.contains(" of 16"), "{said}");
+    let progress = progress.expect("the read in progress");
+
+    h.state_mut().app.open(&fxray::app::sample_path());
+    settle(&mut h);
+    let (done, total) = progress.counts();
+    assert!(progress.cancelled());
+    assert!(done < total, "read to its end: {done} of {total}");
+    let app = &h.state().app;
+    assert!(app.error.is_none(), "{:?}", app.error);
+    let shown = app
+        .workspace
+        .as_ref()
+        .expect("the sample")
+        .index
+        .root
+        .clone();
+    assert!(!shown.starts_with(&archive), "{}", shown.display());
+    assert!(h.query_by_label_contains("reading big.tar").is_none());
+    assert!(h.state().app.opening_progress().is_none());
+}

@@ -7,6 +7,7 @@ use super::sides::{Side, is_scalar};
 use crate::analysis::accuracy::{
     DtypeClass, Level, Mode, Pair, PairedBy, TensorMetrics, TensorRef, metrics, stats, verdict,
 };
+use crate::model::progress::{Progress, Unit};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
@@ -54,6 +55,7 @@ pub fn all(
     golden: &Side,
     pairs: &[(usize, usize, PairedBy)],
     mode: Mode,
+    progress: &Progress,
 ) -> Vec<Computed> {
     // Pairs on a server are computed there first, in batches; the rest here.
     let far = if mode == Mode::Tensor {
@@ -63,14 +65,23 @@ pub fn all(
                 Some((target.files[i].as_deref()?, golden.files[j].as_deref()?))
             })
             .collect();
-        super::remote::compute(&files)
+        super::remote::compute(&files, progress)
     } else {
         Default::default()
     };
+    progress.stage("computing pairs", pairs.len() as u64, Unit::Items);
     pairs
         .par_iter()
         .map(|&(i, j, how)| {
+            progress.add(1);
             let mut p = base(&target.tensors[i], &golden.tensors[j], how);
+            if progress.cancelled() {
+                // The result is dropped: only the rest of the work is saved.
+                return Computed {
+                    pair: p,
+                    failed: Some("cancelled".into()),
+                };
+            }
             let files = (&target.files[i], &golden.files[j]);
             let failed = match (mode, files) {
                 // A scalar argument: compared by value (msprobe's Parameters checker), its

@@ -15,7 +15,9 @@ use crate::analysis::accuracy::pairing::Naming;
 use crate::analysis::accuracy::{
     Comparison, Mode, Unpaired, mixed, msprobe_csv, pairing, rules, verdict,
 };
+use crate::model::progress::{Progress, Unit};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 pub use delta::{CELLS, delta};
 pub use pair_data::open_tensor;
@@ -31,6 +33,9 @@ pub struct Options {
     /// against an msprobe dump links through the one whose node names cover the npy dump's
     /// best, the last on a tie (the graph that ran).
     pub graphs: Vec<PathBuf>,
+    /// How far the compare is (the window's progress line), and the window's way to call it
+    /// off when another compare replaces it.
+    pub progress: Arc<Progress>,
 }
 
 /// Why a compare could not be made at all (a pair that cannot be read is not one: it gets its
@@ -65,6 +70,8 @@ pub enum CompareError {
     Mixed { target: String, golden: String },
     #[error("{}: {why}", path.display())]
     Csv { path: PathBuf, why: String },
+    #[error("the compare was called off")]
+    Cancelled,
     #[error("internal error: {0}")]
     Internal(String),
 }
@@ -109,6 +116,8 @@ pub fn compare(
     golden: &Path,
     o: &Options,
 ) -> Result<(Comparison, Described), CompareError> {
+    let progress = &o.progress;
+    progress.stage("finding the dumps", 0, Unit::Items);
     let (ft, fg) = rayon::join(
         || locate::find(target, "target"),
         || locate::find(golden, "golden"),
@@ -126,7 +135,7 @@ pub fn compare(
     ) {
         (Some(a), Some(b), ..) => {
             let (x, y) = locate::select_npy(a, b, o.step, o.rank, &mut notes)?;
-            (sides::npy(&x), sides::npy(&y))
+            (sides::npy(&x, progress), sides::npy(&y, progress))
         }
         (_, _, false, false) => {
             let (x, y) =
@@ -161,7 +170,11 @@ pub fn compare(
         target: format!("{} ({})", target.display(), st.describe),
         golden: format!("{} ({})", golden.display(), sg.describe),
     };
-    Ok((compare_sides(&st, &sg, notes), described))
+    let c = compare_sides(&st, &sg, notes, progress);
+    if progress.cancelled() {
+        return Err(CompareError::Cancelled);
+    }
+    Ok((c, described))
 }
 
 /// An npy dump against an msprobe dump (either way round): the msprobe calls linked to the
@@ -187,14 +200,19 @@ fn mixed(
         best.unwrap_or_else(|| graph.to_path_buf())
     };
     let g = link::Graph::read(&graph)?;
-    let n = sides::npy(&sel);
+    let n = sides::npy(&sel, &o.progress);
     let mut m = sides::msprobe(step);
     let who = if npy_is_target { "golden" } else { "target" };
     notes.push(g.name(&mut m, step, who));
     Ok(if npy_is_target { (n, m) } else { (m, n) })
 }
 
-fn compare_sides(st: &sides::Side, sg: &sides::Side, notes: Vec<String>) -> Comparison {
+fn compare_sides(
+    st: &sides::Side,
+    sg: &sides::Side,
+    notes: Vec<String>,
+    progress: &Progress,
+) -> Comparison {
     let mode = if st.has_data() && sg.has_data() {
         Mode::Tensor
     } else {
@@ -205,7 +223,7 @@ fn compare_sides(st: &sides::Side, sg: &sides::Side, notes: Vec<String>) -> Comp
         (Naming::Msprobe, Naming::Nodes) => mixed::pair(&sg.tensors, &st.tensors, false),
         _ => pairing::pair(&st.tensors, &sg.tensors, st.naming),
     };
-    let computed = compute::all(st, sg, &paired.pairs, mode);
+    let computed = compute::all(st, sg, &paired.pairs, mode, progress);
     let unpaired = |side: &sides::Side, idx: &[usize]| -> Vec<Unpaired> {
         idx.iter()
             .map(|&i| {

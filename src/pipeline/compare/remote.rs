@@ -7,6 +7,7 @@ use super::pair_data::{PairData, pair_data};
 use crate::analysis::accuracy::TensorMetrics;
 use crate::analysis::accuracy::metrics::Metric;
 use crate::analysis::accuracy::stats::Summary;
+use crate::model::progress::{Progress, Unit};
 use crate::sources::remote::fs as remote;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -160,7 +161,7 @@ impl From<Wire> for PairData {
 pub type Computed = HashMap<(PathBuf, PathBuf), Result<PairData, String>>;
 
 /// Every pair of `files` whose two files lie on one server, computed there.
-pub fn compute(files: &[(&Path, &Path)]) -> Computed {
+pub fn compute(files: &[(&Path, &Path)], progress: &Progress) -> Computed {
     /// Both files as the client and as the server names them.
     type Item = (PathBuf, PathBuf, String, String);
     let mut by_host: HashMap<String, (remote::Host, Vec<Item>)> = HashMap::new();
@@ -182,14 +183,23 @@ pub fn compute(files: &[(&Path, &Path)]) -> Computed {
     }
     let mut out = Computed::new();
     for (host, items) in by_host.into_values() {
+        progress.stage(
+            format!("computing pairs on {}", host.authority()),
+            items.len() as u64,
+            Unit::Items,
+        );
         let done: Vec<Computed> = items
             .par_chunks(BATCH)
             .map(|chunk| {
+                if progress.cancelled() {
+                    return Computed::new();
+                }
                 let ask: Vec<(String, String)> = chunk
                     .iter()
                     .map(|(_, _, a, b)| (a.clone(), b.clone()))
                     .collect();
                 let answers = remote::compare_pairs(&host, &ask);
+                progress.add(chunk.len() as u64);
                 chunk
                     .iter()
                     .enumerate()

@@ -5,6 +5,7 @@ use super::locate::NpySel;
 use crate::analysis::accuracy::msprobe_csv::call_op;
 use crate::analysis::accuracy::pairing::Naming;
 use crate::analysis::accuracy::{Role, Summary, TensorRef, dataflow};
+use crate::model::progress::{Progress, Unit};
 use crate::model::tensor::{Io, MsprobeStep, TensorInfo};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
@@ -32,7 +33,7 @@ impl Side {
 }
 
 /// An npy data dump's step: every node call in execution order, every file a tensor.
-pub fn npy(sel: &NpySel) -> Side {
+pub fn npy(sel: &NpySel, progress: &Progress) -> Side {
     let mut tensors = Vec::new();
     let mut files = Vec::new();
     for (order, node) in sel.step.execution_order().into_iter().enumerate() {
@@ -58,9 +59,13 @@ pub fn npy(sel: &NpySel) -> Side {
             files.push(Some(f.path.clone()));
         }
     }
+    progress.stage("reading tensor headers", files.len() as u64, Unit::Items);
     let read: Vec<Option<(u64, TensorInfo)>> = files
         .par_iter()
-        .map(|f| f.as_deref().and_then(fingerprint))
+        .map(|f| {
+            progress.add(1);
+            f.as_deref().and_then(fingerprint)
+        })
         .collect();
     // The header's dtype and shape (the mixed pairing matches inputs by shape), and where each
     // input comes from.

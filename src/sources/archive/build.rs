@@ -420,6 +420,13 @@ impl<'a> Builder<'a> {
         }
     }
 
+    /// Drops what was read (a read called off): its cache files go too.
+    pub fn discard(self) {
+        if self.spill_ready {
+            let _ = std::fs::remove_dir_all(&self.spill_dir);
+        }
+    }
+
     pub fn finish(self, root: PathBuf, stamp: Stamp) -> Archive {
         let name = &self.name;
         let mut warnings = Vec::new();

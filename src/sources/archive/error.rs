@@ -39,6 +39,9 @@ pub enum ArchiveError {
     /// Large entries go to the cache folder, and it cannot be written.
     #[error("cannot write large entries to the cache folder {}: {cause}", dir.display())]
     Cache { dir: PathBuf, cause: String },
+    /// Another open replaced the one that was reading it.
+    #[error("reading was called off: another tree was opened")]
+    Cancelled,
     /// The container itself is unreadable (`what`: `.tar`, `.tar.gz`, `.zip`).
     #[error("not a readable {what}: {cause}")]
     Unreadable { what: &'static str, cause: String },

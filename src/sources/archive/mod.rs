@@ -13,9 +13,11 @@ mod error;
 mod tar;
 mod zip;
 
+use crate::model::progress::{Progress, Unit};
 use build::{Builder, LIMITS, Limits};
 pub use error::ArchiveError;
 use std::collections::BTreeMap;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, LazyLock, Mutex};
 
@@ -227,6 +229,47 @@ fn mount(file: &Path, check: bool) -> Result<Arc<Archive>, ArchiveError> {
     Ok(archive)
 }
 
+thread_local! {
+    /// The progress of the work on this thread that may mount an archive ([`reading_with`]).
+    static PROGRESS: std::cell::RefCell<Option<Arc<Progress>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `f` with `progress` for any archive it mounts on this thread: the archive's bytes are
+/// counted there (`reading run.tar.gz 45 MiB of 190 MiB`), and cancelling `progress` calls the
+/// read off at its next block, mounting nothing of it. Opening a tree reads its archive this
+/// way, so the window shows how far it is and a newer open stops it.
+pub fn reading_with<T>(progress: Arc<Progress>, f: impl FnOnce() -> T) -> T {
+    let before = PROGRESS.with(|p| p.replace(Some(progress)));
+    let out = f();
+    PROGRESS.with(|p| *p.borrow_mut() = before);
+    out
+}
+
+/// The archive file, counted and cancellable: each read adds to `progress`, and a read after a
+/// cancel fails, which ends the format's reader wherever it is.
+struct Counted<R> {
+    inner: R,
+    progress: Arc<Progress>,
+}
+
+impl<R: Read> Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.progress.cancelled() {
+            // Not `Interrupted`: `read_exact` and `read_to_end` retry those forever.
+            return Err(std::io::Error::other("cancelled"));
+        }
+        let n = self.inner.read(buf)?;
+        self.progress.add(n as u64);
+        Ok(n)
+    }
+}
+
+impl<R: std::io::Seek> std::io::Seek for Counted<R> {
+    fn seek(&mut self, pos: std::io::SeekFrom) -> std::io::Result<u64> {
+        self.inner.seek(pos)
+    }
+}
+
 /// Forgets every mounted archive but the one `keep` lies in (the tree now open), freeing its
 /// memory and its cache files. A later read of a forgotten path mounts it again.
 pub fn unmount_others(keep: &Path) {
@@ -257,12 +300,29 @@ fn read(file: &Path, stamp: Stamp, limits: &Limits) -> Result<Archive, ArchiveEr
     let format = format_of(&name).ok_or(ArchiveError::NotAnArchive)?;
     let spill = spill_dir(file, stamp);
     build::sweep_stale(&spill);
+    let progress = PROGRESS.with(|p| p.borrow().clone()).unwrap_or_default();
+    progress.stage(format!("reading {name}"), stamp.0, Unit::Bytes);
     let mut b = Builder::new(name, spill, limits);
-    let outcome = match format {
-        Format::TarGz => tar::read_file(file, true, &mut b),
-        Format::Tar => tar::read_file(file, false, &mut b),
-        Format::Zip => zip::read_file(file, &mut b),
+    let open = || {
+        let f = std::fs::File::open(file).map_err(|e| ArchiveError::Io(e.to_string()))?;
+        Ok(std::io::BufReader::with_capacity(
+            1 << 20,
+            Counted {
+                inner: f,
+                progress: progress.clone(),
+            },
+        ))
     };
+    let outcome = match format {
+        Format::TarGz => open().and_then(|f| tar::read(f, true, &mut b)),
+        Format::Tar => open().and_then(|f| tar::read(f, false, &mut b)),
+        Format::Zip => zip::read(open, &mut b),
+    };
+    if progress.cancelled() {
+        // A part of an archive is never mounted: the next open of it reads it whole.
+        b.discard();
+        return Err(ArchiveError::Cancelled);
+    }
     finish(b, outcome, file.to_path_buf(), stamp)
 }
 

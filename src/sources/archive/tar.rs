@@ -4,14 +4,8 @@
 use super::build::{Builder, Flow, Skip};
 use super::error::ArchiveError;
 use std::io::{BufReader, Read};
-use std::path::Path;
 
-/// Reads every entry of the archive `file` into `b`. The error is the cause, without the path.
-pub fn read_file(file: &Path, gz: bool, b: &mut Builder) -> Result<(), ArchiveError> {
-    let f = std::fs::File::open(file).map_err(|e| ArchiveError::Io(e.to_string()))?;
-    read(BufReader::with_capacity(1 << 20, f), gz, b)
-}
-
+/// Reads every entry of the archive in `f` into `b`. The error is the cause, without the path.
 pub fn read(f: impl Read, gz: bool, b: &mut Builder) -> Result<(), ArchiveError> {
     if gz {
         // Inflated in large blocks: tar asks for 512 bytes at a time, and each call into the

@@ -3,20 +3,8 @@
 
 use super::build::{Builder, Flow, Skip};
 use super::error::ArchiveError;
-use std::io::{BufReader, Read, Seek};
-use std::path::{Path, PathBuf};
-
-/// Reads every entry of the archive `file` into `b`. The error is the cause, without the path.
-pub fn read_file(file: &Path, b: &mut Builder) -> Result<(), ArchiveError> {
-    read(
-        || {
-            std::fs::File::open(file)
-                .map(|f| BufReader::with_capacity(1 << 20, f))
-                .map_err(|e| ArchiveError::Io(e.to_string()))
-        },
-        b,
-    )
-}
+use std::io::{Read, Seek};
+use std::path::PathBuf;
 
 /// `open` gives a fresh reader from the start: once for the central directory, once more for
 /// the local headers when that fails.

@@ -37,7 +37,7 @@ pub(super) fn show(acc: &AccuracyState, node: Option<&str>, ui: &mut egui::Ui) -
             return pick();
         }
         Loading::Loading => {
-            crate::ui::loading::busy(ui, "comparing…");
+            crate::ui::loading::busy(ui, acc.progress_line());
             return pick();
         }
         Loading::Failed(e) => {

@@ -150,7 +150,11 @@ impl Tab for AccuracyTab {
         let c = match &app.accuracy.result {
             Loading::Idle => return,
             Loading::Loading => {
-                crate::ui::loading::busy(ui, "comparing with the golden run…");
+                let doing = format!(
+                    "comparing with the golden run: {}",
+                    app.accuracy.progress_line()
+                );
+                crate::ui::loading::busy(ui, doing);
                 return;
             }
             Loading::Failed(e) => {
