@@ -2,11 +2,12 @@
 //! of that op.
 
 use super::module_call::chunk;
-use super::{Ctx, Link, same_type, within};
+use super::{Ctx, Link, file_name, same_type, within};
 use crate::analysis::modules::Confidence;
 use crate::model::msprobe::StackFrame;
 use crate::model::tensor::{MsprobeCall, MsprobeStep, MsprobeTensor};
 use std::collections::HashMap;
+use std::rc::Rc;
 
 /// The module entry the dump was in at a call, and which call of that module it was.
 #[derive(Clone, Copy)]
@@ -18,10 +19,11 @@ pub(super) struct Inside<'a> {
 
 /// For each API entry: its index among the calls of the same API inside the same module entry,
 /// and among those made from the same source line (`stack.json`).
+/// Both by entry index: dense, as nearly every entry of an API-level dump has one.
 pub(super) struct Calls {
-    in_module: HashMap<usize, u32>,
+    in_module: Vec<u32>,
     /// (k, of n): the entry is the k-th of n calls of its API from its source line.
-    at_line: HashMap<usize, (u32, u32)>,
+    at_line: Vec<Option<(u32, u32)>>,
 }
 
 impl Calls {
@@ -35,8 +37,9 @@ impl Calls {
         let mut seen: HashMap<(Option<usize>, &str, &str), u32> = HashMap::new();
         let mut seen_line: HashMap<(&str, u32, &str, &str), u32> = HashMap::new();
         let mut inside = None;
-        let mut in_module = HashMap::new();
-        let mut at_line = HashMap::new();
+        let mut in_module = vec![0; step.entries.len()];
+        let mut at_line = vec![None; step.entries.len()];
+        let mut lines = Vec::new();
         for (i, e) in step.entries.iter().enumerate() {
             match &e.call {
                 Some(MsprobeCall::Module { backward: b, .. }) if *b == backward => inside = Some(i),
@@ -48,26 +51,24 @@ impl Calls {
                 }) if *b == backward => {
                     let here = parents.get(i).copied().flatten().or(inside);
                     let k = seen.entry((here, prefix, op)).or_default();
-                    in_module.insert(i, *k);
+                    in_module[i] = *k;
                     *k += 1;
                     if let Some(f) = sources.get(i).copied().flatten() {
-                        let k = seen_line
-                            .entry((f.file.as_str(), f.line, prefix.as_str(), op.as_str()))
-                            .or_default();
-                        at_line.insert(
-                            i,
-                            (*k, (f.file.as_str(), f.line, prefix.as_str(), op.as_str())),
-                        );
+                        let line = (f.file.as_str(), f.line, prefix.as_str(), op.as_str());
+                        let k = seen_line.entry(line).or_default();
+                        at_line[i] = Some((*k, 0));
+                        lines.push((i, line));
                         *k += 1;
                     }
                 }
                 _ => {}
             }
         }
-        let at_line = at_line
-            .into_iter()
-            .map(|(i, (k, line))| (i, (k, seen_line[&line])))
-            .collect();
+        for (i, line) in lines {
+            if let Some((_, of)) = &mut at_line[i] {
+                *of = seen_line[&line];
+            }
+        }
         Calls { in_module, at_line }
     }
 }
@@ -175,9 +176,9 @@ fn reshaped(ctx: &Ctx, i: usize, out: &MsprobeTensor) -> usize {
         let users = &ctx.node(at).users;
         let [u] = users.as_slice() else { break };
         let t = &ctx.node(*u).target;
-        if !["_unsafe_view", "view", "reshape"]
+        if !["aten._unsafe_view.", "aten.view.", "aten.reshape."]
             .iter()
-            .any(|v| t.contains(&format!("aten.{v}.")))
+            .any(|v| t.contains(v))
         {
             break;
         }
@@ -190,21 +191,27 @@ fn reshaped(ctx: &Ctx, i: usize, out: &MsprobeTensor) -> usize {
     }
 }
 
-/// The node's source comment names the frame's line (the same file, or at least its name:
-/// the run and the compile may sit in different folders).
-fn same_line(ctx: &Ctx, i: usize, f: &StackFrame) -> bool {
-    let Some(s) = ctx.node(i).source.as_ref() else {
-        return false;
-    };
-    let base = |p: &str| p.rsplit(['/', '\\']).next().unwrap_or("").to_string();
-    s.backward_of == ctx.backward
-        && s.line == f.line
-        && (s.file == f.file || base(&s.file) == base(&f.file))
+/// What every call of one API shares: its ops and the nodes running them.
+pub(super) struct Api {
+    /// `prefix.op`: the key of the caches of `Ctx`.
+    key: String,
+    want: Ops,
+    cands: Rc<Vec<usize>>,
+}
+
+impl Api {
+    pub(super) fn new(ctx: &Ctx, prefix: &str, op: &str) -> Api {
+        let want = ops(prefix, op);
+        let key = format!("{prefix}.{op}");
+        let cands = ctx.matching(&key, |t| want.matches(t));
+        Api { key, want, cands }
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
 pub(super) fn link(
     ctx: &Ctx,
+    api: &Api,
     prefix: &str,
     op: &str,
     n: u32,
@@ -215,9 +222,8 @@ pub(super) fn link(
     entry: usize,
     l: &mut Link,
 ) {
-    let want = ops(prefix, op);
+    let (want, key, cands) = (&api.want, &api.key, &api.cands);
     let nodes = &ctx.graph.nodes;
-    let cands = ctx.matching(&format!("{prefix}.{op}"), |t| want.matches(t));
     if cands.is_empty() {
         l.reason = format!("no {} node in this graph", want.shown);
         return;
@@ -268,13 +274,12 @@ pub(super) fn link(
     // once per layer).
     // In a backward graph one call's gradient may take several nodes of the op: the k-th
     // share of them, the one holding the entry's output type first.
-    if let (Some(f), Some(&(k, of))) = (src, calls.at_line.get(&entry)) {
-        let here: Vec<usize> = cands
-            .iter()
-            .copied()
-            .filter(|&i| same_line(ctx, i, f))
-            .collect();
-        let part = chunk(&here, of, k);
+    if let (Some(f), Some((k, of))) = (src, calls.at_line[entry]) {
+        let lines = ctx.by_line(key, cands);
+        let here: &[usize] = lines
+            .get(&(file_name(&f.file), f.line))
+            .map_or(&[], Vec::as_slice);
+        let part = chunk(here, of, k);
         let typed = out0.and_then(|t| {
             part.iter()
                 .copied()
@@ -300,12 +305,8 @@ pub(super) fn link(
         }
     }
     if let Some(a) = at {
-        let here: Vec<usize> = cands
-            .iter()
-            .copied()
-            .filter(|&i| related(ctx.module(i), a.path))
-            .collect();
-        let k = calls.in_module.get(&entry).copied().unwrap_or(0);
+        let here = ctx.related(key, a.path, |t| want.matches(t));
+        let k = calls.in_module[entry];
         if let Some(&i) = chunk(&here, a.calls, a.call).get(k as usize) {
             return set(
                 l,

@@ -144,11 +144,19 @@ pub fn link(graph: &FxGraph, modules: &[&str], step: &MsprobeStep, backward: boo
         ..StepLinks::default()
     };
     // The module the dump was in at each call: the last module entry before it (call order).
-    let mut inside: Option<(usize, String)> = None;
+    let mut inside: Option<(usize, &str)> = None;
     let module_calls = module_call::Calls::of(step, backward);
-    let parents = parent_modules(step);
-    let sources = call_sites(step);
+    let by_key: HashMap<&str, usize> = step
+        .entries
+        .iter()
+        .enumerate()
+        .map(|(i, e)| (e.key.as_str(), i))
+        .collect();
+    let parents = parent_modules(step, &by_key);
+    let sources = call_sites(step, &by_key);
     let api_calls = api::Calls::of(step, backward, &parents, &sources);
+    // An API's ops and nodes, once per API rather than per call.
+    let mut apis: HashMap<(&str, &str), Rc<api::Api>> = HashMap::new();
     for (i, e) in step.entries.iter().enumerate() {
         let mut l = Link {
             entry: i,
@@ -177,7 +185,7 @@ pub fn link(graph: &FxGraph, modules: &[&str], step: &MsprobeStep, backward: boo
             Some(MsprobeCall::Module { path, class, n, .. }) => {
                 out.considered += 1;
                 let path = root_path(path);
-                inside = Some((i, path.to_string()));
+                inside = Some((i, path));
                 let call = module_call::Call {
                     entry: i,
                     path,
@@ -193,19 +201,22 @@ pub fn link(graph: &FxGraph, modules: &[&str], step: &MsprobeStep, backward: boo
                 // returned is its parent's, not the sub-module's), else the last module entry.
                 let parent = parents[i].and_then(|k| {
                     let p = step.entries[k].call.as_ref()?.module()?;
-                    Some((k, root_path(p).to_string()))
+                    Some((k, root_path(p)))
                 });
-                let at = parent
-                    .as_ref()
-                    .or(inside.as_ref())
-                    .map(|(k, p)| api::Inside {
-                        path: p.as_str(),
-                        calls: module_calls.count(p),
-                        call: module_calls.call_of(*k),
-                    });
+                let at = parent.or(inside).map(|(k, p)| api::Inside {
+                    path: p,
+                    calls: module_calls.count(p),
+                    call: module_calls.call_of(k),
+                });
                 let src = sources[i];
                 let out0 = e.tensors.iter().find(|t| t.slot.starts_with("output"));
-                api::link(&ctx, prefix, op, *n, at, &api_calls, src, out0, i, &mut l);
+                let a = apis
+                    .entry((prefix, op))
+                    .or_insert_with(|| Rc::new(api::Api::new(&ctx, prefix, op)))
+                    .clone();
+                api::link(
+                    &ctx, &a, prefix, op, *n, at, &api_calls, src, out0, i, &mut l,
+                );
             }
         }
         // The type is that of the node holding the first output (an op's reshape, say).
@@ -223,13 +234,10 @@ pub fn link(graph: &FxGraph, modules: &[&str], step: &MsprobeStep, backward: boo
 /// Each entry's call site: its own stack's user frame; a backward call has no stack, so its
 /// forward call's (`….3.backward` → `….3.forward`), which the backward graph's
 /// `Backward of forward node` comments cite.
-fn call_sites(step: &MsprobeStep) -> Vec<Option<&StackFrame>> {
-    let by_key: HashMap<&str, usize> = step
-        .entries
-        .iter()
-        .enumerate()
-        .map(|(i, e)| (e.key.as_str(), i))
-        .collect();
+fn call_sites<'a>(
+    step: &'a MsprobeStep,
+    by_key: &HashMap<&str, usize>,
+) -> Vec<Option<&'a StackFrame>> {
     (0..step.entries.len())
         .map(|i| {
             step.source_of(i).or_else(|| {
@@ -241,13 +249,7 @@ fn call_sites(step: &MsprobeStep) -> Vec<Option<&StackFrame>> {
 }
 
 /// Each entry's parent module call (construct.json), as an entry index.
-fn parent_modules(step: &MsprobeStep) -> Vec<Option<usize>> {
-    let by_key: HashMap<&str, usize> = step
-        .entries
-        .iter()
-        .enumerate()
-        .map(|(i, e)| (e.key.as_str(), i))
-        .collect();
+fn parent_modules(step: &MsprobeStep, by_key: &HashMap<&str, usize>) -> Vec<Option<usize>> {
     step.entries
         .iter()
         .map(|e| {
@@ -286,6 +288,22 @@ struct Ctx<'a> {
     widened: RefCell<HashMap<String, Option<Rc<Vec<usize>>>>>,
     /// The nodes an API call's ops match, by `prefix.op`.
     matching: RefCell<HashMap<String, Rc<Vec<usize>>>>,
+    /// Those nodes by the source line they cite (file name, line), by `prefix.op`: a scan of
+    /// every such node per call made a 415-layer link quadratic.
+    by_line: RefCell<HashMap<String, Rc<Lines<'a>>>>,
+    /// Those nodes in a module, in its ancestors or below it, by (`prefix.op`, module path).
+    related: RefCell<HashMap<(String, String), Nodes>>,
+}
+
+/// Node indices in graph order, shared by the calls that ask for them.
+type Nodes = Rc<Vec<usize>>;
+
+/// Nodes by the (file name, line) of their source comment.
+type Lines<'a> = HashMap<(&'a str, u32), Vec<usize>>;
+
+/// A path's file name (the run and the compile may sit in different folders).
+fn file_name(p: &str) -> &str {
+    p.rsplit(['/', '\\']).next().unwrap_or("")
 }
 
 impl<'a> Ctx<'a> {
@@ -312,6 +330,8 @@ impl<'a> Ctx<'a> {
             by_target,
             widened: RefCell::default(),
             matching: RefCell::default(),
+            by_line: RefCell::default(),
+            related: RefCell::default(),
         }
     }
 
@@ -339,6 +359,54 @@ impl<'a> Ctx<'a> {
             below.flat_map(|(_, v)| v.iter().copied()).collect()
         };
         v.sort_unstable();
+        v
+    }
+
+    /// `cands` (the nodes of `key`'s ops) by the line their source comment cites, in this
+    /// graph's direction (`Backward of forward node` in a backward graph).
+    fn by_line(&self, key: &str, cands: &[usize]) -> Rc<Lines<'a>> {
+        if let Some(v) = self.by_line.borrow().get(key) {
+            return v.clone();
+        }
+        let mut lines: Lines<'a> = HashMap::new();
+        for &i in cands {
+            if let Some(s) = self.graph.nodes[i].source.as_deref()
+                && s.backward_of == self.backward
+            {
+                lines
+                    .entry((file_name(&s.file), s.line))
+                    .or_default()
+                    .push(i);
+            }
+        }
+        let v = Rc::new(lines);
+        self.by_line.borrow_mut().insert(key.to_string(), v.clone());
+        v
+    }
+
+    /// The `call_function` nodes whose target `matches` (`key`'s ops) in module `path`, below
+    /// it or in one of its ancestors (a call's module and the node's may be one inside the
+    /// other), in graph order. Cached per key and path.
+    fn related(&self, key: &str, path: &str, matches: impl Fn(&str) -> bool) -> Rc<Vec<usize>> {
+        let k = (key.to_string(), path.to_string());
+        if let Some(v) = self.related.borrow().get(&k) {
+            return v.clone();
+        }
+        let v = if path.is_empty() {
+            // Everything lies within the root.
+            self.matching(key, &matches)
+        } else {
+            let ancestors =
+                std::iter::once("").chain(path.match_indices('.').map(|(at, _)| &path[..at]));
+            let mut v: Vec<usize> = self.nodes_within(path);
+            for a in ancestors {
+                v.extend(self.by_module.get(a).into_iter().flatten().copied());
+            }
+            v.retain(|&i| matches(&self.graph.nodes[i].target));
+            v.sort_unstable();
+            Rc::new(v)
+        };
+        self.related.borrow_mut().insert(k, v.clone());
         v
     }
 
@@ -371,7 +439,6 @@ impl<'a> Ctx<'a> {
     }
 }
 
-/// `m` is `path` or lies below it (`""` holds everything).
 /// Every prefix of each path that ends at a segment, under every tail of it that starts after
 /// a dot: `a.b.c` gives `b` → `a.b`, `b.c` → `a.b.c`, `c` → `a.b.c`.
 fn tails<'a>(paths: impl Iterator<Item = &'a str>) -> HashMap<&'a str, Vec<&'a str>> {
@@ -392,6 +459,7 @@ fn tails<'a>(paths: impl Iterator<Item = &'a str>) -> HashMap<&'a str, Vec<&'a s
     by_tail
 }
 
+/// `m` is `path` or lies below it (`""` holds everything).
 fn within(m: &str, path: &str) -> bool {
     path.is_empty()
         || m == path

@@ -14,17 +14,18 @@ use std::rc::Rc;
 /// How often each module was called in the step (one direction), and which call each entry is.
 pub(super) struct Calls {
     count: HashMap<String, u32>,
-    call: HashMap<usize, u32>,
+    /// By entry index (dense: a module-level dump is mostly module entries).
+    call: Vec<u32>,
     /// Per module entry: its rank among earlier entries of the same class under the same parent.
-    class_rank: HashMap<usize, u32>,
+    class_rank: Vec<u32>,
 }
 
 impl Calls {
     pub(super) fn of(step: &MsprobeStep, backward: bool) -> Calls {
         let mut c = Calls {
             count: HashMap::new(),
-            call: HashMap::new(),
-            class_rank: HashMap::new(),
+            call: vec![0; step.entries.len()],
+            class_rank: vec![0; step.entries.len()],
         };
         let mut seen: HashMap<(String, &str), u32> = HashMap::new();
         for (i, e) in step.entries.iter().enumerate() {
@@ -39,10 +40,10 @@ impl Calls {
                 let path = super::root_path(path);
                 let k = c.count.entry(path.to_string()).or_default();
                 *k = (*k).max(n + 1);
-                c.call.insert(i, *n);
+                c.call[i] = *n;
                 let parent = path.rsplit_once('.').map_or("", |(p, _)| p).to_string();
                 let r = seen.entry((parent, class.as_str())).or_default();
-                c.class_rank.insert(i, *r);
+                c.class_rank[i] = *r;
                 *r += 1;
             }
         }
@@ -56,7 +57,7 @@ impl Calls {
 
     /// Which call of its module entry `entry` is.
     pub(super) fn call_of(&self, entry: usize) -> u32 {
-        self.call.get(&entry).copied().unwrap_or(0)
+        self.call.get(entry).copied().unwrap_or(0)
     }
 }
 
@@ -281,7 +282,7 @@ fn by_class(ctx: &Ctx, calls: &Calls, c: &Call, outs: &[&MsprobeTensor], l: &mut
         .copied()
         .filter(|&i| ops.matches(&ctx.node(i).target) && same_type(ctx.node(i).tensor(), t))
         .collect();
-    let k = calls.class_rank.get(&c.entry).copied().unwrap_or(0) as usize;
+    let k = calls.class_rank.get(c.entry).copied().unwrap_or(0) as usize;
     let Some(&i) = cands.get(k) else {
         l.reason = format!(
             "no node of this graph is in module {shown}, and no {} of its output's {} in {}",
