@@ -11,17 +11,37 @@ use std::collections::{HashMap, HashSet};
 /// names the forward's line, so both phases share the key).
 pub type LocKey = (String, u32);
 
+/// Modules in the order they came, each once (a line of a 400-layer model has 400: finding one
+/// in the list on each add was quadratic in the layers).
+#[derive(Debug, Clone, Default)]
+pub struct Unique {
+    list: Vec<ModId>,
+    set: HashSet<ModId>,
+}
+
+impl Unique {
+    fn push(&mut self, m: ModId) {
+        if self.set.insert(m) {
+            self.list.push(m);
+        }
+    }
+
+    pub fn as_slice(&self) -> &[ModId] {
+        &self.list
+    }
+}
+
 /// The frames every source line ran in.
 #[derive(Debug, Clone, Default)]
 pub struct LineFrames {
-    pub by_line: HashMap<LocKey, Vec<ModId>>,
+    pub by_line: HashMap<LocKey, Unique>,
     /// Lines whose frame came from their own evidence (weights, the children they call, the
     /// same line elsewhere), not from the statement before: a weightless child their code
     /// calls (`self.dropout(x)`) can be named under that frame.
     pub own: HashSet<LocKey>,
     /// Lines that are one call of a child (`x = self.dropout(x)`, `x = self.wte(ids)`): the
     /// child each ran, for the backward, whose statements differentiate that call.
-    pub calls: HashMap<LocKey, Vec<ModId>>,
+    pub calls: HashMap<LocKey, Unique>,
     /// Lines whose every node, each time they ran, was in the child they called (a norm's
     /// call that is one argument of a longer call, `self.ln(x),`): their gradient is that
     /// child's whole, as a line that is one call is.
@@ -30,68 +50,162 @@ pub struct LineFrames {
 
 impl LineFrames {
     pub fn get(&self, k: &LocKey) -> &[ModId] {
-        self.by_line.get(k).map_or(&[], Vec::as_slice)
+        self.by_line.get(k).map_or(&[], Unique::as_slice)
     }
 
     pub fn add_call(&mut self, k: LocKey, m: ModId) {
-        let v = self.calls.entry(k).or_default();
-        if !v.contains(&m) {
-            v.push(m);
-        }
+        self.calls.entry(k).or_default().push(m);
     }
 
     pub fn add(&mut self, k: LocKey, m: ModId, own: bool) {
-        let v = self.by_line.entry(k.clone()).or_default();
-        if !v.contains(&m) {
-            v.push(m);
-        }
+        self.by_line.entry(k.clone()).or_default().push(m);
         if own {
             self.own.insert(k);
         }
     }
 }
 
+/// What `choose` asks of a list of frames, kept as the list grows: each kind's first frame, and
+/// for each kind, depth and ancestor the first frame of that kind under that ancestor. Frames
+/// are known by a key that orders them as the list does. A line of a 400-layer model ran in 400
+/// frames and has 400 statements: scanning its list for each made inference quadratic in the
+/// layers.
+#[derive(Debug, Default)]
+pub struct FrameIndex {
+    /// (kind, smallest key of that kind), in the order the kinds came.
+    kinds: Vec<(u32, u64)>,
+    /// (kind, depth, ancestor at that depth) → smallest key.
+    first: rustc_hash::FxHashMap<(u32, usize, ModId), u64>,
+}
+
+impl FrameIndex {
+    /// Frame `m` is in the list under `key` (a frame may come again under a smaller key: it
+    /// moved up the list; only the smallest counts).
+    pub fn note(&mut self, m: ModId, key: u64, paths: &Paths) {
+        let k = paths.kind(m);
+        match self.kinds.iter_mut().find(|(x, _)| *x == k) {
+            Some((_, first)) => *first = (*first).min(key),
+            None => self.kinds.push((k, key)),
+        }
+        let mut a = m;
+        for d in (0..=paths.depth(m)).rev() {
+            let e = self.first.entry((k, d, a)).or_insert(key);
+            *e = (*e).min(key);
+            a = paths.parent(a);
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.kinds.is_empty()
+    }
+}
+
+/// A list of frames and its index, for a list chosen from often (the children a line calls,
+/// one per layer).
+#[derive(Debug, Default)]
+pub struct Indexed {
+    list: Vec<ModId>,
+    index: FrameIndex,
+}
+
+impl Indexed {
+    pub fn new(list: Vec<ModId>, paths: &Paths) -> Indexed {
+        let mut index = FrameIndex::default();
+        for (pos, &c) in list.iter().enumerate() {
+            index.note(c, pos as u64, paths);
+        }
+        Indexed { list, index }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+
+    /// Of the list's frames, the one that fits `ctx` best (see [`choose_in`]).
+    pub fn choose(&self, ctx: &[ModId], paths: &mut Paths) -> ModId {
+        choose_in(&self.index, |k| self.list[k as usize], ctx, paths)
+    }
+}
+
 /// The frames each line ran in, merged for choosing: this graph's first (in the order found),
-/// then the caller's not among them. Kept per line as this graph's grow: a line of a 400-layer
-/// model ran in 400 frames and has 400 statements, and merging anew for each made module
-/// inference quadratic in the layers.
+/// then the caller's not among them, indexed as they grow.
 #[derive(Debug, Default)]
 pub struct KnownFrames {
-    /// The merged list, how many of its first entries are this graph's, and those as a set
-    /// (a frame already known is the common case, and finding it in a list of one frame per
-    /// layer, per statement, was quadratic in the layers).
-    by_line: HashMap<LocKey, (Vec<ModId>, usize, HashSet<ModId>)>,
+    by_line: HashMap<LocKey, Known>,
+}
+
+/// One line's frames: this graph's under keys 0, 1, …; the caller's under `CALLER + j`, after
+/// them all. A caller's frame this graph adds moves to the end of this graph's part.
+#[derive(Debug, Default)]
+pub struct Known {
+    local: Vec<ModId>,
+    caller: Vec<ModId>,
+    own: HashSet<ModId>,
+    index: FrameIndex,
+}
+
+const CALLER: u64 = 1 << 40;
+
+impl Known {
+    pub fn is_empty(&self) -> bool {
+        self.index.is_empty()
+    }
+
+    fn at(&self, key: u64) -> ModId {
+        if key >= CALLER {
+            self.caller[(key - CALLER) as usize]
+        } else {
+            self.local[key as usize]
+        }
+    }
+
+    /// Of the line's frames, the one that fits `ctx` best (see [`choose_in`]).
+    pub fn choose(&self, ctx: &[ModId], paths: &mut Paths) -> ModId {
+        choose_in(&self.index, |k| self.at(k), ctx, paths)
+    }
 }
 
 impl KnownFrames {
-    pub fn get(&mut self, k: &LocKey, here: &LineFrames, caller: Option<&LineFrames>) -> &[ModId] {
+    pub fn get(
+        &mut self,
+        k: &LocKey,
+        here: &LineFrames,
+        caller: Option<&LineFrames>,
+        paths: &Paths,
+    ) -> &Known {
         if !self.by_line.contains_key(k) {
-            let mut list: Vec<ModId> = here.get(k).to_vec();
-            let local = list.len();
-            let own: HashSet<ModId> = list.iter().copied().collect();
-            if let Some(f) = caller {
-                let mut seen = own.clone();
-                list.extend(f.get(k).iter().copied().filter(|&m| seen.insert(m)));
+            let mut known = Known::default();
+            for &m in here.get(k) {
+                known.add(m, paths);
             }
-            self.by_line.insert(k.clone(), (list, local, own));
+            // A `LineFrames` list holds each frame once.
+            for &m in caller.map_or(&[][..], |f| f.get(k)) {
+                if !known.own.contains(&m) {
+                    known
+                        .index
+                        .note(m, CALLER + known.caller.len() as u64, paths);
+                    known.caller.push(m);
+                }
+            }
+            self.by_line.insert(k.clone(), known);
         }
-        &self.by_line[k].0
+        &self.by_line[k]
     }
 
     /// `m` became one of this graph's frames of line `k` (as `LineFrames::add`).
-    pub fn add(&mut self, k: &LocKey, m: ModId) {
-        let Some((list, local, own)) = self.by_line.get_mut(k) else {
-            return;
-        };
-        if !own.insert(m) {
-            return;
+    pub fn add(&mut self, k: &LocKey, m: ModId, paths: &Paths) {
+        if let Some(known) = self.by_line.get_mut(k) {
+            known.add(m, paths);
         }
-        match list[*local..].iter().position(|&x| x == m) {
-            // From the caller's part to the end of this graph's.
-            Some(p) => list[*local..=*local + p].rotate_right(1),
-            None => list.insert(*local, m),
+    }
+}
+
+impl Known {
+    fn add(&mut self, m: ModId, paths: &Paths) {
+        if self.own.insert(m) {
+            self.index.note(m, self.local.len() as u64, paths);
+            self.local.push(m);
         }
-        *local += 1;
     }
 }
 
@@ -146,33 +260,28 @@ pub fn names(code: &str, m: ModId, paths: &Paths) -> bool {
 /// Of the frames a line ran in, the one that fits the context best: each candidate's layer
 /// indices are replaced by the context's where the paths agree (`layers.0.attn` in the context of
 /// `layers.5.mlp` is `layers.5.attn`), then the longest shared prefix wins.
-pub fn choose(cands: &[ModId], ctx: &[ModId], paths: &mut Paths) -> ModId {
+/// `at` gives the frame of a key of `index`.
+fn choose_in(
+    index: &FrameIndex,
+    at: impl Fn(u64) -> ModId,
+    ctx: &[ModId],
+    paths: &mut Paths,
+) -> ModId {
     // (shared depth, earlier context, unchanged candidate): bigger is better; on a tie the
     // candidate listed first.
     type Key = (usize, std::cmp::Reverse<usize>, usize);
     // Candidates of one kind (`layers.0.attn`, `layers.1.attn`, …) fill alike: the context's
     // indices replace theirs up to the same depth. So each kind is weighed once per context
     // module, not each of a 400-layer model's candidates.
-    let mut kinds: Vec<(u32, usize)> = Vec::new();
-    for (pos, &c) in cands.iter().enumerate() {
-        let k = paths.kind(c);
-        if !kinds.iter().any(|&(x, _)| x == k) {
-            kinds.push((k, pos));
-        }
-    }
-    let mut best: Option<(Key, std::cmp::Reverse<usize>, ModId)> = None;
+    let mut best: Option<(Key, std::cmp::Reverse<u64>, ModId)> = None;
     for (xi, &x) in ctx.iter().enumerate() {
-        for &(k, first) in &kinds {
-            let c0 = cands[first];
+        for &(k, first) in &index.kinds {
+            let c0 = at(first);
             let depth = agreeing(c0, x, paths);
             // The candidate that already sits where the context's indices would put it.
-            let at = paths.ancestor(x, depth);
-            let own = cands[first..]
-                .iter()
-                .position(|&c| paths.kind(c) == k && paths.ancestor(c, depth) == at)
-                .map(|p| p + first);
+            let own = index.first.get(&(k, depth, paths.ancestor(x, depth)));
             let (pos, filled, unchanged) = match own {
-                Some(p) => (p, cands[p], 1),
+                Some(&p) => (p, at(p), 1),
                 None => (first, fill(c0, x, paths), 0),
             };
             let key = (
@@ -185,7 +294,8 @@ pub fn choose(cands: &[ModId], ctx: &[ModId], paths: &mut Paths) -> ModId {
             }
         }
     }
-    best.map_or_else(|| cands.first().copied().unwrap_or(ROOT), |b| b.2)
+    let listed_first = || index.kinds.iter().map(|&(_, f)| f).min().map_or(ROOT, &at);
+    best.map_or_else(listed_first, |b| b.2)
 }
 
 /// How many leading segments of `c` agree with `x`'s once `c`'s layer indices take `x`'s: the
@@ -218,6 +328,10 @@ pub use super::paths::is_index;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn choose(cands: &[ModId], ctx: &[ModId], paths: &mut Paths) -> ModId {
+        Indexed::new(cands.to_vec(), paths).choose(ctx, paths)
+    }
 
     /// `choose` as it was first written: every candidate filled against every context module.
     fn choose_each(cands: &[ModId], ctx: &[ModId], paths: &mut Paths) -> ModId {

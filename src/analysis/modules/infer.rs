@@ -8,7 +8,7 @@ use super::callers::{Calls, caller_frame, inner_modules};
 use super::children::{called_child, place_call, tied_children, weightless_children};
 use super::code::{mentions, whole_call};
 use super::evidence::{Evidence, push_unique};
-use super::frames::{KnownFrames, LineFrames, LocKey, choose, frame_of_anchor, is_index};
+use super::frames::{Indexed, KnownFrames, LineFrames, LocKey, frame_of_anchor, is_index};
 use super::ops::{compute_users, is_compute, op_name};
 use super::paths::{ModId, Paths, ROOT};
 use super::runs::{is_helper, runs};
@@ -116,7 +116,7 @@ pub fn infer(g: &FxGraph, ev: &Evidence<'_>, paths: &mut Paths) -> Inferred {
     let mut firm: Vec<bool> = anchor.iter().map(Option::is_some).collect();
     let inner = inner_modules(&anchor, ev, paths);
     let mut known_frames = KnownFrames::default();
-    let mut called_by_line: HashMap<LocKey, Vec<ModId>> = HashMap::new();
+    let mut called_by_line: HashMap<LocKey, Indexed> = HashMap::new();
     for si in 0..stmts.len() {
         if let Some((f, _)) = stmts[si].frame {
             run_frame.entry(run[si]).or_insert(f);
@@ -146,16 +146,17 @@ pub fn infer(g: &FxGraph, ev: &Evidence<'_>, paths: &mut Paths) -> Inferred {
         }
         let prev_frame = stmts[..si].iter().rev().find_map(|s| s.frame.map(|f| f.0));
         let k = key(loc);
-        let known = known_frames.get(&k, &frames, ev.frames);
+        let known = known_frames.get(&k, &frames, ev.frames, paths);
         let known_own = frames.own.contains(&k) || ev.frames.is_some_and(|f| f.own.contains(&k));
         // `x = x + self.attn(self.norm(x))`: the line calls child modules, so it runs in
         // their parent.
-        let called: &[ModId] = called_by_line.entry(k.clone()).or_insert_with(|| {
-            named
+        let called: &Indexed = called_by_line.entry(k.clone()).or_insert_with(|| {
+            let list = named
                 .iter()
                 .filter(|(name, _)| mentions(&loc.code, name))
                 .flat_map(|(_, ids)| ids.iter().map(|&m| paths.parent(m)))
-                .collect()
+                .collect();
+            Indexed::new(list, paths)
         });
         // A backward reads the forward's saved activations: where its run read them says which
         // layer it differentiates better than the gradient it was handed.
@@ -214,13 +215,13 @@ pub fn infer(g: &FxGraph, ev: &Evidence<'_>, paths: &mut Paths) -> Inferred {
             ((f, Confidence::Medium), true)
         } else if !called.is_empty() {
             (
-                (choose(called, &ctx_or_prev, paths), Confidence::Medium),
+                (called.choose(&ctx_or_prev, paths), Confidence::Medium),
                 true,
             )
         } else if let (true, Some(f)) = (helper, resolved.or(caller.map(|c| c.0))) {
             ((f, Confidence::Low), false)
         } else if !known.is_empty() {
-            let f = choose(known, &ctx_or_prev, paths);
+            let f = known.choose(&ctx_or_prev, paths);
             ((f, Confidence::Medium), known_own)
         } else if let Some(f) = resolved {
             ((f, Confidence::Low), false)
@@ -266,7 +267,7 @@ pub fn infer(g: &FxGraph, ev: &Evidence<'_>, paths: &mut Paths) -> Inferred {
         stmts[si].own = own;
         stmt_ctx[si] = ctx_or_prev;
         run_frame.entry(run[si]).or_insert(frame.0);
-        known_frames.add(&k, frame.0);
+        known_frames.add(&k, frame.0, paths);
         frames.add(k, frame.0, own);
         for &i in &stmts[si].nodes {
             context[i] = Some(frame.0);
@@ -275,22 +276,27 @@ pub fn infer(g: &FxGraph, ev: &Evidence<'_>, paths: &mut Paths) -> Inferred {
 
     // else a weightless child their line calls, else their statement's frame.
     let mut sub: Vec<Option<ModId>> = vec![None; n];
+    // The forward's calls of each line, indexed once (a line calls one child per layer).
+    let mut calls_by_line: HashMap<LocKey, Indexed> = HashMap::new();
     for (si, s) in stmts.iter().enumerate() {
         let Some((f, _)) = s.frame else { continue };
         let k = key(s.loc);
         let tied = tied_children(g, s, f, attrs, &named, &mut anchor, paths);
         if s.loc.backward_of {
             // The gradient of a line that called one child is that child's.
-            let calls = ev
-                .frames
-                .map_or(&[][..], |fr| fr.calls.get(&k).map_or(&[], Vec::as_slice));
+            let calls = calls_by_line.entry(k.clone()).or_insert_with(|| {
+                let list = ev
+                    .frames
+                    .map_or(&[][..], |fr| fr.calls.get(&k).map_or(&[], |c| c.as_slice()));
+                Indexed::new(list.to_vec(), paths)
+            });
             if !calls.is_empty() {
                 let ctx = if stmt_ctx[si].is_empty() {
                     vec![f]
                 } else {
                     stmt_ctx[si].clone()
                 };
-                let child = choose(calls, &ctx, paths);
+                let child = calls.choose(&ctx, paths);
                 let whole = whole_call(&s.loc.code).is_some()
                     || ev.frames.is_some_and(|fr| fr.whole.contains(&k));
                 place_call(g, s, child, whole, &anchor, &mut sub);
