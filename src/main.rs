@@ -41,7 +41,7 @@ fn main() -> ExitCode {
     fxray::sources::remote::set_remote_fxray(remote_fxray.or(args.remote_fxray));
     let result = match args.command {
         Some(cmd) => cli::run(cmd),
-        None => fxray::ui::run_native(args.path),
+        None => fxray::ui::run_native(args.path, args.golden),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

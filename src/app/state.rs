@@ -40,6 +40,8 @@ pub struct App {
     pub opening: Option<PathBuf>,
     /// How far that open is; the next open calls it off through it.
     open_progress: Arc<Progress>,
+    /// The golden run to compare that open with once it is indexed (`fxray RUN --golden G`).
+    golden_after_open: Option<PathBuf>,
     /// The last error worth showing, in one line.
     pub error: Option<String>,
     /// Recently opened paths, newest first.
@@ -132,6 +134,7 @@ impl App {
         self.generation += 1;
         let generation = self.generation;
         self.opening = Some(path.to_path_buf());
+        self.golden_after_open = None;
         self.error = None;
         // An archive still being read for an earlier open is not waited for.
         self.open_progress.cancel();
@@ -156,6 +159,13 @@ impl App {
                 set,
             });
         });
+    }
+
+    /// Opens `path` and, once it is open, compares it with `golden` (as attaching it from the
+    /// menu does). Opening something else first drops the golden with the open.
+    pub fn open_with_golden(&mut self, path: &Path, golden: Option<&Path>) {
+        self.open(path);
+        self.golden_after_open = golden.map(Path::to_path_buf);
     }
 
     /// Parses every graph file for its facts (the tree's counts), once the phase on screen has
@@ -284,8 +294,14 @@ impl App {
                 if let Some(p) = first {
                     self.select_graph(&p);
                 }
+                if let Some(g) = self.golden_after_open.take() {
+                    self.compare_with_golden(&g);
+                }
             }
-            Err(e) => self.error = Some(e.to_string()),
+            Err(e) => {
+                self.golden_after_open = None;
+                self.error = Some(e.to_string());
+            }
         }
     }
 

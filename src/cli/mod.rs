@@ -42,6 +42,10 @@ pub struct Cli {
     /// A debug folder (torch_compile_debug/, run_*, model__N, a phase folder), a graph file,
     /// a data dump or an msprobe dump. Without it the bundled sample run opens.
     pub path: Option<PathBuf>,
+    /// Open with this golden run attached, as File ▸ Compare with golden… does: a dump folder,
+    /// an msprobe dump, a run folder holding one, an archive, or msprobe's compare_result_*.csv.
+    #[arg(long, value_name = "GOLDEN")]
+    pub golden: Option<PathBuf>,
     /// Where `fxray` is on the servers of `ssh://` paths, when not on their PATH (taken
     /// wherever it stands on the line, before or after a subcommand).
     #[arg(long, global = true, value_name = "PATH")]

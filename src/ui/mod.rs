@@ -139,6 +139,16 @@ impl Fxray {
         Fxray::new(app)
     }
 
+    /// What the command line asks at launch: `path` opened (a capture as a timeline), and
+    /// compared with `golden` once it is.
+    pub fn launch(&mut self, path: &std::path::Path, golden: Option<&std::path::Path>) {
+        if app::timeline::is_trace_file(path) {
+            self.app.open_trace_file(path);
+        } else {
+            self.app.open_with_golden(path, golden);
+        }
+    }
+
     /// The window's state driven without a window (benchmarks): `open` asks for something,
     /// then background work runs until idle; `None` when it did not finish in `timeout`.
     pub fn headless(open: impl FnOnce(&mut App), timeout: std::time::Duration) -> Option<Self> {
@@ -364,14 +374,19 @@ impl eframe::App for Fxray {
     }
 }
 
-/// Opens the window on `path`, or on the bundled sample when none is given.
-pub fn run_native(path: Option<PathBuf>) -> Result<()> {
+/// Opens the window on `path`, or on the bundled sample when none is given; with `golden`,
+/// compared with that golden run once open.
+pub fn run_native(path: Option<PathBuf>, golden: Option<PathBuf>) -> Result<()> {
     let path = path.unwrap_or_else(app::sample_path);
-    if !app::exists(&path) {
-        return Err(Error::user(format!(
-            "{}: no such file or folder",
-            path.display()
-        )));
+    for (p, what) in [(Some(&path), ""), (golden.as_ref(), "the golden ")] {
+        if let Some(p) = p
+            && !app::exists(p)
+        {
+            return Err(Error::user(format!(
+                "{what}{}: no such file or folder",
+                p.display()
+            )));
+        }
     }
     let options = eframe::NativeOptions {
         viewport: egui::ViewportBuilder::default()
@@ -392,11 +407,7 @@ pub fn run_native(path: Option<PathBuf>) -> Result<()> {
             if let Some(storage) = cc.storage {
                 fx.restore_settings(storage, &cc.egui_ctx);
             }
-            if app::timeline::is_trace_file(&path) {
-                fx.app.open_trace_file(&path);
-            } else {
-                fx.app.open(&path);
-            }
+            fx.launch(&path, golden.as_deref());
             // NPUs and interpreters for the status bar and the Run panel.
             fx.app.detect_environment();
             Ok(Box::new(fx))

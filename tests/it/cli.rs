@@ -291,3 +291,16 @@ fn the_man_page_renders_and_lists_every_command() {
     assert!(warnings.trim().is_empty(), "man warns: {warnings}");
     assert!(text.contains("fxray summary"), "{text}");
 }
+
+/// `fxray RUN --golden GOLDEN` with a golden that is not there says so before any window opens.
+#[test]
+fn a_missing_golden_is_named_before_the_window_opens() {
+    let root = fixture("showcase");
+    let out = fxray(&[root.to_str().unwrap(), "--golden", "/no/such/golden"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("the golden /no/such/golden: no such file or folder"),
+        "{err}"
+    );
+}

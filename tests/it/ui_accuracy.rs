@@ -293,3 +293,46 @@ fn the_window_compares_an_npy_run_with_an_msprobe_golden() {
     h.get_by_label_contains("Δ histogram (target − golden), 512 elements");
     h.get_by_label_contains("|Δ| heatmap: largest |Δ|");
 }
+
+/// `fxray RUN --golden GOLDEN`: the window opens the run already compared with its golden, as
+/// attaching it from the menu does.
+#[test]
+fn the_command_line_opens_a_run_with_its_golden_attached() {
+    use clap::Parser;
+    let tmp = tempfile::tempdir().unwrap();
+    let (run, golden) = perturbed_showcase(tmp.path());
+    let args = [
+        "fxray".as_ref(),
+        run.as_os_str(),
+        "--golden".as_ref(),
+        golden.as_os_str(),
+    ];
+    let cli = fxray::cli::Cli::try_parse_from(args).expect("parses");
+    assert_eq!(cli.golden.as_deref(), Some(golden.as_path()));
+    let mut h = harness(fxray::app::App::new());
+    h.state_mut()
+        .launch(cli.path.as_deref().expect("a path"), cli.golden.as_deref());
+    settle(&mut h);
+    assert_eq!(
+        h.state().app.accuracy.golden.as_deref(),
+        Some(golden.as_path())
+    );
+    let c = comparison(&h);
+    assert_eq!(
+        c.first_divergence.as_ref().and_then(|d| d.node.as_deref()),
+        Some(NODE)
+    );
+}
+
+/// A golden given for an open that another open replaced is not attached to the second.
+#[test]
+fn a_golden_goes_with_the_open_it_was_given_for() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (run, golden) = perturbed_showcase(tmp.path());
+    let mut app = fxray::app::App::new();
+    app.open_with_golden(&run, Some(&golden));
+    app.open(&fxray::app::sample_path());
+    let mut h = harness(app);
+    settle(&mut h);
+    assert!(h.state().app.accuracy.golden.is_none());
+}
