@@ -14,6 +14,9 @@ Cases (the golden run is always the fp32 model on CPU; the target run has the fa
   `Tensor.__sub__`.
 - scale: the target has one extra op, `torch.mul(h, 1.3)`, between gelu and the next linear.
   It exists only on the target side, so msprobe has no golden row for it.
+- train: perturb's fault in a training step (forward and backward at level `mix`): msprobe
+  dumps each module's parameter gradients (`Module.fc1.Linear.parameters_grad.0`) and its
+  compare has a row for each (`….parameters_grad.0.weight`).
 
 Each dump runs in a child process (msprobe's PrecisionDebugger is a singleton). The dumps are
 made neutral for committing: `stack.json` and `construct.json` are removed, the `proc<PID>`
@@ -30,7 +33,7 @@ import shutil
 import subprocess
 import sys
 
-CASES = ("perturb", "bf16", "scale")
+CASES = ("perturb", "bf16", "scale", "train")
 TASKS = ("tensor", "statistics")
 PIDS = {"golden": 1001, "target": 2002}
 
@@ -79,7 +82,7 @@ def child(case, side, task, out, big_gb):
     import torch
     import torch.nn.functional as F
 
-    if case in ("perturb", "big") and side == "target":
+    if case in ("perturb", "big", "train") and side == "target":
         orig = F.gelu
 
         def gelu(x, *a, **k):
@@ -107,11 +110,15 @@ def child(case, side, task, out, big_gb):
     if case == "bf16" and side == "target":
         model = model.to(torch.bfloat16)
         x = x.to(torch.bfloat16)
-    dump(model, x, task, out)
+    dump(model, x, task, out, train=case == "train")
 
 
-def dump(model, x, task, out):
-    """One forward of `model` on `x` under msprobe (level L1, `task`), without grad, into `out`."""
+def dump(model, x, task, out, train=False):
+    """One forward of `model` on `x` under msprobe (level L1, `task`), without grad, into `out`;
+    with `train`, a forward and backward of a loss at level `mix` (modules and APIs, and each
+    module's parameter gradients)."""
+    import contextlib
+
     import torch
     from msprobe.pytorch import PrecisionDebugger
 
@@ -122,15 +129,20 @@ def dump(model, x, task, out):
         "dump_path": out,
         "rank": [],
         "step": [],
-        "level": "L1",
+        "level": "mix" if train else "L1",
         task: {"scope": [], "list": [], "data_mode": ["all"]},
     }
     with open(cfg_path, "w") as f:
         json.dump(cfg, f)
     debugger = PrecisionDebugger(config_path=cfg_path)
-    with torch.no_grad():
-        debugger.start()
-        model(x)
+    with contextlib.nullcontext() if train else torch.no_grad():
+        if train:
+            model.train()
+            debugger.start(model)
+            model(x).square().mean().backward()
+        else:
+            debugger.start()
+            model(x)
         debugger.stop()
         debugger.step()
     os.remove(cfg_path)

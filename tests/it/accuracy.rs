@@ -5,7 +5,9 @@
 //! agree, and its first divergence must name the faulty op, where msprobe passes it too.
 
 use crate::common::fixture;
-use fxray::analysis::accuracy::{Comparison, Level, Metric, Mode, msprobe_csv, stats::StatVal};
+use fxray::analysis::accuracy::{
+    Comparison, Level, Metric, Mode, Pair, msprobe_csv, stats::StatVal,
+};
 use fxray::pipeline::compare::{self, Options};
 use std::path::Path;
 
@@ -75,51 +77,7 @@ pub fn check_against_msprobe(dir: &Path, task: &str) -> (Comparison, Comparison)
             .iter()
             .find(|p| &p.key == key)
             .unwrap_or_else(|| panic!("{key}: msprobe pairs it, fxray does not"));
-        assert_eq!(p.golden_key, t.golden_key, "{key}");
-        assert_eq!(
-            (&p.dtype, &p.golden_dtype),
-            (&t.dtype, &t.golden_dtype),
-            "{key}"
-        );
-        assert_eq!(
-            p.result, t.result,
-            "{key}: Result ({:?} vs {:?})",
-            p.messages, t.messages
-        );
-        assert_eq!(p.messages, t.messages, "{key}: Err_message");
-        match want_mode {
-            Mode::Tensor => {
-                let (a, b) = (
-                    p.metrics.as_ref().expect("fxray metrics"),
-                    t.metrics.as_ref().expect("csv"),
-                );
-                same_metric(&format!("{key} Cosine"), a.cosine, b.cosine);
-                same_metric(&format!("{key} EucDist"), a.euc_dist, b.euc_dist);
-                same_metric(&format!("{key} MaxAbsErr"), a.max_abs_err, b.max_abs_err);
-                same_metric(
-                    &format!("{key} MaxRelativeErr"),
-                    a.max_rel_err,
-                    b.max_rel_err,
-                );
-                same_metric(
-                    &format!("{key} 1‰"),
-                    a.one_thousandth_ratio,
-                    b.one_thousandth_ratio,
-                );
-                same_metric(
-                    &format!("{key} 5‰"),
-                    a.five_thousandths_ratio,
-                    b.five_thousandths_ratio,
-                );
-            }
-            Mode::Statistics => {
-                let (a, b) = (p.stats.expect("fxray stats"), t.stats.expect("csv stats"));
-                for (k, (x, y)) in a.cells().iter().zip(b.cells()).enumerate() {
-                    same_stat(&format!("{key} stat {k} diff"), x.diff, y.diff);
-                    same_stat(&format!("{key} stat {k} rel"), x.rel_pct, y.rel_pct);
-                }
-            }
-        }
+        same_row(p, t, want_mode);
     }
     // What msprobe could not pair (its `N/A` rows) fxray lists as the target's.
     let mut theirs: Vec<&str> = truth
@@ -132,6 +90,57 @@ pub fn check_against_msprobe(dir: &Path, task: &str) -> (Comparison, Comparison)
     ours.sort_unstable();
     assert_eq!(ours, theirs, "unpaired target tensors of {}", dir.display());
     (c, truth)
+}
+
+/// fxray's pair `p` says what msprobe's row `t` says: names, dtypes, Result, messages, and
+/// every metric (tensor mode) or statistic difference (statistics mode).
+fn same_row(p: &Pair, t: &Pair, want_mode: Mode) {
+    let key = &t.key;
+    assert_eq!(p.golden_key, t.golden_key, "{key}");
+    assert_eq!(
+        (&p.dtype, &p.golden_dtype),
+        (&t.dtype, &t.golden_dtype),
+        "{key}"
+    );
+    assert_eq!(
+        p.result, t.result,
+        "{key}: Result ({:?} vs {:?})",
+        p.messages, t.messages
+    );
+    assert_eq!(p.messages, t.messages, "{key}: Err_message");
+    match want_mode {
+        Mode::Tensor => {
+            let (a, b) = (
+                p.metrics.as_ref().expect("fxray metrics"),
+                t.metrics.as_ref().expect("csv"),
+            );
+            same_metric(&format!("{key} Cosine"), a.cosine, b.cosine);
+            same_metric(&format!("{key} EucDist"), a.euc_dist, b.euc_dist);
+            same_metric(&format!("{key} MaxAbsErr"), a.max_abs_err, b.max_abs_err);
+            same_metric(
+                &format!("{key} MaxRelativeErr"),
+                a.max_rel_err,
+                b.max_rel_err,
+            );
+            same_metric(
+                &format!("{key} 1‰"),
+                a.one_thousandth_ratio,
+                b.one_thousandth_ratio,
+            );
+            same_metric(
+                &format!("{key} 5‰"),
+                a.five_thousandths_ratio,
+                b.five_thousandths_ratio,
+            );
+        }
+        Mode::Statistics => {
+            let (a, b) = (p.stats.expect("fxray stats"), t.stats.expect("csv stats"));
+            for (k, (x, y)) in a.cells().iter().zip(b.cells()).enumerate() {
+                same_stat(&format!("{key} stat {k} diff"), x.diff, y.diff);
+                same_stat(&format!("{key} stat {k} rel"), x.rel_pct, y.rel_pct);
+            }
+        }
+    }
 }
 
 fn case_dir(case: &str) -> std::path::PathBuf {
@@ -355,4 +364,41 @@ fn a_compare_counts_its_pairs_and_stops_when_called_off() {
     called_off.progress.cancel();
     let err = compare::compare(&target, &golden, &called_off).expect_err("called off");
     assert!(matches!(err, compare::CompareError::Cancelled), "{err}");
+}
+
+/// A training step dumped at level `mix` has each module's parameter gradients
+/// (`Module.fc1.Linear.parameters_grad.0`); msprobe's compare has a row per parameter
+/// (`….parameters_grad.0.weight`), and fxray pairs each under that name with msprobe's numbers.
+pub fn check_parameter_gradients(dir: &Path) {
+    for (task, mode) in [("tensor", Mode::Tensor), ("statistics", Mode::Statistics)] {
+        let (c, _) = compare::compare(
+            &dir.join(format!("target_{task}")),
+            &dir.join(format!("golden_{task}")),
+            &Options::default(),
+        )
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+        let csv = dir.join(format!("msprobe_{task}/compare_result_{task}.csv"));
+        let truth =
+            msprobe_csv::read(&std::fs::read_to_string(&csv).expect("msprobe csv")).expect("csv");
+        let rows: Vec<&Pair> = truth
+            .pairs
+            .iter()
+            .filter(|t| t.key.contains(".parameters_grad."))
+            .collect();
+        // fc1, fc2 and fc3, each a weight and a bias.
+        assert_eq!(rows.len(), 6, "{}", csv.display());
+        for t in rows {
+            let p = c
+                .pairs
+                .iter()
+                .find(|p| p.key == t.key)
+                .unwrap_or_else(|| panic!("{}: msprobe pairs it, fxray does not", t.key));
+            same_row(p, t, mode);
+        }
+    }
+}
+
+#[test]
+fn parameter_gradients_pair_as_msprobe_names_them() {
+    check_parameter_gradients(&case_dir("train"));
 }

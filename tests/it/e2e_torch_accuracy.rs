@@ -6,7 +6,9 @@
 //! msprobe dump of one model. fxray must agree with all of them, as it does with the committed
 //! fixtures (`accuracy::`, `accuracy_npy::`, `accuracy_mixed::`).
 
-use super::accuracy::{CASES, check_against_msprobe, check_first_divergence};
+use super::accuracy::{
+    CASES, check_against_msprobe, check_first_divergence, check_parameter_gradients,
+};
 use super::accuracy_npy::{check_against_truth, perturbed_pair};
 use fxray::pipeline::compare::{self, Options};
 
@@ -22,6 +24,7 @@ fn fresh_msprobe_dumps_and_compares_agree_with_fxray() {
             check_first_divergence(&truth, &format!("{case} (msprobe's csv)"), call);
         }
     }
+    check_parameter_gradients(&out.path().join("train"));
 }
 
 #[test]

@@ -66,12 +66,13 @@ const SUMMARY: [&str; 8] = [
 const EXTRACT: [&str; 3] = ["Requires_grad Consistent", "Result", "Err_message"];
 
 /// `Functional.linear.0.forward.input.0` → (`Functional.linear.0.forward`, `input.0`);
-/// `Module.fc.Linear.forward.0.output.0` → (`Module.fc.Linear.forward.0`, `output.0`).
+/// `Module.fc.Linear.forward.0.output.0` → (`Module.fc.Linear.forward.0`, `output.0`);
+/// `Module.fc.Linear.parameters_grad.0.weight` → (`Module.fc.Linear.parameters_grad.0`, `weight`).
 pub fn split_key(name: &str) -> (String, String) {
     let parts: Vec<&str> = name.split('.').collect();
     let Some(dir) = parts
         .iter()
-        .rposition(|p| *p == "forward" || *p == "backward")
+        .rposition(|p| matches!(*p, "forward" | "backward" | "parameters_grad"))
     else {
         return (name.to_string(), String::new());
     };
@@ -519,6 +520,13 @@ mod tests {
         assert_eq!(
             split_key("Tensor.mean.0.forward.input.keepdim"),
             ("Tensor.mean.0.forward".into(), "input.keepdim".into())
+        );
+        assert_eq!(
+            split_key("Module.fc1.Linear.parameters_grad.0.weight"),
+            (
+                "Module.fc1.Linear.parameters_grad.0".into(),
+                "weight".into()
+            )
         );
         assert_eq!(call_op("Functional.linear.0.forward"), "Functional.linear");
         assert_eq!(call_op("Module.fc.Linear.forward.0"), "Module.fc.Linear");

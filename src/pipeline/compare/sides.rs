@@ -122,6 +122,11 @@ fn msprobe_slot(slot: &str) -> String {
             return format!("{to}{rest}");
         }
     }
+    // A parameter's gradient (`parameters_grad.weight.0`): msprobe's compare names its row by
+    // the parameter alone (`Module.fc1.Linear.parameters_grad.0.weight`).
+    if let Some(rest) = slot.strip_prefix("parameters_grad.") {
+        return rest.strip_suffix(".0").unwrap_or(rest).to_string();
+    }
     slot.to_string()
 }
 
