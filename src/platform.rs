@@ -75,6 +75,13 @@ pub fn stop_group(pgid: i32, stop: Stop) {
     imp::stop_group(pgid, stop);
 }
 
+/// Whether a group can still hold processes once its first one has exited: on Unix its
+/// other members keep it; on Windows the tree is known only through the first process, whose
+/// id may already be another program's, so nothing may be stopped by that id any more.
+pub fn group_outlives_leader() -> bool {
+    cfg!(unix)
+}
+
 /// A process of group `pgid` still runs (on Windows: the process `pgid` itself).
 pub fn group_alive(pgid: i32) -> bool {
     imp::group_alive(pgid)

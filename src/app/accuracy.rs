@@ -67,9 +67,15 @@ impl Apply<App> for DeltaMsg {
 }
 
 impl AccuracyState {
-    /// What the compare under way is doing: `computing pairs 120/450`.
+    /// What the compare under way is doing: `computing pairs 120/450`, or `comparing…`
+    /// before it says (and for msprobe's CSV, read in one go).
     pub fn progress_line(&self) -> String {
-        self.progress.line()
+        let line = self.progress.line();
+        if line.is_empty() {
+            "comparing…".into()
+        } else {
+            line
+        }
     }
 
     pub fn comparison(&self) -> Option<&Arc<Comparison>> {

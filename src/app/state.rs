@@ -142,9 +142,14 @@ impl App {
         let progress = self.open_progress.clone();
         let path = path.to_path_buf();
         self.jobs.spawn(move |out| {
-            let scanned = crate::sources::archive::reading_with(progress, || {
+            let scanned = crate::sources::archive::reading_with(progress.clone(), || {
                 crate::sources::discover::scan(&path)
             });
+            // The archive is read: the status bar goes back to saying what opening does (a
+            // called-off open is not shown, and keeps how far it got).
+            if !progress.cancelled() {
+                progress.stage("", 0, crate::model::progress::Unit::Items);
+            }
             let (result, set) = match scanned {
                 Ok(set) => {
                     let mut index = set.index();
@@ -294,9 +299,6 @@ impl App {
                 if let Some(p) = first {
                     self.select_graph(&p);
                 }
-                if let Some(g) = self.golden_after_open.take() {
-                    self.compare_with_golden(&g);
-                }
             }
             Err(e) => {
                 self.golden_after_open = None;
@@ -346,6 +348,11 @@ impl Apply<App> for WorkspaceMsg {
                 app.indexed(result);
                 if let (true, Some(set)) = (ok, set) {
                     app.start_watch(*set);
+                }
+                // After the watcher let go of the archives of earlier trees: a golden archive
+                // mounted before that would be dropped under its compare.
+                if let Some(g) = app.golden_after_open.take() {
+                    app.compare_with_golden(&g);
                 }
             }
             WorkspaceMsg::Facts { path, facts, .. } => {

@@ -163,7 +163,9 @@ impl RunHandle {
         std::thread::spawn(move || {
             let until = Instant::now() + grace;
             while Instant::now() < until {
-                if done.load(Ordering::SeqCst) && !platform::group_alive(pgid) {
+                if done.load(Ordering::SeqCst)
+                    && (!platform::group_outlives_leader() || !platform::group_alive(pgid))
+                {
                     return;
                 }
                 std::thread::sleep(Duration::from_millis(20));
@@ -177,6 +179,7 @@ impl Drop for RunHandle {
     fn drop(&mut self) {
         // Leaving the app (or dropping a run) must not leave a compile behind.
         if let Some(pgid) = self.pgid
+            && (!self.finished() || platform::group_outlives_leader())
             && platform::group_alive(pgid)
         {
             platform::stop_group(pgid, Stop::Kill);

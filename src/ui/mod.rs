@@ -378,6 +378,12 @@ impl eframe::App for Fxray {
 /// compared with that golden run once open.
 pub fn run_native(path: Option<PathBuf>, golden: Option<PathBuf>) -> Result<()> {
     let path = path.unwrap_or_else(app::sample_path);
+    if golden.is_some() && app::timeline::is_trace_file(&path) {
+        return Err(Error::user(format!(
+            "{}: a capture has no tensors to compare; --golden goes with a run or a dump",
+            path.display()
+        )));
+    }
     for (p, what) in [(Some(&path), ""), (golden.as_ref(), "the golden ")] {
         if let Some(p) = p
             && !app::exists(p)

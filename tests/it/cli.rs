@@ -303,4 +303,15 @@ fn a_missing_golden_is_named_before_the_window_opens() {
         err.contains("the golden /no/such/golden: no such file or folder"),
         "{err}"
     );
+    // A capture has nothing to compare: said, not dropped.
+    let capture = fixture("aclgraph/edge_empty")
+        .join("graph_3_id_281466021873744_rank_0_pid_1459930_ts_20260405112208150337.json");
+    let out = fxray(&[
+        capture.to_str().unwrap(),
+        "--golden",
+        root.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--golden goes with a run or a dump"), "{err}");
 }

@@ -350,37 +350,47 @@ mod tests {
         best.map_or_else(|| cands.first().copied().unwrap_or(ROOT), |b| b.1)
     }
 
-    #[test]
-    fn choosing_by_kind_equals_filling_every_candidate() {
-        let mut p = Paths::default();
-        let names = [
-            "layers.0.attn",
-            "layers.3.attn",
-            "layers.3.mlp",
-            "layers.1.mlp.experts.2",
-            "layers.1.mlp.experts.0",
-            "layers.2.mlp.experts.0",
-            "h.0",
-            "h.1.ln",
-            "layers",
-            "layers.5.attn.q_proj",
-            "model.layers.0.attn",
-            "model.layers.4.attn",
-            "",
-            "layers.1.mlp",
-            "blocks.0.attn",
-            "layers.x.attn",
-            "7.attn",
-        ];
-        let ids: Vec<ModId> = names.iter().map(|n| p.intern(n)).collect();
-        // Every ordered pick of up to 4 candidates against every pair of contexts.
-        let mut seed = 12345u64;
-        let mut next = |m: usize| {
+    /// Module paths of several kinds and depths, numbered and not.
+    const NAMES: [&str; 17] = [
+        "layers.0.attn",
+        "layers.3.attn",
+        "layers.3.mlp",
+        "layers.1.mlp.experts.2",
+        "layers.1.mlp.experts.0",
+        "layers.2.mlp.experts.0",
+        "h.0",
+        "h.1.ln",
+        "layers",
+        "layers.5.attn.q_proj",
+        "model.layers.0.attn",
+        "model.layers.4.attn",
+        "",
+        "layers.1.mlp",
+        "blocks.0.attn",
+        "layers.x.attn",
+        "7.attn",
+    ];
+
+    /// A seeded picker: `next(m)` is in `0..m`.
+    fn picker(mut seed: u64) -> impl FnMut(usize) -> usize {
+        move |m: usize| {
             seed = seed
                 .wrapping_mul(6364136223846793005)
                 .wrapping_add(1442695040888963407);
             (seed >> 33) as usize % m
-        };
+        }
+    }
+
+    fn shown(p: &Paths, ids: &[ModId]) -> Vec<String> {
+        ids.iter().map(|&c| p.path(c).to_string()).collect()
+    }
+
+    #[test]
+    fn choosing_by_kind_equals_filling_every_candidate() {
+        let mut p = Paths::default();
+        let ids: Vec<ModId> = NAMES.iter().map(|n| p.intern(n)).collect();
+        // Every ordered pick of up to 4 candidates against every pair of contexts.
+        let mut next = picker(12345);
         for _ in 0..4000 {
             let cands: Vec<ModId> = (0..1 + next(5)).map(|_| ids[next(ids.len())]).collect();
             let ctx: Vec<ModId> = (0..next(3)).map(|_| ids[next(ids.len())]).collect();
@@ -390,14 +400,91 @@ mod tests {
                 p.path(got),
                 p.path(want),
                 "cands {:?} ctx {:?}",
-                cands
-                    .iter()
-                    .map(|&c| p.path(c).to_string())
-                    .collect::<Vec<_>>(),
-                ctx.iter()
-                    .map(|&c| p.path(c).to_string())
-                    .collect::<Vec<_>>()
+                shown(&p, &cands),
+                shown(&p, &ctx)
             );
+        }
+    }
+
+    /// A line's merged frames as first kept: one list, this graph's part then the caller's,
+    /// in order by shifting it on each add.
+    struct MergedList {
+        list: Vec<ModId>,
+        local: usize,
+        own: HashSet<ModId>,
+    }
+
+    impl MergedList {
+        fn new(here: &[ModId], caller: &[ModId]) -> MergedList {
+            let mut list = here.to_vec();
+            let own: HashSet<ModId> = list.iter().copied().collect();
+            let mut seen = own.clone();
+            list.extend(caller.iter().copied().filter(|&m| seen.insert(m)));
+            MergedList {
+                list,
+                local: here.len(),
+                own,
+            }
+        }
+
+        fn add(&mut self, m: ModId) {
+            if !self.own.insert(m) {
+                return;
+            }
+            match self.list[self.local..].iter().position(|&x| x == m) {
+                Some(p) => self.list[self.local..=self.local + p].rotate_right(1),
+                None => self.list.insert(self.local, m),
+            }
+            self.local += 1;
+        }
+    }
+
+    #[test]
+    fn known_frames_choose_as_the_merged_list_did() {
+        let mut p = Paths::default();
+        let ids: Vec<ModId> = NAMES.iter().map(|n| p.intern(n)).collect();
+        let mut next = picker(99);
+        let key: LocKey = ("m.py".into(), 7);
+        for _ in 0..500 {
+            let (mut here, mut caller) = (LineFrames::default(), LineFrames::default());
+            for _ in 0..next(4) {
+                here.add(key.clone(), ids[next(ids.len())], false);
+            }
+            for _ in 0..next(6) {
+                caller.add(key.clone(), ids[next(ids.len())], false);
+            }
+            let mut merged = MergedList::new(here.get(&key), caller.get(&key));
+            let mut known = KnownFrames::default();
+            known.get(&key, &here, Some(&caller), &p);
+            for _ in 0..12 {
+                if next(3) == 0 {
+                    let m = ids[next(ids.len())];
+                    merged.add(m);
+                    known.add(&key, m, &p);
+                    continue;
+                }
+                let ctx: Vec<ModId> = (0..next(3)).map(|_| ids[next(ids.len())]).collect();
+                let k = known.get(&key, &here, Some(&caller), &p);
+                assert_eq!(k.is_empty(), merged.list.is_empty());
+                if merged.list.is_empty() {
+                    continue;
+                }
+                let got = k.choose(&ctx, &mut p);
+                let want = choose_each(&merged.list, &ctx, &mut p);
+                assert_eq!(
+                    p.path(got),
+                    p.path(want),
+                    "list {:?} ctx {:?}",
+                    merged
+                        .list
+                        .iter()
+                        .map(|&c| p.path(c).to_string())
+                        .collect::<Vec<_>>(),
+                    ctx.iter()
+                        .map(|&c| p.path(c).to_string())
+                        .collect::<Vec<_>>()
+                );
+            }
         }
     }
 

@@ -49,6 +49,15 @@ fn base(t: &TensorRef, g: &TensorRef, how: PairedBy) -> Pair {
     }
 }
 
+/// Counts one pair done when the pair's work ends, whichever way it returns.
+struct Counted<'a>(&'a Progress);
+
+impl Drop for Counted<'_> {
+    fn drop(&mut self) {
+        self.0.add(1);
+    }
+}
+
 /// Every pair of `pairs` (indices into the two sides), in parallel.
 pub fn all(
     target: &Side,
@@ -73,7 +82,7 @@ pub fn all(
     pairs
         .par_iter()
         .map(|&(i, j, how)| {
-            progress.add(1);
+            let _done = Counted(progress);
             let mut p = base(&target.tensors[i], &golden.tensors[j], how);
             if progress.cancelled() {
                 // The result is dropped: only the rest of the work is saved.

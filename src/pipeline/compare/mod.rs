@@ -118,10 +118,15 @@ pub fn compare(
 ) -> Result<(Comparison, Described), CompareError> {
     let progress = &o.progress;
     progress.stage("finding the dumps", 0, Unit::Items);
-    let (ft, fg) = rayon::join(
-        || locate::find(target, "target"),
-        || locate::find(golden, "golden"),
-    );
+    // An archive side is read under the compare's progress (its bytes counted, called off
+    // with it); each side runs on its own thread, so each sets it there.
+    let find = |path: &Path, side: &str| {
+        crate::sources::archive::reading_with(progress.clone(), || locate::find(path, side))
+    };
+    let (ft, fg) = rayon::join(|| find(target, "target"), || find(golden, "golden"));
+    if progress.cancelled() {
+        return Err(CompareError::Cancelled);
+    }
     let (ft, fg) = (ft?, fg?);
     let mut notes: Vec<String> = Vec::new();
     for (side, f) in [("target", &ft), ("golden", &fg)] {

@@ -150,10 +150,7 @@ impl Tab for AccuracyTab {
         let c = match &app.accuracy.result {
             Loading::Idle => return,
             Loading::Loading => {
-                let doing = format!(
-                    "comparing with the golden run: {}",
-                    app.accuracy.progress_line()
-                );
+                let doing = format!("with the golden run: {}", app.accuracy.progress_line());
                 crate::ui::loading::busy(ui, doing);
                 return;
             }
