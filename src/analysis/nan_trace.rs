@@ -85,6 +85,12 @@ pub struct Trace {
     pub carried_by: Vec<Carrier>,
     /// Dumped nodes looked at before this one.
     pub checked: usize,
+    /// The order "first" is in: `graph order`, `execution order` (the dump's timestamps), or
+    /// `name order` when neither is known (npugraph_ex's tensor dump records no time).
+    pub order: &'static str,
+    /// The node's own inputs were dumped (an npy dump's `INPUT` files; a tensor dump holds
+    /// outputs only).
+    pub inputs_dumped: bool,
 }
 
 impl Trace {
@@ -96,15 +102,28 @@ impl Trace {
             .iter()
             .map(|(s, n)| format!("{s} ({n} {what})"))
             .collect();
+        let op = if self.target.is_empty() {
+            String::new()
+        } else {
+            format!(" = {}", self.target)
+        };
         let mut v = vec![format!(
-            "first {what} output in execution order: {} = {} → {}",
+            "first {what} output in {}: {}{op} → {}",
+            self.order,
             self.node,
-            self.target,
             outs.join(", ")
         )];
-        if self.carried_by.is_empty() {
+        if self.order == NAME_ORDER {
+            v.push("this dump records no order: give the graph it ran (--graph) to be sure".into());
+        }
+        if self.carried_by.is_empty() && self.inputs_dumped {
             v.push(format!(
                 "produced by {}: its dumped inputs hold no {what}",
+                self.node
+            ));
+        } else if self.carried_by.is_empty() && self.order != NAME_ORDER {
+            v.push(format!(
+                "produced by {}: no value before it holds {what}",
                 self.node
             ));
         }
@@ -125,6 +144,8 @@ impl Trace {
     }
 }
 
+const NAME_ORDER: &str = "name order";
+
 /// The first node (in `graph` order, else in execution order) whose outputs hold `bad`.
 /// `stats` gives a dumped file's statistics (`None` when unreadable: treated as clean).
 pub fn first_bad<'a>(
@@ -140,6 +161,12 @@ pub fn first_bad<'a>(
             .filter_map(|n| step.nodes.get(n.name.as_str()))
             .collect(),
         None => step.execution_order(),
+    };
+    let timed = step.nodes.values().any(|n| !n.ts.is_empty());
+    let order_name = match (graph, timed) {
+        (Some(_), _) => "graph order",
+        (None, true) => "execution order",
+        (None, false) => NAME_ORDER,
     };
     let count_of = |f: &crate::model::tensor::DumpFile| stats(&f.path).map_or(0, |s| bad.count(s));
     for (checked, nd) in order.iter().enumerate() {
@@ -162,13 +189,24 @@ pub fn first_bad<'a>(
                 })
             })
             .collect();
+        // A tensor dump names no op: the graph does.
+        let target = match (nd.target.is_empty(), graph) {
+            (true, Some(g)) => g
+                .nodes
+                .iter()
+                .find(|n| n.name == nd.node)
+                .map_or_else(String::new, |n| n.target.clone()),
+            _ => nd.target.clone(),
+        };
         return Some(Trace {
             bad,
             node: nd.node.clone(),
-            target: nd.target.clone(),
+            target,
             outputs,
             carried_by,
             checked,
+            order: order_name,
+            inputs_dumped: nd.inputs().next().is_some(),
         });
     }
     None

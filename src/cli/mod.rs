@@ -194,8 +194,9 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Statistics of dumped tensors (npy data dump, msprobe dump.json); with `--first`, the
-    /// first node whose outputs hold NaN or Inf and where the value came from.
+    /// Statistics of dumped tensors (npy data dump, npugraph_ex tensor dump of .pt files,
+    /// msprobe dump.json); with `--first`, the first node whose outputs hold NaN or Inf and
+    /// where the value came from.
     Tensors {
         dump_root: PathBuf,
         /// Only this FX node (msprobe: keys containing it).

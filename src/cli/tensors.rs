@@ -1,5 +1,5 @@
-//! `fxray tensors DUMP_ROOT`: statistics of dumped tensors (npy data dumps and msprobe
-//! `dump.json`), and `--first nan|inf` for the NaN tracer.
+//! `fxray tensors DUMP_ROOT`: statistics of dumped tensors (npy data dumps, npugraph_ex's `.pt`
+//! tensor dumps and msprobe `dump.json`), and `--first nan|inf` for the NaN tracer.
 
 use super::emit;
 use crate::analysis::nan_trace::{self, Bad};

@@ -1,6 +1,10 @@
 //! TorchAir/npugraph_ex npy data dumps (docs/formats.md §3.1):
 //! `worldsize<W>_global_rank<R>/graph_<K>/<step>/<node>-<target>.<INPUT|OUTPUT>.<i>[.<j>].<ts>.npy`.
 //! File names are parsed from the right, since node names and targets may hold `.` and `-`.
+//!
+//! And npugraph_ex's own tensor dump (§3.2, `dump_tensor_data`): one `torch.save` per tensor
+//! node and replay, `worldsize<W>_global_rank<R>/<node>_device_<dev>_<k>.pt`, read as the
+//! outputs of graph `device_<dev>` at step `k` (the replay counter is the step).
 
 use super::{names, vfs};
 use crate::model::tensor::{
@@ -36,6 +40,78 @@ pub fn parse_name(file: &str) -> Option<DumpName> {
         sub: c.get(4).and_then(|m| m.as_str().parse().ok()),
         ts: c[5].to_string(),
     })
+}
+
+/// npugraph_ex's tensor dump name, `<node>_device_<dev>_<k>.pt` → (node, device, replay);
+/// `<node>_device_<dev>.pt` (overwritten in place) is replay 0.
+pub fn parse_pt_name(file: &str) -> Option<(String, u32, u32)> {
+    static RE: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"^(.+)_device_(\d+)(?:_(\d+))?\.pt$").expect("static regex"));
+    let c = RE.captures(file)?;
+    let k = match c.get(3) {
+        Some(m) => m.as_str().parse().ok()?,
+        None => 0,
+    };
+    Some((c[1].to_string(), c[2].parse().ok()?, k))
+}
+
+/// The graphs of npugraph_ex's tensor dump in a rank folder (one per device), each replay a
+/// step and each file its node's output.
+fn scan_pt(dir: &Path, warnings: &mut Vec<String>) -> Vec<GraphDump> {
+    let entries = match vfs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) => {
+            warnings.push(format!("{}: {e}", dir.display()));
+            return Vec::new();
+        }
+    };
+    let mut by_device: BTreeMap<u32, BTreeMap<u32, StepDump>> = BTreeMap::new();
+    for e in entries {
+        if e.kind != vfs::Kind::File {
+            continue;
+        }
+        let Some((node, device, k)) = parse_pt_name(&e.name()) else {
+            continue;
+        };
+        let step = by_device
+            .entry(device)
+            .or_default()
+            .entry(k)
+            .or_insert_with(|| StepDump {
+                step: k,
+                path: dir.to_path_buf(),
+                nodes: BTreeMap::new(),
+                odd_names: Vec::new(),
+            });
+        let name = DumpName {
+            node: node.clone(),
+            target: String::new(),
+            io: Io::Output,
+            index: 0,
+            sub: None,
+            ts: String::new(),
+        };
+        step.nodes.insert(
+            node.clone(),
+            NodeDump {
+                node,
+                target: String::new(),
+                ts: String::new(),
+                files: vec![DumpFile {
+                    name,
+                    path: e.path,
+                    size: e.size,
+                }],
+            },
+        );
+    }
+    by_device
+        .into_iter()
+        .map(|(d, steps)| GraphDump {
+            name: format!("device_{d}"),
+            steps: steps.into_values().collect(),
+        })
+        .collect()
 }
 
 /// Why a folder holds no data dump to read.
@@ -102,6 +178,7 @@ pub fn scan_ranks(rank_dirs: &[PathBuf]) -> DumpCatalog {
             graphs.push(GraphDump { name: gname, steps });
         }
         graphs.sort_by_key(|g| graph_number(&g.name));
+        graphs.extend(scan_pt(dir, &mut cat.warnings));
         cat.ranks.push(RankDump {
             path: dir.clone(),
             world_size,
@@ -205,5 +282,20 @@ mod tests {
         assert_eq!(n.target, "<built-in function getitem>");
         assert!(parse_name("add_1-aten.add.Tensor.INPUT.0.2025.npy").is_none());
         assert!(parse_name("notes.txt").is_none());
+    }
+
+    #[test]
+    fn npugraph_tensor_dump_names() {
+        assert_eq!(
+            parse_pt_name("add_1_device_0_3.pt"),
+            Some(("add_1".into(), 0, 3))
+        );
+        assert_eq!(
+            parse_pt_name("arg0_1_device_1.pt"),
+            Some(("arg0_1".into(), 1, 0))
+        );
+        assert_eq!(parse_pt_name("x_device_0_0.pt"), Some(("x".into(), 0, 0)));
+        assert!(parse_pt_name("add_1.pt").is_none());
+        assert!(parse_pt_name("_device_0_0.pt").is_none());
     }
 }

@@ -278,6 +278,18 @@ impl Builder {
             }
         } else if name.ends_with(".npy") {
             self.add_npy(path);
+        } else if let Some((_, device, k)) = super::data_dump::parse_pt_name(name)
+            && let Some((w, r)) = names::data_dump_dir(parent_name)
+        {
+            // npugraph_ex's tensor dump: <root>/worldsize<W>_global_rank<R>/<node>_device_<d>_<k>.pt
+            let d = self.dumps.entry(parent.to_path_buf()).or_default();
+            d.world_size = w;
+            d.rank = r;
+            *d.graphs
+                .entry(format!("device_{device}"))
+                .or_default()
+                .entry(k)
+                .or_default() += 1;
         } else if name == "dump.json"
             && names::msprobe_who_dir(parent_name)
             && let Some(step) = parent

@@ -48,6 +48,7 @@ mod repeat_truth;
 mod runner;
 mod screenshots;
 mod sizes;
+mod tensor_dump_pt;
 mod tensor_ranks;
 mod tensors;
 mod timeline;
