@@ -88,11 +88,29 @@ impl StepDump {
     }
 }
 
-/// `graph_<K>` of one rank.
+/// `graph_<K>` of one rank (npy data dump), or `device_<d>` (npugraph_ex's `.pt` tensor dump).
 #[derive(Debug, Clone, Serialize)]
 pub struct GraphDump {
     pub name: String,
     pub steps: Vec<StepDump>,
+}
+
+impl GraphDump {
+    /// What wrote it, as messages name it.
+    pub fn kind(&self) -> &'static str {
+        let pt = self
+            .steps
+            .iter()
+            .flat_map(|s| s.nodes.values())
+            .flat_map(|n| &n.files)
+            .next()
+            .is_some_and(|f| f.path.extension().is_some_and(|e| e == "pt"));
+        if pt {
+            "npugraph_ex tensor dump"
+        } else {
+            "npy data dump"
+        }
+    }
 }
 
 /// `worldsize<W>_global_rank<R>`.

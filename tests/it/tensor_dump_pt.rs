@@ -67,6 +67,19 @@ pub fn check(dir: &Path) {
         );
         assert!(text.contains(&format!("step {step}")), "{text}");
     }
+    // The compare reads it too: each node of a replay pairs with itself, NaN and Inf included.
+    let d = dir.to_str().unwrap();
+    let v = stdout_json(&fxray(&["compare", d, d, "--step", "1", "--json"]));
+    let pairs = v["pairs"].as_array().expect("pairs");
+    let per_step = files.values().filter(|f| f["step"] == 1).count();
+    assert_eq!(pairs.len(), per_step);
+    assert!(pairs.iter().all(|p| p["result"] == "pass"), "{pairs:?}");
+    let out = fxray(&["compare", d, d, "--step", "1"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("(npugraph_ex tensor dump, rank 0, device_0, step 1)"),
+        "{text}"
+    );
     // Without the graph, fxray does not claim an order the dump does not hold.
     let out = fxray(&["tensors", dir.to_str().unwrap(), "--first", "nan"]);
     let text = String::from_utf8_lossy(&out.stdout);

@@ -216,7 +216,7 @@ pub fn select_npy<'a>(
     let sel = |x: &'a crate::model::tensor::GraphDump, rd: &crate::model::tensor::RankDump| {
         x.steps.iter().find(|y| y.step == s).map(|st| NpySel {
             step: st,
-            describe: format!("npy data dump, rank {}, {graph}, step {s}", rd.rank),
+            describe: format!("{}, rank {}, {graph}, step {s}", x.kind(), rd.rank),
         })
     };
     match (sel(tg, tr), sel(gg, gr)) {
@@ -324,7 +324,7 @@ pub fn select_mixed<'a>(
     };
     let sel = NpySel {
         step: st,
-        describe: format!("npy data dump, rank {r}, {}, step {s}", g.name),
+        describe: format!("{}, rank {r}, {}, step {s}", g.kind(), g.name),
     };
     Ok((sel, p))
 }
