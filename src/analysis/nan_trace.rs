@@ -320,8 +320,11 @@ pub struct MatchQuality {
     pub dumped: usize,
     /// Of those, nodes with the same name in the graph.
     pub found: usize,
-    /// Of those, nodes whose target agrees too.
+    /// Of those, nodes whose target agrees too (a dump that names no op, npugraph_ex's tensor
+    /// dump, agrees by name).
     pub same_target: usize,
+    /// Of those, the graph's `call_function` nodes (a tensor dump also holds the inputs).
+    pub calls_found: usize,
     /// `call_function` nodes of the graph (what a complete dump covers).
     pub call_functions: usize,
 }
@@ -343,7 +346,7 @@ impl MatchQuality {
             self.same_target,
             self.dumped,
             100.0 * self.score(),
-            self.found,
+            self.calls_found,
             self.call_functions
         )
     }
@@ -355,6 +358,7 @@ pub fn match_quality(graph: &FxGraph, step: &StepDump) -> MatchQuality {
         dumped: step.nodes.len(),
         found: 0,
         same_target: 0,
+        calls_found: 0,
         call_functions: graph
             .nodes
             .iter()
@@ -368,8 +372,11 @@ pub fn match_quality(graph: &FxGraph, step: &StepDump) -> MatchQuality {
             .and_then(|&i| graph.nodes.get(i))
         {
             q.found += 1;
-            if same_target(&n.target, &d.target) {
+            if d.target.is_empty() || same_target(&n.target, &d.target) {
                 q.same_target += 1;
+            }
+            if n.op == OpKind::CallFunction {
+                q.calls_found += 1;
             }
         }
     }

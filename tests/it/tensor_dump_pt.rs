@@ -99,3 +99,25 @@ fn e2e_torch_npugraph_tensor_dump() {
     crate::common::run_e2e_script("npugraph_tensor_dump.py", out.path());
     check(out.path());
 }
+
+/// The window: the graph opened, the dump attached to it (as *Attach dump…* does), a node
+/// clicked, its dumped value shown, the replay holding the NaN picked as a step.
+#[test]
+fn the_window_shows_a_nodes_value_from_the_tensor_dump() {
+    use crate::common::ui::{click_node, harness_sized, opened, selected, settle};
+    use egui_kittest::kittest::Queryable;
+    let dir = fixture("npugraph_tensor_dump");
+    let mut h = harness_sized(opened(&dir.join("graph.txt")), egui::vec2(1500., 1100.));
+    h.state_mut().app.attach_dump(&dir);
+    settle(&mut h);
+    assert_eq!(h.state().app.tensors.pending, 0);
+    assert_eq!(h.state().app.tensors.summaries.len(), 18);
+    click_node(&mut h, "sub");
+    assert_eq!(selected(&h).as_deref(), Some("sub"));
+    h.get_by_label("device_0 · 9/9 dumped nodes in this graph (100%), 7 of 7 calls dumped");
+    h.get_by_label("OUTPUT.0 histogram");
+    h.get_by_label("step 1").click();
+    h.run_steps(3);
+    // torch counts 8 NaN in sub's value of the second replay (truth.json).
+    h.get_by_label("NaN 8");
+}
