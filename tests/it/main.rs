@@ -6,6 +6,7 @@ mod accuracy_branches;
 mod accuracy_cli;
 mod accuracy_mixed;
 mod accuracy_npy;
+mod accuracy_renamed;
 mod archive;
 mod autotune;
 mod cli;

@@ -51,6 +51,7 @@ mod tests {
             order,
             requires_grad: None,
             from: None,
+            value: None,
         }
     }
 

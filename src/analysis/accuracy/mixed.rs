@@ -181,6 +181,7 @@ mod tests {
             order,
             requires_grad: None,
             from: None,
+            value: None,
         }
     }
 

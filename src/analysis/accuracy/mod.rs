@@ -105,6 +105,9 @@ pub struct TensorRef {
     /// An input's producer: the call whose output it is, when known (npy dumps: the earlier
     /// output holding the same bytes). The renumbered-node fall-back pairs by it.
     pub from: Option<String>,
+    /// A fingerprint of its values, scalars included (npy dumps): two calls whose inputs hold
+    /// the same values compute on the same data, whatever their names say.
+    pub value: Option<u64>,
 }
 
 /// How a pair was found.

@@ -17,6 +17,13 @@
 //!   whose inputs come from calls paired elsewhere than its partner's inputs takes the same-op
 //!   golden call whose inputs agree, and its old partner goes to the target call that had it.
 //!
+//! - **By values** (npy dumps): upstream of a fault both runs compute on the same numbers, so a
+//!   call whose inputs hold exactly the values of one golden call of its op (scalars included)
+//!   pairs with it, whatever the names and the order say: a target re-traced with an identity
+//!   `x * 1.0` inserted has its later `mul`s renamed, and a same-named `mul` that computes
+//!   `x * √d` on the other side is not its pair. Where no golden call has its input values
+//!   (downstream of the fault, or an op only one side runs), the other rules stand.
+//!
 //! What stays unpaired is listed per side: an op only one side runs is where a scale error
 //! hides.
 
@@ -115,6 +122,11 @@ pub fn pair(target: &[TensorRef], golden: &[TensorRef], naming: Naming) -> Pairi
     } else {
         0
     };
+    let by_values = if naming == Naming::Nodes {
+        by_values(target, golden, &tc, &gc, &mut call_pairs)
+    } else {
+        0
+    };
     let mut out = Pairing::default();
     let mut golden_used = vec![false; golden.len()];
     let mut target_used = vec![false; target.len()];
@@ -159,7 +171,85 @@ pub fn pair(target: &[TensorRef], golden: &[TensorRef], naming: Naming) -> Pairi
             "; {by_inputs} paired by their inputs' pairs where order would mis-pair them"
         ));
     }
+    if by_values > 0 {
+        out.how.push_str(&format!(
+            "; {by_values} paired by their inputs' values where the names would mis-pair them"
+        ));
+    }
     out
+}
+
+/// An input's slot and the fingerprint of its values.
+type InputValue<'a> = (&'a str, u64);
+
+/// The by-values rule: see the module doc. Returns how many calls it re-paired. A call left
+/// without a partner is dropped from `call_pairs` (it is listed as unpaired).
+fn by_values(
+    target: &[TensorRef],
+    golden: &[TensorRef],
+    tc: &[Call],
+    gc: &[Call],
+    call_pairs: &mut Vec<(usize, usize, PairedBy)>,
+) -> usize {
+    /// A call's inputs as (slot, value), sorted; `None` unless every input has a value.
+    fn values<'a>(side: &'a [TensorRef], c: &Call) -> Option<Vec<InputValue<'a>>> {
+        let mut v: Vec<InputValue> = c
+            .tensors
+            .iter()
+            .map(|&i| &side[i])
+            .filter(|t| t.role == Role::Input)
+            .map(|t| Some((t.slot.as_str(), t.value?)))
+            .collect::<Option<_>>()?;
+        v.sort_unstable();
+        (!v.is_empty()).then_some(v)
+    }
+    let tv: Vec<_> = tc.iter().map(|c| values(target, c)).collect();
+    let gv: Vec<_> = gc.iter().map(|c| values(golden, c)).collect();
+    let mut by_key: HashMap<(&str, &[InputValue]), Vec<usize>> = HashMap::new();
+    for (g, v) in gv.iter().enumerate() {
+        if let Some(v) = v {
+            by_key.entry((gc[g].op, v.as_slice())).or_default().push(g);
+        }
+    }
+    let mut partner_of_t: Vec<Option<(usize, PairedBy)>> = vec![None; tc.len()];
+    let mut partner_of_g: Vec<Option<usize>> = vec![None; gc.len()];
+    for &(t, g, how) in call_pairs.iter() {
+        partner_of_t[t] = Some((g, how));
+        partner_of_g[g] = Some(t);
+    }
+    let confirmed = |t: usize, g: usize| tv[t].is_some() && tv[t] == gv[g] && tc[t].op == gc[g].op;
+    let mut moved = 0;
+    for t in 0..tc.len() {
+        if partner_of_t[t].is_some_and(|(g, _)| confirmed(t, g)) {
+            continue;
+        }
+        let Some(v) = &tv[t] else { continue };
+        let Some([g]) = by_key.get(&(tc[t].op, v.as_slice())).map(Vec::as_slice) else {
+            continue;
+        };
+        let g = *g;
+        // A golden call already confirmed with another target call keeps it.
+        if partner_of_g[g].is_some_and(|t2| confirmed(t2, g)) {
+            continue;
+        }
+        if let Some(t2) = partner_of_g[g] {
+            partner_of_t[t2] = None;
+        }
+        if let Some((old, _)) = partner_of_t[t] {
+            partner_of_g[old] = None;
+        }
+        partner_of_t[t] = Some((g, PairedBy::Inputs));
+        partner_of_g[g] = Some(t);
+        moved += 1;
+    }
+    if moved > 0 {
+        *call_pairs = partner_of_t
+            .iter()
+            .enumerate()
+            .filter_map(|(t, p)| p.map(|(g, how)| (t, g, how)))
+            .collect();
+    }
+    moved
 }
 
 /// The inputs' pairs rule: see the module doc. Returns how many calls it re-paired.
@@ -334,6 +424,7 @@ mod tests {
             order,
             requires_grad: None,
             from: None,
+            value: None,
         }
     }
 

@@ -55,6 +55,7 @@ pub fn npy(sel: &NpySel, progress: &Progress) -> Side {
                 order,
                 requires_grad: None,
                 from: None,
+                value: None,
             });
             files.push(Some(f.path.clone()));
         }
@@ -75,9 +76,13 @@ pub fn npy(sel: &NpySel, progress: &Progress) -> Side {
             t.shape = info.shape.clone();
         }
     }
+    for (t, r) in tensors.iter_mut().zip(&read) {
+        t.value = r.as_ref().map(|x| x.0);
+    }
+    // A scalar's bytes are too common to say where a value came from.
     let prints: Vec<Option<u64>> = read
         .iter()
-        .map(|r| r.as_ref().map(|x| x.0).filter(|&p| p != 0))
+        .map(|r| r.as_ref().filter(|x| x.1.elements() >= 2).map(|x| x.0))
         .collect();
     dataflow::producers(&mut tensors, &prints);
     Side {
@@ -103,9 +108,6 @@ const PRINT_BYTES: usize = 4096;
 fn fingerprint(path: &Path) -> Option<(u64, TensorInfo)> {
     use std::hash::{Hash, Hasher};
     let a = crate::sources::tensor_file::open(path).ok()?;
-    if a.info.elements() < 2 {
-        return Some((0, a.info.clone()));
-    }
     let d = a.data();
     let mut h = std::collections::hash_map::DefaultHasher::new();
     (&a.info.dtype, &a.info.shape, d.len()).hash(&mut h);
@@ -155,6 +157,7 @@ pub fn msprobe(step: &MsprobeStep) -> Side {
             order,
             requires_grad: None,
             from: None,
+            value: None,
         };
         // Records in dump.json's order: each scalar argument before the tensor it preceded.
         for k in 0..=e.tensors.len() {
