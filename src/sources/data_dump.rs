@@ -91,6 +91,14 @@ fn scan_pt(dir: &Path, warnings: &mut Vec<String>) -> Vec<GraphDump> {
             sub: None,
             ts: String::new(),
         };
+        if step.nodes.contains_key(&node) {
+            // `<node>_device_<d>.pt` (overwritten in place) beside `<node>_device_<d>_0.pt`.
+            warnings.push(format!(
+                "{}: a second file for {node} at replay {k}: only one is read",
+                e.path.display()
+            ));
+            continue;
+        }
         step.nodes.insert(
             node.clone(),
             NodeDump {
@@ -119,7 +127,7 @@ fn scan_pt(dir: &Path, warnings: &mut Vec<String>) -> Vec<GraphDump> {
 pub enum NoDump {
     #[error("{}: not a folder", .0.display())]
     NotAFolder(PathBuf),
-    #[error("{}: no data dump here (expected worldsize<W>_global_rank<R>/graph_<K>/<step>/*.npy)", .0.display())]
+    #[error("{}: no data dump here (expected worldsize<W>_global_rank<R>/graph_<K>/<step>/*.npy, or npugraph_ex's worldsize<W>_global_rank<R>/<node>_device_<d>_<k>.pt)", .0.display())]
     NoneHere(PathBuf),
 }
 

@@ -122,6 +122,9 @@ pub enum PairedBy {
     /// Renumbered nodes whose place in order would pair them wrongly, paired by what they
     /// compute and their inputs' pairs (parallel branches run in another order).
     Inputs,
+    /// Nodes whose names would pair them wrongly, paired by their inputs' values (the same
+    /// numbers upstream of a fault).
+    Values,
     /// An npy node and an msprobe call, through the call's link to the graph (mixed dumps).
     Link,
 }

@@ -51,6 +51,7 @@ pub struct Pairing {
 }
 
 /// One call: its tensors (indices into the side's list), in slot order.
+#[derive(Clone)]
 struct Call<'a> {
     name: &'a str,
     op: &'a str,
@@ -106,11 +107,9 @@ pub fn pair(target: &[TensorRef], golden: &[TensorRef], naming: Naming) -> Pairi
     let anchors = increasing(by_name);
     let mut call_pairs: Vec<(usize, usize, PairedBy)> = Vec::new();
     let (mut t0, mut g0) = (0, 0);
-    let mut by_order = 0;
     for &(t, g) in anchors.iter().chain(std::iter::once(&(tc.len(), gc.len()))) {
         for (a, b) in align(&tc[t0..t], &gc[g0..g]) {
             call_pairs.push((t0 + a, g0 + b, PairedBy::Order));
-            by_order += 1;
         }
         if t < tc.len() {
             call_pairs.push((t, g, PairedBy::Key));
@@ -158,12 +157,12 @@ pub fn pair(target: &[TensorRef], golden: &[TensorRef], naming: Naming) -> Pairi
         Naming::Msprobe => "by msprobe key",
         Naming::Nodes => "by node name",
     };
+    // Counted from the pairs as they ended: the later rules move some.
+    let count = |how: PairedBy| call_pairs.iter().filter(|p| p.2 == how).count();
+    let (by_key, by_order) = (count(PairedBy::Key), count(PairedBy::Order));
     out.how = match (note.is_empty(), by_order) {
-        (true, 0) => format!("{} calls paired {keyed}", call_pairs.len()),
-        (true, n) => format!(
-            "{} calls paired {keyed}, {n} more by op and call order",
-            call_pairs.len() - n
-        ),
+        (true, 0) => format!("{by_key} calls paired {keyed}"),
+        (true, n) => format!("{by_key} calls paired {keyed}, {n} more by op and call order"),
         (false, _) => note,
     };
     if by_inputs > 0 {
@@ -238,11 +237,26 @@ fn by_values(
         if let Some((old, _)) = partner_of_t[t] {
             partner_of_g[old] = None;
         }
-        partner_of_t[t] = Some((g, PairedBy::Inputs));
+        partner_of_t[t] = Some((g, PairedBy::Values));
         partner_of_g[g] = Some(t);
         moved += 1;
     }
     if moved > 0 {
+        // The calls a move left without a partner, on both sides, pair by op and order among
+        // themselves (an op only one side runs stays alone).
+        let free_t: Vec<usize> = (0..tc.len())
+            .filter(|&t| partner_of_t[t].is_none())
+            .collect();
+        let free_g: Vec<usize> = (0..gc.len())
+            .filter(|&g| partner_of_g[g].is_none())
+            .collect();
+        let (ft, fg): (Vec<Call>, Vec<Call>) = (
+            free_t.iter().map(|&t| tc[t].clone()).collect(),
+            free_g.iter().map(|&g| gc[g].clone()).collect(),
+        );
+        for (a, b) in align(&ft, &fg) {
+            partner_of_t[free_t[a]] = Some((free_g[b], PairedBy::Order));
+        }
         *call_pairs = partner_of_t
             .iter()
             .enumerate()
@@ -565,6 +579,49 @@ mod tests {
         let (t0, g0) = (strip(&t), strip(&g));
         let blind = pairs_of(&pair(&t0, &g0, Naming::Nodes), &t0, &g0);
         assert_eq!(blind[2], ("mul_1".to_string(), "mul".to_string()));
+    }
+
+    /// Moves by values can leave fewer pairs than order made: the header counts the pairs as
+    /// they ended (it once subtracted the order count from a shorter list).
+    #[test]
+    fn moves_by_values_are_counted_from_the_final_pairs() {
+        let with_value = |mut v: Vec<TensorRef>, values: &[u64]| {
+            for (t, &x) in v.iter_mut().filter(|t| t.role == Role::Input).zip(values) {
+                t.value = Some(x);
+            }
+            v
+        };
+        let calls = |names: &[&str]| -> Vec<TensorRef> {
+            names
+                .iter()
+                .enumerate()
+                .flat_map(|(k, n)| {
+                    [
+                        t(n, "aten.mul.Tensor", "INPUT.0", k),
+                        t(n, "aten.mul.Tensor", "OUTPUT.0", k),
+                    ]
+                })
+                .collect()
+        };
+        let target = with_value(calls(&["mul", "a_1", "a_2", "a_3"]), &[1, 30, 2, 10]);
+        let golden = with_value(calls(&["mul", "b_1", "b_2", "b_3"]), &[10, 2, 30, 4]);
+        let p = pair(&target, &golden, Naming::Nodes);
+        let pairs = pairs_of(&p, &target, &golden);
+        // Each call whose inputs hold one golden call's values is with it; the one left on each
+        // side pair by op and order.
+        for (a, b) in [
+            ("a_1", "b_2"),
+            ("a_2", "b_1"),
+            ("a_3", "mul"),
+            ("mul", "b_3"),
+        ] {
+            assert!(pairs.contains(&(a.into(), b.into())), "{pairs:?}");
+        }
+        assert_eq!(
+            p.how,
+            "0 calls paired by node name, 1 more by op and call order; 3 paired by their \
+             inputs' values where the names would mis-pair them"
+        );
     }
 
     #[test]

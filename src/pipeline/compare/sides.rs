@@ -102,9 +102,9 @@ pub fn is_scalar(dtype: &str) -> bool {
 /// bytes, and two different tensors of the same type rarely agree on 8 KiB at both ends.
 const PRINT_BYTES: usize = 4096;
 
-/// A dumped tensor's header, and a fingerprint of its type and data (its two ends) for finding
-/// which output an input is; 0 for fewer than two elements (a scalar argument equals too many
-/// others). `None` for an unreadable file.
+/// A dumped tensor's header, and a fingerprint of its type and data (its two ends): which
+/// output an input is (the caller leaves out scalars, which equal too many others), and which
+/// golden call computes on the same values (scalars included). `None` for an unreadable file.
 fn fingerprint(path: &Path) -> Option<(u64, TensorInfo)> {
     use std::hash::{Hash, Hasher};
     let a = crate::sources::tensor_file::open(path).ok()?;
