@@ -162,8 +162,7 @@ pub fn first_bad<'a>(
             .collect(),
         None => step.execution_order(),
     };
-    let timed = step.nodes.values().any(|n| !n.ts.is_empty());
-    let order_name = match (graph, timed) {
+    let order_name = match (graph, step.is_timed()) {
         (Some(_), _) => "graph order",
         (None, true) => "execution order",
         (None, false) => NAME_ORDER,

@@ -172,7 +172,7 @@ fn to_text(stories: &[Story]) -> String {
             let short = row
                 .location
                 .as_deref()
-                .map(|l| l.rsplit(['/', '\\']).next().unwrap_or(l))
+                .map(crate::model::fx::file_name)
                 .unwrap_or_default();
             let _ = writeln!(
                 o,

@@ -23,8 +23,7 @@ impl std::fmt::Display for Loc {
 impl Loc {
     /// `models.py:121`: the file's name only, for rows and the tree.
     pub fn short(&self) -> String {
-        let name = self.file.rsplit(['/', '\\']).next().unwrap_or(&self.file);
-        format!("{name}:{}", self.line)
+        format!("{}:{}", super::fx::file_name(&self.file), self.line)
     }
 }
 

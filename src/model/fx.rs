@@ -157,11 +157,16 @@ pub struct SourceLoc {
     pub backward_of: bool,
 }
 
+/// The file name of a path as Python printed it (`/a/b/models.py`, `C:\\a\\models.py`):
+/// either separator, whatever the OS reading it, so not `Path::file_name`.
+pub fn file_name(path: &str) -> &str {
+    path.rsplit(['/', '\\']).next().unwrap_or(path)
+}
+
 impl SourceLoc {
     /// `models.py:141`: the file's base name and line, as the CLI and the inspector show it.
     pub fn short(&self) -> String {
-        let base = self.file.rsplit(['/', '\\']).next().unwrap_or(&self.file);
-        format!("{base}:{}", self.line)
+        format!("{}:{}", file_name(&self.file), self.line)
     }
 }
 

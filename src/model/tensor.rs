@@ -81,6 +81,12 @@ pub struct StepDump {
 
 impl StepDump {
     /// Node names in the order they ran (the per-call timestamp).
+    /// Its calls carry the time they ran (an npy dump's file names do; npugraph_ex's `.pt`
+    /// tensor dump records none, and its order is then only the names').
+    pub fn is_timed(&self) -> bool {
+        self.nodes.values().any(|n| !n.ts.is_empty())
+    }
+
     pub fn execution_order(&self) -> Vec<&NodeDump> {
         let mut v: Vec<&NodeDump> = self.nodes.values().collect();
         v.sort_by(|a, b| a.ts.cmp(&b.ts).then_with(|| a.node.cmp(&b.node)));

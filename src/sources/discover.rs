@@ -282,14 +282,7 @@ impl Builder {
             && let Some((w, r)) = names::data_dump_dir(parent_name)
         {
             // npugraph_ex's tensor dump: <root>/worldsize<W>_global_rank<R>/<node>_device_<d>_<k>.pt
-            let d = self.dumps.entry(parent.to_path_buf()).or_default();
-            d.world_size = w;
-            d.rank = r;
-            *d.graphs
-                .entry(format!("device_{device}"))
-                .or_default()
-                .entry(k)
-                .or_default() += 1;
+            self.count_dump(parent, (w, r), format!("device_{device}"), k);
         } else if name == "dump.json"
             && names::msprobe_who_dir(parent_name)
             && let Some(step) = parent
@@ -384,14 +377,15 @@ impl Builder {
         ) else {
             return;
         };
+        self.count_dump(rank_dir, (w, r), file_name(graph_dir).to_string(), step);
+    }
+
+    /// One more file of `graph`'s `step` in the dump's rank folder `rank_dir` (world size, rank).
+    fn count_dump(&mut self, rank_dir: &Path, (w, r): (u32, u32), graph: String, step: u32) {
         let d = self.dumps.entry(rank_dir.to_path_buf()).or_default();
         d.world_size = w;
         d.rank = r;
-        *d.graphs
-            .entry(file_name(graph_dir).to_string())
-            .or_default()
-            .entry(step)
-            .or_default() += 1;
+        *d.graphs.entry(graph).or_default().entry(step).or_default() += 1;
     }
 
     /// The run a file belongs to when no `run_*` folder is among its ancestors: a stand-in

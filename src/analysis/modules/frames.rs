@@ -475,14 +475,8 @@ mod tests {
                     p.path(got),
                     p.path(want),
                     "list {:?} ctx {:?}",
-                    merged
-                        .list
-                        .iter()
-                        .map(|&c| p.path(c).to_string())
-                        .collect::<Vec<_>>(),
-                    ctx.iter()
-                        .map(|&c| p.path(c).to_string())
-                        .collect::<Vec<_>>()
+                    shown(&p, &merged.list),
+                    shown(&p, &ctx)
                 );
             }
         }

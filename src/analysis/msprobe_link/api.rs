@@ -2,8 +2,9 @@
 //! of that op.
 
 use super::module_call::chunk;
-use super::{Ctx, Link, file_name, same_type, within};
+use super::{Ctx, Link, same_type, within};
 use crate::analysis::modules::Confidence;
+use crate::model::fx::file_name;
 use crate::model::msprobe::StackFrame;
 use crate::model::tensor::{MsprobeCall, MsprobeStep, MsprobeTensor};
 use std::collections::HashMap;

@@ -24,7 +24,7 @@ mod api;
 mod module_call;
 
 use crate::analysis::modules::Confidence;
-use crate::model::fx::{FxGraph, FxNode, OpKind, TensorType};
+use crate::model::fx::{FxGraph, FxNode, OpKind, TensorType, file_name};
 use crate::model::msprobe::StackFrame;
 use crate::model::tensor::{MsprobeCall, MsprobeStep, MsprobeTensor};
 use serde::Serialize;
@@ -301,11 +301,6 @@ type Nodes = Rc<Vec<usize>>;
 /// Nodes by the (file name, line) of their source comment.
 type Lines<'a> = HashMap<(&'a str, u32), Vec<usize>>;
 
-/// A path's file name (the run and the compile may sit in different folders).
-fn file_name(p: &str) -> &str {
-    p.rsplit(['/', '\\']).next().unwrap_or("")
-}
-
 impl<'a> Ctx<'a> {
     fn new(graph: &'a FxGraph, modules: &'a [&'a str]) -> Ctx<'a> {
         let mut by_module: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
@@ -370,6 +365,7 @@ impl<'a> Ctx<'a> {
         }
         let mut lines: Lines<'a> = HashMap::new();
         for &i in cands {
+            // By file name: the run and the compile may sit in different folders.
             if let Some(s) = self.graph.nodes[i].source.as_deref()
                 && s.backward_of == self.backward
             {
