@@ -20,6 +20,7 @@ pub mod msprobe;
 pub mod ranks;
 pub mod run;
 mod shell_help;
+pub mod stages;
 pub mod summary;
 pub mod tensors;
 pub mod timeline;
@@ -268,6 +269,14 @@ pub enum Command {
         /// Also write the pairs as msprobe's compare CSV (its column names).
         #[arg(long)]
         csv: Option<PathBuf>,
+        /// npugraph_ex's stage dumps: TARGET is the optimized dump, GOLDEN the original, and
+        /// this the phase (or run) whose pass files joined them. TARGET alone, a run folder
+        /// holding both stage dumps, finds them itself.
+        #[arg(long, value_name = "PHASE")]
+        passes: Option<PathBuf>,
+        /// The original graph run in float64 and dumped alike: the tolerance's reference.
+        #[arg(long, value_name = "DUMP")]
+        reference: Option<PathBuf>,
     },
     /// The module tree of a graph file, with node counts, and its numbered sub-modules grouped
     /// by structure (`layers.0–414 ×415`; the odd ones in groups of their own, saying how they
@@ -421,9 +430,30 @@ pub fn run(command: Command) -> Result<()> {
             golden,
             step,
             rank,
+            json,
+            passes,
+            reference,
+            ..
+        } if passes.is_some() || (golden.is_none() && target.is_dir()) => stages::run(
+            &target,
+            golden.as_deref(),
+            &stages::Options {
+                passes: passes.as_deref(),
+                reference: reference.as_deref(),
+                step,
+                rank,
+                json,
+            },
+        ),
+        Command::Compare {
+            target,
+            golden,
+            step,
+            rank,
             graph,
             json,
             csv,
+            ..
         } => compare::run(
             &target,
             golden.as_deref(),

@@ -14,4 +14,5 @@ pub mod modules;
 pub mod phase;
 pub mod same_text;
 pub mod sample;
+pub mod stages;
 pub mod tensors;

@@ -49,6 +49,7 @@ mod repeat_truth;
 mod runner;
 mod screenshots;
 mod sizes;
+mod stage_compare;
 mod tensor_dump_pt;
 mod tensor_ranks;
 mod tensors;

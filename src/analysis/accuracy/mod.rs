@@ -16,7 +16,9 @@ pub mod mixed;
 pub mod msprobe_csv;
 pub mod pairing;
 pub mod rules;
+pub mod stages;
 pub mod stats;
+pub mod tolerance;
 pub mod verdict;
 
 use serde::Serialize;

@@ -216,7 +216,12 @@ fn locate(all: &[u8]) -> Result<(TensorRef, bool, Place), PtError> {
             PtError::NotTorchSave("not a zip archive")
         });
     }
-    let mut zip = zip::ZipArchive::new(Cursor::new(all)).map_err(|e| {
+    // torch.save writes the archive from the file's first byte. Detecting a prefix instead (the
+    // default) can take tensor bytes for a directory record and refuse a sound file.
+    let config = zip::read::Config {
+        archive_offset: zip::read::ArchiveOffset::Known(0),
+    };
+    let mut zip = zip::ZipArchive::with_config(config, Cursor::new(all)).map_err(|e| {
         if ends_like_a_zip(all) {
             PtError::Zip(e.to_string())
         } else {

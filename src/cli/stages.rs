@@ -1,0 +1,136 @@
+//! `fxray compare RUN` (a run holding both stage dumps) and `fxray compare OPTIMIZED ORIGINAL
+//! --passes PHASE [--reference FP64]`: npugraph_ex's original against its optimized stage, and
+//! the pass where the numbers part.
+
+use super::emit;
+use crate::error::Result;
+use crate::pipeline::stages::{self, StageCompare, StageSpec};
+use std::fmt::Write;
+use std::path::Path;
+
+pub struct Options<'a> {
+    pub passes: Option<&'a Path>,
+    pub reference: Option<&'a Path>,
+    pub step: Option<u32>,
+    pub rank: Option<u32>,
+    pub json: bool,
+}
+
+/// The spec the command line names: dumps by role with `--passes`, else found in `run`.
+pub fn spec(run: &Path, original: Option<&Path>, o: &Options) -> Result<StageSpec> {
+    let mut spec = match (o.passes, original) {
+        (Some(passes), Some(original)) => stages::explicit(passes, run, original, o.reference)?,
+        (Some(_), None) => {
+            return Err(crate::error::Error::user(
+                "--passes compares two stage dumps: fxray compare OPTIMIZED ORIGINAL --passes PHASE",
+            ));
+        }
+        (None, _) => {
+            let mut s = stages::find(run)?;
+            if o.reference.is_some() {
+                s.reference = o.reference.map(Path::to_path_buf);
+            }
+            s
+        }
+    };
+    spec.step = o.step;
+    spec.rank = o.rank;
+    Ok(spec)
+}
+
+pub fn run(target: &Path, original: Option<&Path>, o: &Options) -> Result<()> {
+    let spec = spec(target, original, o)?;
+    let c = stages::compare(&spec, &Default::default())?;
+    let text = if o.json {
+        super::json_text(&c)?
+    } else {
+        text(&c)
+    };
+    emit(&text, None)
+}
+
+fn text(c: &StageCompare) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "original   {} (rank {}, step {})",
+        c.original.display(),
+        c.rank,
+        c.step
+    );
+    let _ = writeln!(s, "optimized  {}", c.optimized.display());
+    match &c.reference {
+        Some(r) => {
+            let _ = writeln!(s, "reference  {} (float64)", r.display());
+        }
+        None => {
+            let _ = writeln!(s, "reference  none");
+        }
+    }
+    let dir = c
+        .pass_files
+        .first()
+        .and_then(|p| p.parent())
+        .map(|p| p.display().to_string())
+        .unwrap_or_default();
+    let _ = writeln!(s, "passes     {} files in {dir}", c.pass_files.len());
+    let _ = writeln!(s, "tolerance  {}", c.tolerance);
+    let _ = writeln!(s);
+    let _ = writeln!(s, "{}", c.answer);
+    for f in c.findings.iter().skip(1) {
+        let _ = writeln!(s, "also: {}", f.sentence);
+    }
+    let agree = c.checks.iter().filter(|k| k.agrees() == Some(true)).count();
+    let depart = c
+        .checks
+        .iter()
+        .filter(|k| k.agrees() == Some(false))
+        .count();
+    let unjudged = c.checks.len() - agree - depart;
+    let _ = writeln!(
+        s,
+        "\n{} pairs: {agree} agree, {depart} depart ({} where the numbers part, {} downstream), \
+         {unjudged} not judged; {} optimized nodes stand for no original node",
+        c.pairs.len(),
+        c.findings.len(),
+        depart - c.findings.len(),
+        c.unpaired
+    );
+    let _ = writeln!(
+        s,
+        "\n{:<24} {:<24} {:<34} {:<8} {:>10} {:>11}",
+        "node", "original", "how", "verdict", "cosine", "max abs err"
+    );
+    for (p, k) in c.pairs.iter().zip(&c.checks) {
+        let how = match &p.origin {
+            stages::Origin::Kept => "kept".to_string(),
+            stages::Origin::Changed { passes, .. } => format!(
+                "changed by {}",
+                passes
+                    .iter()
+                    .map(|&i| c.pass_names[i].clone())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            stages::Origin::Replaced { pass, .. } => format!("built by {}", c.pass_names[*pass]),
+        };
+        let verdict = match (k.agrees(), &k.why) {
+            (Some(true), _) => "agrees".to_string(),
+            (Some(false), _) => "DEPARTS".to_string(),
+            (None, Some(w)) => format!("— {w}"),
+            (None, None) => "—".to_string(),
+        };
+        let num = |v: Option<f64>, f: &dyn Fn(f64) -> String| v.map(f).unwrap_or_default();
+        let _ = writeln!(
+            s,
+            "{:<24} {:<24} {:<34} {:<8} {:>10} {:>11}",
+            p.node,
+            p.original,
+            how,
+            verdict,
+            num(k.cosine, &|v| format!("{v:.7}")),
+            num(k.max_abs_err, &crate::model::tensor::fmt_value),
+        );
+    }
+    s
+}

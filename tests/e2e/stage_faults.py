@@ -1,0 +1,267 @@
+"""Original against optimized stage dumps (issue: the pass that broke the numbers), made with
+real torch: a small block compiled through npugraph_ex_sim (the npugraph_ex layout, one FX file
+per pass), then its forward graph run three times with every tensor node `torch.save`d under
+npugraph_ex's naming (`worldsize1_global_rank0/<node>_device_0_0.pt`, docs/formats.md §3.2):
+
+- dump_original:  the AOT graph before any pass (npugraph_ex's data_dump_stage="original");
+- dump_optimized: the graph after every pass (data_dump_stage="optimized");
+- dump_reference: the original graph in float64 (torch's own `cast_to_fp64`, as its accuracy
+  minifier makes its reference).
+
+    python stage_faults.py OUT [CASE…]
+
+Cases (one folder each), each a real pattern a pass could get wrong, injected into one pass:
+- right:      the stock passes only (mm+add -> addmm, exact GELU decomposed, x*2 -> x+x, CSE):
+              every change is floating-point noise;
+- gelu_tanh:  apply_pattern_passes replaces the erf GELU by the tanh approximation;
+- drop_cast:  post_grad_custom_pre_pass drops the cast before a mean: the reduction runs in bf16;
+- fuse_close: post_grad_custom_post_pass fuses add(var, eps) + rsqrt into one op whose kernel
+              computes in half precision.
+
+`truth.json` beside each: the guilty pass (its file's number and name) and node (its name in
+the optimized graph and the original node it replaced); every optimized node paired with the
+original node it stands for (kept by name, or the end of the chain of FX's own
+`replace_all_uses_with` calls the passes made) with torch's verdict on it
+(`torch._dynamo.utils.same(original, optimized, fp64_ref)`, its accuracy minifier's rule), and
+the same verdict on the graph's output.
+"""
+
+import copy
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+CASES = ("right", "gelu_tanh", "drop_cast", "fuse_close")
+
+
+def child(case, root):
+    sys.path.insert(0, str(HERE / "scale"))
+    import torch
+    import torch.fx as fx
+    import torch.nn.functional as F
+    from torch._dynamo.debug_utils import cast_to_fp64
+    from torch._dynamo.utils import same
+
+    import npugraph_ex_sim as nge
+    from npugraph_ex_sim import npu_fx_compiler, passes
+    from npugraph_ex_sim.graph_transform_observer import GraphTransformObserver
+
+    aten = torch.ops.aten
+
+    @torch.library.custom_op("fxray_npu::add_rsqrt", mutates_args=())
+    def add_rsqrt(v: torch.Tensor, eps: float) -> torch.Tensor:
+        # the fused kernel's flaw: it computes in half precision
+        return torch.rsqrt((v + eps).half()).to(v.dtype)
+
+    @add_rsqrt.register_fake
+    def _(v, eps):
+        return torch.empty_like(v)
+
+    class Block(torch.nn.Module):
+        def __init__(self, d=16):
+            super().__init__()
+            self.fc1 = torch.nn.Linear(d, 4 * d)
+            self.fc2 = torch.nn.Linear(4 * d, d)
+            self.w = torch.nn.Parameter(torch.randn(d))
+
+        def forward(self, x):
+            # x: bf16 hidden states from the stage before; the norm upcasts them
+            hf = x.float()
+            mu = hf.mean(-1, keepdim=True)
+            xc = hf - mu
+            var = (xc * xc).mean(-1, keepdim=True)
+            h = xc * torch.rsqrt(var + 1e-6) * self.w
+            return self.fc2(F.gelu(self.fc1(h))) * 2.0
+
+    guilty = {}  # what the injected fault did: pass name, new/changed node, replaced node
+
+    def is_cast(n, dtype):
+        return (isinstance(n, fx.Node) and n.op == "call_function"
+                and ((n.target == aten._to_copy.default and n.kwargs.get("dtype") == dtype)
+                     or (n.target == torch.ops.prims.convert_element_type.default
+                         and n.args[1] == dtype)))
+
+    def gelu_tanh(gm):
+        for n in list(gm.graph.find_nodes(op="call_function", target=aten.gelu.default)):
+            new = passes._new_node(gm, aten.gelu.default, (n.args[0],), like=n,
+                                   kwargs={"approximate": "tanh"})
+            n.replace_all_uses_with(new)
+            gm.graph.erase_node(n)
+            guilty.update(node=new.name, replaced=n.name)
+
+    def drop_cast(gm):
+        for n in list(gm.graph.find_nodes(op="call_function", target=aten.mean.dim)):
+            src = n.args[0]
+            low = passes._val(src.args[0]) if isinstance(src, fx.Node) else None
+            if is_cast(src, torch.float32) and getattr(low, "dtype", None) == torch.bfloat16:
+                before = n.name
+                n.replace_input_with(src, src.args[0])
+                fm = passes._fake_mode(gm)
+                with fm:
+                    a, kw = fx.node.map_arg((n.args, n.kwargs), lambda x: x.meta["val"])
+                    n.meta["val"] = n.target(*a, **kw)
+                guilty.update(node=n.name, replaced=before)
+                return
+
+    def fuse_close(gm):
+        for r in list(gm.graph.find_nodes(op="call_function", target=aten.rsqrt.default)):
+            add = r.args[0]
+            if add.target == aten.add.Tensor and not isinstance(add.args[1], fx.Node):
+                new = passes._new_node(gm, torch.ops.fxray_npu.add_rsqrt.default,
+                                       (add.args[0], float(add.args[1])), like=r)
+                r.replace_all_uses_with(new)
+                guilty.update(node=new.name, replaced=r.name)
+
+    inject = {
+        "gelu_tanh": ("apply_pattern_passes", gelu_tanh),
+        "drop_cast": ("post_grad_custom_pre_pass", drop_cast),
+        "fuse_close": ("post_grad_custom_post_pass", fuse_close),
+    }
+    pipeline = list(passes.SHORT_PIPELINE)
+    if case in inject:
+        name, fault = inject[case]
+
+        def wrap(fn, fault):
+            def run(gm, example_inputs=None, config=None):
+                # the fault first: a later rewrite in the same pass (GELU decomposition) must
+                # not consume the node the fault targets
+                fault(gm)
+                return fn(gm, example_inputs, config)
+            return run
+
+        pipeline = [(n, wrap(fn, fault) if n == name else fn) for n, fn in pipeline]
+        guilty["pass"] = name
+        guilty["pass_index"] = 1 + [n for n, _ in pipeline].index(name)
+
+    # every node a pass replaces, as FX itself records it: old name -> (new name, pass)
+    replaced, current = {}, [None]
+    rauw = fx.Node.replace_all_uses_with
+
+    def record(self, new, *a, **k):
+        if isinstance(new, fx.Node) and current[0]:
+            replaced[self.name] = new.name
+        return rauw(self, new, *a, **k)
+
+    fx.Node.replace_all_uses_with = record
+
+    def named(name, fn):
+        def run(gm, example_inputs=None, config=None):
+            current[0] = name
+            return fn(gm, example_inputs, config)
+        return run
+
+    pipeline = [(n, named(n, fn)) for n, fn in pipeline]
+
+    # keep the graph before the first pass and the graph after the last
+    graphs = {}
+    dump_gm = GraphTransformObserver.dump_gm
+
+    def keep(self, gm, file_name):
+        if file_name == "graph":
+            graphs["original"] = copy.deepcopy(gm)
+        graphs["optimized"] = gm
+        return dump_gm(self, gm, file_name)
+
+    GraphTransformObserver.dump_gm = keep
+    # and the real tensors the forward graph is called with
+    boxed = npu_fx_compiler.make_boxed_func
+
+    def capture(f):
+        def run(*args):
+            graphs.setdefault("args", [a.clone() if isinstance(a, torch.Tensor) else a
+                                       for a in args[0]] if len(args) == 1
+                              and isinstance(args[0], list) else list(args))
+            return f(*args)
+        return boxed(run)
+
+    npu_fx_compiler.make_boxed_func = capture
+
+    torch.manual_seed(0)
+    m = Block().eval()
+    cfg = nge.CompilerConfig(pipeline=pipeline, trace_nodes=False)
+    cm = torch.compile(m, backend=nge.get_npu_backend(cfg), fullgraph=True)
+    x = torch.randn(2, 8, 16).to(torch.bfloat16)
+    with torch.no_grad():
+        cm(x)
+    args = graphs["args"]
+
+    def dump(gm, inputs, folder):
+        rank_dir = os.path.join(root, folder, "worldsize1_global_rank0")
+        os.makedirs(rank_dir, exist_ok=True)
+        values = {}
+
+        class Dumper(torch.fx.Interpreter):
+            def run_node(self, n):
+                v = super().run_node(n)
+                if isinstance(v, torch.Tensor) and n.op != "output":
+                    torch.save(v, os.path.join(rank_dir, f"{n.name}_device_0_0.pt"))
+                    values[n.name] = v
+                return v
+
+        with torch.no_grad():
+            out = Dumper(gm).run(*inputs)
+        return values, out
+
+    orig_gm = graphs["original"]
+    opt_gm = graphs["optimized"]
+    orig, orig_out = dump(orig_gm, args, "dump_original")
+    opt, opt_out = dump(opt_gm, args, "dump_optimized")
+    ref_gm, ref_args = cast_to_fp64(copy.deepcopy(orig_gm), list(args))
+    ref, ref_out = dump(ref_gm, ref_args, "dump_reference")
+
+    def verdict(o, n):
+        # both in float64: torch's exact_dtype=False would round the original to a bf16
+        # result's dtype first and so hide a pass that lowered a node's precision
+        quiet = lambda *a, **k: None  # noqa: E731
+        return bool(same(orig[o].double(), opt[n].double(), ref[o], log_error=quiet))
+
+    # each optimized node and the original node whose value it stands for: the same name (a
+    # pass that edits a node in place keeps its name), or the end of its replacement chain
+    final = {n.name for n in opt_gm.graph.nodes}
+    pairs = {}
+    for o in orig:
+        n = o
+        while n not in final and n in replaced:
+            n = replaced[n]
+        if n in opt and (n == o or n not in orig):
+            pairs[n] = o
+    truth = {"case": case, "torch": torch.__version__,
+             "output_same": bool(same(orig_out, opt_out, ref_out, exact_dtype=False,
+                                      log_error=lambda *a, **k: None)),
+             "pairs": {n: {"original": o, "same": verdict(o, n)} for n, o in pairs.items()}}
+    if case in inject:
+        node = next(n for n in opt_gm.graph.nodes if n.name == guilty["node"])
+        inputs = [a for a in node.all_input_nodes]
+        truth.update(
+            pass_name=guilty["pass"],
+            pass_index=guilty["pass_index"],
+            node=guilty["node"],
+            replaced=guilty["replaced"],
+            node_same=verdict(guilty["replaced"], guilty["node"]),
+            # every input of the guilty node is a node of the original graph, unchanged
+            inputs_same={a.name: verdict(a.name, a.name) for a in inputs},
+        )
+    with open(os.path.join(root, "truth.json"), "w") as f:
+        json.dump(truth, f, indent=1, sort_keys=True)
+    print(json.dumps(truth))
+
+
+def main():
+    if sys.argv[1] == "--child":
+        return child(sys.argv[2], sys.argv[3])
+    out = Path(sys.argv[1]).resolve()
+    for case in sys.argv[2:] or CASES:
+        root = out / case
+        root.mkdir(parents=True, exist_ok=True)
+        env = dict(os.environ, TORCH_COMPILE_DEBUG="1", TORCH_COMPILE_DEBUG_DIR=str(root),
+                   TORCHINDUCTOR_FORCE_DISABLE_CACHES="1", PYTHONDONTWRITEBYTECODE="1")
+        rc = subprocess.call([sys.executable, __file__, "--child", case, str(root)], env=env)
+        if rc:
+            sys.exit(rc)
+
+
+if __name__ == "__main__":
+    main()
