@@ -28,6 +28,8 @@ pub struct AccuracyState {
     pub delta: Option<DeltaView>,
     /// How far the compare under way is; a new compare calls the old one off through it.
     progress: Arc<Progress>,
+    /// The open run's original stage against its optimized one, when it holds both dumps.
+    pub stages: super::stages::StagesState,
 }
 
 /// The difference target − golden of one pair of the current compare (its histogram and |Δ|
@@ -228,6 +230,7 @@ impl App {
         self.accuracy.progress.cancel();
         self.accuracy = AccuracyState {
             request: self.accuracy.request + 1,
+            stages: std::mem::take(&mut self.accuracy.stages),
             ..AccuracyState::default()
         };
     }

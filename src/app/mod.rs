@@ -18,6 +18,7 @@ pub mod phase_jobs;
 pub mod ranks;
 pub mod remote_run;
 pub mod run;
+pub mod stages;
 pub mod state;
 pub mod tensors;
 pub mod text_diff;

@@ -81,6 +81,7 @@ const WANTS: &[fn(&mut App)] = &[
     App::want_msprobe_links,
     App::want_compiles,
     App::want_facts,
+    App::want_stages,
 ];
 
 impl App {

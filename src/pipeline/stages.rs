@@ -7,6 +7,7 @@
 use crate::analysis::accuracy::metrics;
 use crate::analysis::accuracy::stages::{self, Agreement, NO_FINDING};
 pub use crate::analysis::accuracy::stages::{Origin, StagePair};
+use crate::analysis::accuracy::stats::Summary;
 use crate::analysis::accuracy::tolerance::{self, Judged};
 use crate::analysis::diff::consecutive_diffs;
 use crate::model::fx::{FxFile, OpKind};
@@ -72,6 +73,17 @@ pub struct Check {
     pub max_abs_err: Option<f64>,
     /// Why it was not judged (a side has no tensor, shapes differ, unreadable file).
     pub why: Option<String>,
+    /// Each stage's tensor: dtype as the dump writes it, shape and statistics.
+    pub original: Option<Side>,
+    pub optimized: Option<Side>,
+}
+
+/// One stage's tensor of a pair, for showing both side by side.
+#[derive(Debug, Clone, Serialize)]
+pub struct Side {
+    pub dtype: String,
+    pub shape: Vec<u64>,
+    pub summary: Summary,
 }
 
 impl Check {
@@ -133,6 +145,14 @@ pub struct StageCompare {
     /// Tensor nodes of the optimized graph that stand for no original node (a decomposition's
     /// interior).
     pub unpaired: usize,
+}
+
+impl StageCompare {
+    /// `(agree, depart, not judged)` over every pair.
+    pub fn counts(&self) -> (usize, usize, usize) {
+        let count = |v: Agreement| self.checks.iter().filter(|k| k.agrees() == v).count();
+        (count(Some(true)), count(Some(false)), count(None))
+    }
 }
 
 /// Finds the stage dumps under `root` (a run folder holding the pass files and the dumps) and
@@ -510,6 +530,8 @@ fn unjudged(why: String) -> Check {
         cosine: None,
         max_abs_err: None,
         why: Some(why),
+        original: None,
+        optimized: None,
     }
 }
 
@@ -539,14 +561,26 @@ fn check(orig: Option<&Path>, opt: Option<&Path>, reference: Option<&Path>) -> C
         Ok(r) => r,
         Err(e) => return unjudged(e),
     };
-    let (m, _, _) = metrics::compare(&b, &a);
+    let (m, sum_b, sum_a) = metrics::compare(&b, &a);
+    let side = |x: &crate::model::npy::NpyArray, summary| Side {
+        dtype: x.info.dtype.clone(),
+        shape: x.info.shape.clone(),
+        summary,
+    };
+    let (original, optimized) = (Some(side(&a, sum_a)), Some(side(&b, sum_b)));
     match tolerance::judge(&a, &b, r.as_ref()) {
         Ok(j) => Check {
             judged: Some(j),
             cosine: m.cosine.value(),
             max_abs_err: m.max_abs_err.value(),
             why: None,
+            original,
+            optimized,
         },
-        Err(e) => unjudged(e.to_string()),
+        Err(e) => Check {
+            original,
+            optimized,
+            ..unjudged(e.to_string())
+        },
     }
 }

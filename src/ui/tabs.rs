@@ -5,6 +5,7 @@
 
 mod accuracy;
 mod problems;
+mod stages;
 
 use super::ViewState;
 use super::tab::Tab;

@@ -170,3 +170,69 @@ fn e2e_torch_stage_faults() {
         check(&out.path().join(case));
     }
 }
+
+/// The stage compare the window holds.
+fn stage_compare(
+    h: &egui_kittest::Harness<'static, fxray::ui::Fxray>,
+) -> std::sync::Arc<stages::StageCompare> {
+    let r = &h.state().app.accuracy.stages.result;
+    r.ready().cloned().expect("compared")
+}
+
+/// The window opens a run holding both stage dumps: the Accuracy tab says which pass changed
+/// the numbers, and its button shows that pass with the node selected and on screen.
+#[test]
+fn the_window_names_the_pass_and_shows_it_with_the_node() {
+    use crate::common::ui::{current_pass, harness_sized, opened, selected, settle, shoot};
+    use egui_kittest::kittest::Queryable;
+    let dir = fixture("stage_faults/gelu_tanh");
+    let mut h = harness_sized(opened(&dir), egui::vec2(1400., 900.));
+    settle(&mut h);
+    h.state_mut().view.tabs.show("accuracy");
+    h.run_steps(2);
+    let want = "pass 004 apply_pattern_passes changed `gelu` (aten.gelu; kwargs, renamed), now \
+                `gelu_default`: its inputs agree, its output departs";
+    let answer = stage_compare(&h);
+    assert!(answer.answer.starts_with(want), "{}", answer.answer);
+    h.get_by_label(&answer.answer);
+    h.get_by_label("Show in 004 apply_pattern_passes").click();
+    h.run_steps(4);
+    settle(&mut h);
+    assert_eq!(h.state().view.central(), "graph");
+    assert_eq!(current_pass(&h), 4);
+    assert_eq!(selected(&h).as_deref(), Some("gelu_default"));
+    let canvas = h.state().view.graph().canvas.expect("canvas");
+    let pos = h.state().view.graph().screen_pos_of(&h.ctx, "gelu_default");
+    assert!(
+        pos.is_some_and(|p| canvas.contains(p)),
+        "gelu_default on screen"
+    );
+    // The inspector says it beside the node: what it stands for, and that the numbers part here.
+    h.get_by_label("the numbers part here: its inputs agree with the original's");
+    h.get_by_label(
+        "stands for `gelu` (aten.gelu) of the original graph; changed by 004 \
+         apply_pattern_passes (kwargs, renamed)",
+    );
+    // Both stages side by side: the tanh GELU's largest value is not the erf one's.
+    let c = stage_compare(&h);
+    let i = c
+        .pairs
+        .iter()
+        .position(|p| p.node == "gelu_default")
+        .unwrap();
+    let (a, b) = (
+        c.checks[i].original.as_ref().unwrap(),
+        c.checks[i].optimized.as_ref().unwrap(),
+    );
+    assert_ne!(a.summary.max, b.summary.max);
+    let shown = |x: Option<f64>| fxray::model::tensor::fmt_value(x.unwrap());
+    // (the tensor panel below may show one of them too)
+    for v in [a.summary.max, b.summary.max] {
+        assert!(
+            h.query_all_by_label(&shown(v)).next().is_some(),
+            "{v:?} shown"
+        );
+    }
+    // The picture for the README: the answer on the graph.
+    shoot(&mut h, "stage_compare");
+}

@@ -25,6 +25,7 @@ mod history;
 mod kernels;
 mod msprobe_source;
 mod node;
+mod stage;
 mod summary;
 
 use args::*;
@@ -93,6 +94,8 @@ pub fn show(
             if let Some((_, node)) = ph.selected_node() {
                 msprobe_source::show(ui, &app.tensors, &node.name);
             }
+            // Before the dumped data: where the numbers part is what the user came for.
+            stage::show(&app.accuracy, ph.selected.as_deref(), ui);
             tensor_action = tensor_panel::show(&app.tensors, ph, tensors, ui);
             golden_ask = golden::show(&app.accuracy, ph.selected.as_deref(), ui);
         });

@@ -118,6 +118,7 @@ impl Tab for AccuracyTab {
     }
 
     fn ui(&mut self, app: &mut App, view: &mut ViewState, ui: &mut egui::Ui) {
+        super::stages::section(app, ui);
         ui.horizontal_wrapped(|ui| {
             if ui
                 .button("Golden…")
