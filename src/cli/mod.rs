@@ -434,17 +434,19 @@ pub fn run(command: Command) -> Result<()> {
             passes,
             reference,
             ..
-        } if passes.is_some() || (golden.is_none() && target.is_dir()) => stages::run(
-            &target,
-            golden.as_deref(),
-            &stages::Options {
-                passes: passes.as_deref(),
-                reference: reference.as_deref(),
-                step,
-                rank,
-                json,
-            },
-        ),
+        } if passes.is_some() || (golden.is_none() && crate::sources::vfs::is_dir(&target)) => {
+            stages::run(
+                &target,
+                golden.as_deref(),
+                &stages::Options {
+                    passes: passes.as_deref(),
+                    reference: reference.as_deref(),
+                    step,
+                    rank,
+                    json,
+                },
+            )
+        }
         Command::Compare {
             target,
             golden,
