@@ -334,8 +334,11 @@ fn pass_label(path: &Path, i: usize) -> String {
         .file_name()
         .map(|n| n.to_string_lossy())
         .unwrap_or_default();
-    match names::pass_file(&name) {
-        Some((n, pass)) => format!("{n:03} {pass}"),
+    if let Some((n, pass)) = names::pass_file(&name) {
+        return format!("{n:03} {pass}");
+    }
+    match names::graph_dump_file(&name) {
+        Some(g) => format!("{:03} {}", g.stage, g.stage_name()),
         None => format!("{i:03} {name}"),
     }
 }

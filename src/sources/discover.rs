@@ -244,6 +244,22 @@ impl Builder {
                 Some(model) => self.phase(place.run, model, parent).passes.push(pass),
                 None => self.loose_graphs.push(pass),
             }
+        } else if let Some(g) = names::graph_dump_file(name) {
+            // TorchAir's graph dump (formats.md §3.3) lands wherever graph_dump.path says, under
+            // names only: graph K of rank r (of one process) becomes a phase of two passes,
+            // original then optimized, so they scrub and diff like pass files. GE's GraphDef
+            // text (txt, pbtxt) is no FX graph and is left alone.
+            if g.ext == "py" {
+                let model = parent.join(format!("graph_{}", g.graph));
+                let phase = model.join(format!("rank_{}_pid_{}", g.rank, g.pid));
+                let pass = PassFile {
+                    index: g.stage,
+                    name: g.stage_name().to_string(),
+                    path: path.to_path_buf(),
+                    size,
+                };
+                self.phase(place.run, &model, &phase).passes.push(pass);
+            }
         } else if name == "dynamo_out_graph.txt" && place.model == Some(parent) {
             self.model(place.run, parent).dynamo_graph = Some(path.to_path_buf());
         } else if let Some((model, kind, id)) = names::inductor_model_dir(parent_name) {

@@ -77,6 +77,45 @@ pub fn pass_file(name: &str) -> Option<(u32, String)> {
     Some((index, pass))
 }
 
+/// TorchAir's graph structure dump (docs/formats.md §3.3): graph `K` of rank `r`, before
+/// (`original`) or after (`optimized`) the backend's passes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GraphDumpName {
+    /// 0 for `original`, 1 for `optimized`: their order as passes.
+    pub stage: u32,
+    pub graph: u32,
+    pub rank: u32,
+    pub pid: u32,
+    /// `py` (print_readable text in aclGraph modes), `txt` / `pbtxt` (GE's GraphDef).
+    pub ext: String,
+}
+
+impl GraphDumpName {
+    pub fn stage_name(&self) -> &'static str {
+        if self.stage == 0 {
+            "original"
+        } else {
+            "optimized"
+        }
+    }
+}
+
+/// `dynamo_<original|optimized>_graph_<K>_rank_<r>_pid_<p>_ts_<ts>.<py|txt|pbtxt>`.
+pub fn graph_dump_file(name: &str) -> Option<GraphDumpName> {
+    static RE: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"^dynamo_(original|optimized)_graph_(\d+)_rank_(\d+)_pid_(\d+)_ts_\d+\.(py|txt|pbtxt)$")
+            .expect("static regex")
+    });
+    let c = RE.captures(name)?;
+    Some(GraphDumpName {
+        stage: u32::from(&c[1] == "optimized"),
+        graph: c[2].parse().ok()?,
+        rank: c[3].parse().ok()?,
+        pid: c[4].parse().ok()?,
+        ext: c[5].to_string(),
+    })
+}
+
 /// Stock Inductor `model__0_forward_1.0` → (model name, kind, id `1.0`): torch names the folder
 /// `<model>__<aot id>_<kind>_<nth graph>.<n>`. Torch 2.1 also writes `model___54.0` (no AOT id,
 /// no kind, for a graph compiled outside its AOT bookkeeping): that is a model too, named

@@ -236,3 +236,55 @@ fn the_window_names_the_pass_and_shows_it_with_the_node() {
     // The picture for the README: the answer on the graph.
     shoot(&mut h, "stage_compare");
 }
+
+/// TorchAir's graph dump (`graph_dump.type="py"`: `dynamo_original_graph_<K>_rank_<r>_…py` and
+/// `dynamo_optimized_graph_…`) is graph K of rank r before and after the passes: a phase of two
+/// passes, whatever folder it landed in; with the stage dumps beside it, the compare names the
+/// optimized graph as the change (one diff cannot tell which pass).
+#[test]
+fn torchairs_graph_dump_is_a_phase_of_two_passes_that_the_stage_compare_uses() {
+    let case = fixture("stage_faults/gelu_tanh");
+    let spec = stages::find(&case).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let (first, last) = (&spec.passes[0], spec.passes.last().unwrap());
+    let name =
+        |stage: &str, ts: &str| format!("dynamo_{stage}_graph_1_rank_0_pid_421214_ts_{ts}.py");
+    std::fs::copy(first, dir.join(name("original", "20251010083825327878"))).unwrap();
+    std::fs::copy(last, dir.join(name("optimized", "20251010083827311204"))).unwrap();
+    // GE's GraphDef text: not an FX graph, left alone.
+    std::fs::write(
+        dir.join("dynamo_optimized_graph_2_rank_0_pid_421214_ts_20251010083827311204.txt"),
+        "graph { op { name: \"x\" type: \"Data\" } }\n",
+    )
+    .unwrap();
+    for d in ["dump_original", "dump_optimized", "dump_reference"] {
+        crate::common::copy_tree(&case.join(d), &dir.join(d));
+    }
+    let index = fxray::sources::discover::discover(dir).unwrap();
+    let phases: Vec<_> = index
+        .runs
+        .iter()
+        .flat_map(|r| &r.models)
+        .flat_map(|m| m.phases.iter().map(move |p| (m.name.clone(), p)))
+        .collect();
+    assert_eq!(phases.len(), 1, "{phases:?}");
+    let (model, phase) = &phases[0];
+    assert_eq!(model, "graph_1");
+    assert_eq!(phase.name, "rank_0_pid_421214");
+    let passes: Vec<&str> = phase.passes.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(passes, ["original", "optimized"]);
+
+    let c = stages::compare(&stages::find(dir).unwrap(), &Default::default()).unwrap();
+    assert_eq!(c.findings.len(), 1, "{:?}", c.findings);
+    let p = &c.pairs[c.findings[0].pair];
+    assert_eq!(
+        (p.node.as_str(), p.original.as_str()),
+        ("gelu_default", "gelu")
+    );
+    assert!(
+        c.answer.starts_with("pass 001 optimized changed `gelu`"),
+        "{}",
+        c.answer
+    );
+}
