@@ -6,14 +6,15 @@ use super::jobs::Apply;
 use super::{App, Loading, Nav};
 use crate::model::progress::Progress;
 use crate::pipeline::stages::{self, StageCompare, StageError};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// The stage compare of the open run, when it holds both stage dumps.
 #[derive(Default)]
 pub struct StagesState {
-    /// The run it was started for: once per opened run.
-    pub started_for: Option<PathBuf>,
+    /// What it was started for: the run and its dump folders (a dump landing later, or the run
+    /// opened again after it changed, starts it again).
+    pub started_for: Option<Key>,
     /// `Idle` when the run holds no stage dumps.
     pub result: Loading<Arc<StageCompare>>,
     progress: Arc<Progress>,
@@ -25,15 +26,18 @@ impl StagesState {
     }
 }
 
+/// The run's root and its dump folders.
+pub type Key = (PathBuf, Vec<PathBuf>);
+
 /// A finished stage compare of the run at `root`; `None` when it holds no stage dumps.
 pub struct StagesMsg {
-    root: PathBuf,
+    key: Key,
     result: Result<Option<StageCompare>, String>,
 }
 
 impl Apply<App> for StagesMsg {
     fn is_current(&self, app: &App) -> bool {
-        app.accuracy.stages.started_for.as_ref() == Some(&self.root)
+        app.accuracy.stages.started_for.as_ref() == Some(&self.key)
     }
 
     fn apply(self, app: &mut App) {
@@ -51,34 +55,46 @@ impl App {
         let Some(ws) = &self.workspace else {
             return;
         };
-        let root = &ws.index.root;
         let st = &mut self.accuracy.stages;
-        if st.started_for.as_ref() == Some(root) {
+        // Compared without building the key: this runs every frame.
+        let dumps = || {
+            let mut v: Vec<&Path> = ws
+                .index
+                .data_dumps
+                .iter()
+                .filter_map(|d| d.path.parent())
+                .collect();
+            v.sort();
+            v.dedup();
+            v
+        };
+        if st.started_for.as_ref().is_some_and(|(root, d)| {
+            *root == ws.index.root && d.iter().map(PathBuf::as_path).eq(dumps())
+        }) {
             return;
         }
-        st.started_for = Some(root.clone());
+        let key: Key = (
+            ws.index.root.clone(),
+            dumps().into_iter().map(Path::to_path_buf).collect(),
+        );
         st.progress.cancel();
         st.progress = Arc::default();
-        let dumps: std::collections::HashSet<_> = ws
-            .index
-            .data_dumps
-            .iter()
-            .filter_map(|d| d.path.parent())
-            .collect();
-        if dumps.len() < 2 {
+        let two = key.1.len() >= 2;
+        st.started_for = Some(key.clone());
+        if !two {
             st.result = Loading::Idle;
             return;
         }
         st.result = Loading::Loading;
-        let (root, progress) = (root.clone(), st.progress.clone());
+        let progress = st.progress.clone();
         self.jobs.spawn(move |out| {
-            let result = match stages::find(&root) {
+            let result = match stages::find(&key.0) {
                 Ok(spec) => stages::compare(&spec, &progress).map(Some),
                 Err(StageError::NotStages { .. }) => Ok(None),
                 Err(e) => Err(e),
             };
             out.send(StagesMsg {
-                root,
+                key,
                 result: result.map_err(|e| e.to_string()),
             });
         });
@@ -98,18 +114,15 @@ impl App {
         let Some(file) = c.pass_files.get(pass) else {
             return;
         };
-        // The node as that pass names it: later passes may have renamed it.
+        self.select_graph(file);
+        // The node as that pass names it (later passes may have renamed it), once the phase's
+        // diffs are at hand; else as the last pass names it.
         let pair = &c.pairs[f.pair];
         let name = self
             .phase
             .as_ref()
-            .filter(|ph| ph.pass_of(file).is_some())
-            .and_then(|ph| {
-                let h = ph.history(&pair.node)?;
-                h.get(pass)?.name.clone()
-            })
+            .and_then(|ph| ph.history(&pair.node)?.get(pass)?.name.clone())
             .unwrap_or_else(|| pair.node.clone());
-        self.select_graph(file);
         self.reveal_node(name);
         self.nav.push(Nav::ShowTab("graph"));
     }

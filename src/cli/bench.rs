@@ -136,6 +136,14 @@ pub enum BenchCommand {
         #[arg(long)]
         msprobe: Option<PathBuf>,
     },
+    /// Original against optimized (`fxray compare RUN` on npugraph_ex's stage dumps), best of
+    /// --rounds, with peak memory: finding the dumps and the phase, then the compare itself
+    /// (pass files parsed and diffed, every pair read and judged).
+    Stages {
+        run: PathBuf,
+        #[arg(long, default_value_t = 3)]
+        rounds: usize,
+    },
     /// Watch latency: pass files written at --rate per second into a temp folder; prints the
     /// time from each file's last write to its appearance in the index, and to "settled".
     Watch {
@@ -255,6 +263,7 @@ pub fn run(what: BenchCommand) -> Result<()> {
             rounds,
             msprobe,
         } => super::compare::bench(&target, &golden, rounds.max(1), msprobe.as_deref()),
+        BenchCommand::Stages { run, rounds } => super::stages::bench(&run, rounds.max(1)),
     }
 }
 

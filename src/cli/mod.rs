@@ -430,43 +430,57 @@ pub fn run(command: Command) -> Result<()> {
             golden,
             step,
             rank,
-            json,
-            passes,
-            reference,
-            ..
-        } if passes.is_some() || (golden.is_none() && crate::sources::vfs::is_dir(&target)) => {
-            stages::run(
-                &target,
-                golden.as_deref(),
-                &stages::Options {
-                    passes: passes.as_deref(),
-                    reference: reference.as_deref(),
-                    step,
-                    rank,
-                    json,
-                },
-            )
-        }
-        Command::Compare {
-            target,
-            golden,
-            step,
-            rank,
             graph,
             json,
             csv,
-            ..
-        } => compare::run(
-            &target,
-            golden.as_deref(),
-            &compare::Options {
-                step,
-                rank,
-                graph: graph.as_deref(),
-                json,
-                csv: csv.as_deref(),
-            },
-        ),
+            passes,
+            reference,
+        } => {
+            let stage =
+                passes.is_some() || (golden.is_none() && crate::sources::vfs::is_dir(&target));
+            // A flag of the other kind of compare is an error, not silently dropped.
+            let wrong = match stage {
+                true => graph
+                    .as_ref()
+                    .map(|_| "--graph")
+                    .or(csv.as_ref().map(|_| "--csv")),
+                false => reference.as_ref().map(|_| "--reference"),
+            };
+            if let Some(flag) = wrong {
+                let what = match stage {
+                    true => "a stage compare (original against optimized)",
+                    false => "a compare against a golden run",
+                };
+                return Err(crate::error::Error::user(format!(
+                    "{flag} does not apply to {what}"
+                )));
+            }
+            if stage {
+                stages::run(
+                    &target,
+                    golden.as_deref(),
+                    &stages::Options {
+                        passes: passes.as_deref(),
+                        reference: reference.as_deref(),
+                        step,
+                        rank,
+                        json,
+                    },
+                )
+            } else {
+                compare::run(
+                    &target,
+                    golden.as_deref(),
+                    &compare::Options {
+                        step,
+                        rank,
+                        graph: graph.as_deref(),
+                        json,
+                        csv: csv.as_deref(),
+                    },
+                )
+            }
+        }
         Command::Bench { what } => bench::run(what),
         Command::Agent {
             stdio,

@@ -134,3 +134,51 @@ fn text(c: &StageCompare) -> String {
     }
     s
 }
+
+/// `fxray bench stages RUN`: the find once, the compare `rounds` times; best and median, and
+/// the peak memory of the compare alone.
+pub fn bench(run: &Path, rounds: usize) -> Result<()> {
+    use super::measure;
+    let t = std::time::Instant::now();
+    let spec = stages::find(run)?;
+    let find_s = t.elapsed().as_secs_f64();
+    let before = measure::proc_kib("VmRSS");
+    // Linux: "5" clears the peak RSS, so it measures the compare alone.
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+    let mut times = Vec::with_capacity(rounds);
+    let mut last = None;
+    for _ in 0..rounds {
+        let t = std::time::Instant::now();
+        last = Some(stages::compare(&spec, &Default::default())?);
+        times.push(t.elapsed());
+    }
+    let peak = measure::proc_kib("VmHWM");
+    let c = last.expect("rounds >= 1");
+    let (agree, depart, unjudged) = c.counts();
+    let files = |d: &Path| crate::sources::data_dump::scan(d).map_or(0, |cat| cat.files().count());
+    println!(
+        "passes={} original_files={} optimized_files={} pairs={} agree={agree} depart={depart} \
+         unjudged={unjudged} unpaired={} findings={} threads={}",
+        c.pass_files.len(),
+        files(&c.original),
+        files(&c.optimized),
+        c.pairs.len(),
+        c.unpaired,
+        c.findings.len(),
+        rayon::current_num_threads()
+    );
+    println!("answer: {}", c.answer);
+    println!(
+        "find_s={find_s:.3} compare_best_s={:.3} compare_median_s={:.3}",
+        measure::min(&times).as_secs_f64(),
+        measure::median(&mut times).as_secs_f64()
+    );
+    if let (Some(b), Some(p)) = (before, peak) {
+        println!(
+            "rss_before_mib={:.0} compare_peak_rss_mib={:.0}",
+            b / 1024.0,
+            p / 1024.0
+        );
+    }
+    Ok(())
+}

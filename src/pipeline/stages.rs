@@ -1,7 +1,7 @@
 //! Original against optimized, start to finish (docs/formats.md §4.5): find the two stage dumps
 //! of npugraph_ex (and a float64 reference) and the phase whose passes joined them, pair every
 //! optimized node with the original node it stands for through the pass history, judge each
-//! pair with the minifier's rule and name the pass where the numbers part
+//! pair with torch's accuracy check against a float64 reference and name the pass where the numbers part
 //! (`analysis::accuracy::stages`).
 
 use crate::analysis::accuracy::metrics;
@@ -11,18 +11,21 @@ use crate::analysis::accuracy::stats::Summary;
 use crate::analysis::accuracy::tolerance::{self, Judged};
 use crate::analysis::diff::consecutive_diffs;
 use crate::model::fx::{FxFile, OpKind};
+use crate::model::index::PassFile;
 use crate::model::progress::{Progress, Unit};
 use crate::model::tensor::{DumpCatalog, StepDump, fmt_value};
-use crate::sources::{data_dump, discover, load, names, tensor_file};
+use crate::sources::{data_dump, discover, load, tensor_file};
 use rayon::prelude::*;
 use serde::Serialize;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 
 /// What to compare: the phase's pass files in order and the dump folders.
 #[derive(Debug, Clone, Default)]
 pub struct StageSpec {
     pub passes: Vec<PathBuf>,
+    /// Each pass as its file names it: `004 apply_pattern_passes`.
+    pub pass_names: Vec<String>,
     pub original: PathBuf,
     pub optimized: PathBuf,
     /// The original graph run in float64 (its names).
@@ -55,6 +58,13 @@ pub enum StageError {
         asked: u32,
         have: String,
     },
+    #[error("no {what} in common: {sides}")]
+    NothingInCommon { what: &'static str, sides: String },
+    #[error(
+        "no pair could be judged: {why} (are the dumps of this phase? is --step or --rank \
+         one both stages ran?)"
+    )]
+    NothingJudged { why: String },
     #[error("the stage compare was called off")]
     Cancelled,
 }
@@ -179,15 +189,19 @@ pub fn find(root: &Path) -> Result<StageSpec, StageError> {
             ),
         });
     }
-    let dumps: Vec<(PathBuf, HashSet<String>)> = roots
+    // (folder, node names, holds float64 tensors)
+    let dumps: Vec<(PathBuf, HashSet<String>, bool)> = roots
         .into_iter()
         .map(|(root, ranks)| {
             let cat = data_dump::scan_ranks(&ranks);
-            (root, node_names(&cat))
+            let f64 = is_float64(&cat);
+            (root, node_names(&cat), f64)
         })
         .collect();
     let mut best: Option<(usize, StageSpec)> = None;
-    for passes in phases {
+    let mut ambiguous = false;
+    for phase in phases {
+        let (passes, pass_names) = paths_and_names(phase);
         let (first, last) = (
             load::graph(&passes[0]).map_err(|e| unreadable(e.to_string()))?,
             load::graph(&passes[passes.len() - 1]).map_err(|e| unreadable(e.to_string()))?,
@@ -201,19 +215,20 @@ pub fn find(root: &Path) -> Result<StageSpec, StageError> {
         };
         let covered: usize = dumps
             .iter()
-            .map(|(_, names)| {
-                names
-                    .iter()
-                    .filter(|n| n0.contains(*n) || n1.contains(*n))
-                    .count()
+            .map(|(_, names, _)| {
+                let known = |n: &&String| n0.contains(*n) || n1.contains(*n);
+                names.iter().filter(known).count()
             })
             .sum();
-        if best.as_ref().is_some_and(|(c, _)| *c >= covered) {
+        if covered == 0 || best.as_ref().is_some_and(|(c, _)| *c >= covered) {
             continue;
         }
-        let scored: Vec<(usize, usize)> = dumps.iter().map(|(_, n)| score(n)).collect();
+        let scored: Vec<(usize, usize)> = dumps.iter().map(|(_, n, _)| score(n)).collect();
+        // The float64 one is the reference, never a stage.
         let pick = |key: &dyn Fn(&(usize, usize)) -> i64| {
-            (0..dumps.len()).max_by_key(|&i| (key(&scored[i]), std::cmp::Reverse(i)))
+            (0..dumps.len())
+                .filter(|&i| !dumps[i].2)
+                .max_by_key(|&i| (key(&scored[i]), std::cmp::Reverse(i)))
         };
         let (Some(orig), Some(opt)) = (
             pick(&|&(a, b)| a as i64 - b as i64),
@@ -221,17 +236,21 @@ pub fn find(root: &Path) -> Result<StageSpec, StageError> {
         ) else {
             continue;
         };
-        if orig == opt || scored[orig].0 == scored[orig].1 {
-            return Err(StageError::Ambiguous);
+        // Told apart when the original names more of what the passes removed, or fewer of what
+        // they made, than the optimized does.
+        let key = |i: usize| scored[i].0 as i64 - scored[i].1 as i64;
+        if orig == opt || key(orig) <= key(opt) {
+            ambiguous = true;
+            continue;
         }
-        // The reference holds the original's names in float64: another dump named alike.
         let reference = (0..dumps.len())
-            .filter(|&i| i != orig && i != opt && scored[i] == scored[orig])
-            .find(|&i| is_float64(&dumps[i].0));
+            .filter(|&i| dumps[i].2 && scored[i].0 > scored[i].1)
+            .max_by_key(|&i| scored[i].0);
         best = Some((
             covered,
             StageSpec {
                 passes,
+                pass_names,
                 original: dumps[orig].0.clone(),
                 optimized: dumps[opt].0.clone(),
                 reference: reference.map(|i| dumps[i].0.clone()),
@@ -240,19 +259,34 @@ pub fn find(root: &Path) -> Result<StageSpec, StageError> {
             },
         ));
     }
-    best.map(|(_, s)| s).ok_or(StageError::Ambiguous)
+    match best {
+        Some((_, s)) => Ok(s),
+        None if ambiguous => Err(StageError::Ambiguous),
+        None => Err(StageError::NotStages {
+            path: root.to_path_buf(),
+            found: "no phase whose pass files name the dumps' nodes".into(),
+        }),
+    }
 }
 
-/// Every phase with pass files: the paths in order.
-fn phases_of(index: &crate::model::index::DebugIndex) -> Vec<Vec<PathBuf>> {
+/// Every phase with two pass files or more, in order.
+fn phases_of(index: &crate::model::index::DebugIndex) -> Vec<&[PassFile]> {
     index
         .runs
         .iter()
         .flat_map(|r| &r.models)
         .flat_map(|m| &m.phases)
         .filter(|p| p.passes.len() >= 2)
-        .map(|p| p.passes.iter().map(|f| f.path.clone()).collect())
+        .map(|p| p.passes.as_slice())
         .collect()
+}
+
+/// The paths of `passes` and their labels (`004 apply_pattern_passes`).
+fn paths_and_names(passes: &[PassFile]) -> (Vec<PathBuf>, Vec<String>) {
+    passes
+        .iter()
+        .map(|p| (p.path.clone(), format!("{:03} {}", p.index, p.name)))
+        .unzip()
 }
 
 /// The spec of dumps given by role: the phase under `passes` (a phase, model or run folder)
@@ -274,11 +308,11 @@ pub fn explicit(
             .map_err(|e| unreadable(p, e.to_string()))
     };
     let (n_orig, n_opt) = (names(original)?, names(optimized)?);
-    let mut best: Option<(usize, Vec<PathBuf>)> = None;
+    let mut best: Option<(usize, &[PassFile])> = None;
     for phase in phases_of(&index) {
-        let first = load::graph(&phase[0]).map_err(|e| unreadable(&phase[0], e.to_string()))?;
-        let last = phase[phase.len() - 1].clone();
-        let last = load::graph(&last).map_err(|e| unreadable(&last, e.to_string()))?;
+        let (first, last) = (&phase[0].path, &phase[phase.len() - 1].path);
+        let first = load::graph(first).map_err(|e| unreadable(first, e.to_string()))?;
+        let last = load::graph(last).map_err(|e| unreadable(last, e.to_string()))?;
         let (a, b) = (top_names(&first), top_names(&last));
         let score = n_orig.intersection(&a).count() + n_opt.intersection(&b).count();
         if best.as_ref().is_none_or(|(s, _)| score > *s) {
@@ -291,8 +325,10 @@ pub fn explicit(
             found: "no phase here whose pass files name the dumps' nodes".into(),
         });
     };
+    let (passes, pass_names) = paths_and_names(passes_found);
     Ok(StageSpec {
-        passes: passes_found,
+        passes,
+        pass_names,
         original: original.to_path_buf(),
         optimized: optimized.to_path_buf(),
         reference: reference.map(Path::to_path_buf),
@@ -318,84 +354,60 @@ fn top_names(f: &FxFile) -> HashSet<String> {
 }
 
 /// Its first floating tensor is float64.
-fn is_float64(dump: &Path) -> bool {
-    let Ok(cat) = data_dump::scan(dump) else {
-        return false;
-    };
+fn is_float64(cat: &DumpCatalog) -> bool {
     cat.files()
         .filter_map(|f| tensor_file::open(&f.path).ok())
         .find(|a| a.elem.is_float())
         .is_some_and(|a| a.elem == crate::model::npy::Elem::F64)
 }
 
-/// The pass's label as its file names it: `004 apply_pattern_passes`.
-fn pass_label(path: &Path, i: usize) -> String {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy())
-        .unwrap_or_default();
-    if let Some((n, pass)) = names::pass_file(&name) {
-        return format!("{n:03} {pass}");
+/// The `what` (rank or step) every side has: the asked one, else the smallest in common.
+fn common(
+    what: &'static str,
+    asked: Option<u32>,
+    sides: &[(&'static str, BTreeSet<u32>)],
+) -> Result<u32, StageError> {
+    let have = |v: &BTreeSet<u32>| match v.is_empty() {
+        true => "none".to_string(),
+        false => v.iter().map(u32::to_string).collect::<Vec<_>>().join(", "),
+    };
+    if let Some(n) = asked {
+        if let Some((side, set)) = sides.iter().find(|(_, set)| !set.contains(&n)) {
+            return Err(StageError::NoSuch {
+                side,
+                what,
+                asked: n,
+                have: have(set),
+            });
+        }
+        return Ok(n);
     }
-    match names::graph_dump_file(&name) {
-        Some(g) => format!("{:03} {}", g.stage, g.stage_name()),
-        None => format!("{i:03} {name}"),
-    }
+    let mut all = sides.iter().map(|(_, s)| s.clone());
+    let first = all.next().unwrap_or_default();
+    let shared = all.fold(first, |acc, s| acc.intersection(&s).copied().collect());
+    shared
+        .first()
+        .copied()
+        .ok_or_else(|| StageError::NothingInCommon {
+            what,
+            sides: sides
+                .iter()
+                .map(|(side, set)| format!("{side} {}", have(set)))
+                .collect::<Vec<_>>()
+                .join(", "),
+        })
 }
 
-/// The step of one side: `rank`, `step` as asked, else the first.
-fn side<'a>(
-    cat: &'a DumpCatalog,
-    label: &'static str,
-    rank: Option<u32>,
-    step: Option<u32>,
-) -> Result<&'a StepDump, StageError> {
-    let have = |v: Vec<u32>| v.iter().map(u32::to_string).collect::<Vec<_>>().join(", ");
-    let r = match rank {
-        Some(r) => cat
-            .ranks
+/// The output tensor file of each node of step `step` of rank `rank`.
+fn files_at(cat: &DumpCatalog, rank: u32, step: u32) -> BTreeMap<&str, &Path> {
+    let r = cat.ranks.iter().find(|r| r.rank == rank);
+    let s = r.and_then(|r| {
+        r.graphs
             .iter()
-            .find(|x| x.rank == r)
-            .ok_or_else(|| StageError::NoSuch {
-                side: label,
-                what: "rank",
-                asked: r,
-                have: have(cat.ranks.iter().map(|x| x.rank).collect()),
-            })?,
-        None => cat.ranks.first().ok_or(StageError::NoSuch {
-            side: label,
-            what: "rank",
-            asked: 0,
-            have: "none".into(),
-        })?,
-    };
-    let steps: Vec<&StepDump> = r.graphs.iter().flat_map(|g| &g.steps).collect();
-    match step {
-        Some(s) => steps
-            .into_iter()
-            .find(|x| x.step == s)
-            .ok_or_else(|| StageError::NoSuch {
-                side: label,
-                what: "step",
-                asked: s,
-                have: have(
-                    r.graphs
-                        .iter()
-                        .flat_map(|g| &g.steps)
-                        .map(|x| x.step)
-                        .collect(),
-                ),
-            }),
-        None => steps
-            .into_iter()
-            .min_by_key(|x| x.step)
-            .ok_or(StageError::NoSuch {
-                side: label,
-                what: "step",
-                asked: 0,
-                have: "none".into(),
-            }),
-    }
+            .flat_map(|g| &g.steps)
+            .find(|s| s.step == step)
+    });
+    s.map(outputs).unwrap_or_default()
 }
 
 /// The output tensor file of each node of a step.
@@ -436,14 +448,32 @@ pub fn compare(spec: &StageSpec, progress: &Progress) -> Result<StageCompare, St
 
     let (orig_cat, opt_cat) = (scan(&spec.original)?, scan(&spec.optimized)?);
     let ref_cat = spec.reference.as_deref().map(scan).transpose()?;
-    let orig = side(&orig_cat, "the original dump", spec.rank, spec.step)?;
-    let opt = side(&opt_cat, "the optimized dump", spec.rank, spec.step)?;
-    let refer = match &ref_cat {
-        Some(c) => Some(side(c, "the reference dump", spec.rank, spec.step)?),
-        None => None,
-    };
-    let (orig_files, opt_files) = (outputs(orig), outputs(opt));
-    let ref_files = refer.map(outputs);
+    let mut cats = vec![
+        ("the original dump", &orig_cat),
+        ("the optimized dump", &opt_cat),
+    ];
+    if let Some(c) = &ref_cat {
+        cats.push(("the reference dump", c));
+    }
+    let ranks: Vec<(&'static str, BTreeSet<u32>)> = cats
+        .iter()
+        .map(|(side, c)| (*side, c.ranks.iter().map(|r| r.rank).collect()))
+        .collect();
+    let rank = common("rank", spec.rank, &ranks)?;
+    let steps: Vec<(&'static str, BTreeSet<u32>)> = cats
+        .iter()
+        .map(|(side, c)| {
+            let r = c.ranks.iter().filter(|r| r.rank == rank);
+            let s = r.flat_map(|r| &r.graphs).flat_map(|g| &g.steps);
+            (*side, s.map(|s| s.step).collect())
+        })
+        .collect();
+    let step = common("step", spec.step, &steps)?;
+    let (orig_files, opt_files) = (
+        files_at(&orig_cat, rank, step),
+        files_at(&opt_cat, rank, step),
+    );
+    let ref_files = ref_cat.as_ref().map(|c| files_at(c, rank, step));
 
     progress.stage("comparing pairs", pairs.len() as u64, Unit::Items);
     let checks: Vec<Check> = pairs
@@ -468,33 +498,67 @@ pub fn compare(spec: &StageSpec, progress: &Progress) -> Result<StageCompare, St
         return Err(StageError::Cancelled);
     }
 
-    let pass_names: Vec<String> = spec
-        .passes
-        .iter()
-        .enumerate()
-        .map(|(i, p)| pass_label(p, i))
-        .collect();
+    // "No pass changed the numbers" must mean numbers were compared.
+    if pairs.is_empty() {
+        return Err(StageError::NothingJudged {
+            why: "no node of the last pass stands for a node of the first".into(),
+        });
+    }
+    if checks.iter().all(|k| k.judged.is_none()) {
+        let why = checks
+            .iter()
+            .find_map(|k| k.why.clone())
+            .unwrap_or_default();
+        return Err(StageError::NothingJudged {
+            why: format!("none of {} pairs, e.g. {why}", pairs.len()),
+        });
+    }
+    // A spec made by hand may name no pass: its files' names then.
+    let pass_names: Vec<String> = match spec.pass_names.len() == spec.passes.len() {
+        true => spec.pass_names.clone(),
+        false => spec
+            .passes
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                format!(
+                    "{i:03} {}",
+                    crate::model::fx::file_name(&p.to_string_lossy())
+                )
+            })
+            .collect(),
+    };
     let agree: Vec<Agreement> = checks.iter().map(Check::agrees).collect();
     let name = |i: usize| pass_names.get(i).cloned().unwrap_or_else(|| i.to_string());
     let findings: Vec<Finding> = stages::findings(&pairs, &agree)
         .into_iter()
         .map(|p| Finding {
             pair: p,
-            pass: pairs[p].origin.passes().last().copied(),
-            sentence: stages::sentence(&pairs[p], &name, &checks[p].numbers()),
+            // The pass the sentence names first: the one that built it, or the last to change it.
+            pass: match &pairs[p].origin {
+                Origin::Replaced { pass, .. } => Some(*pass),
+                o => o.passes().last().copied(),
+            },
+            sentence: stages::sentence(
+                &pairs[p],
+                &name,
+                &checks[p].numbers(),
+                stages::unjudged_inputs(&pairs, &agree, p),
+            ),
         })
         .collect();
     let answer = findings
         .first()
         .map_or_else(|| NO_FINDING.to_string(), |f| f.sentence.clone());
     let tolerance = if spec.reference.is_some() {
-        "torch's minifier rule against the float64 reference: rmse(fp64, optimized) ≤ m · \
-         rmse(fp64, original) + 1e-5 (m = 3 for half precision or under 1,000 elements, else 2), \
-         after allclose(rtol = atol = 1e-4)"
+        "torch's accuracy check against the float64 reference (torch._dynamo.utils.same, as \
+         its minifier calls it, tol 1e-4): allclose(rtol = atol = 1e-4), else rmse(fp64, \
+         optimized) ≤ m · rmse(fp64, original) + 1e-5 (m = 3 for half precision or under 1,000 \
+         elements, else 2)"
             .to_string()
     } else {
         "allclose(rtol = atol = 1e-4) only: no float64 reference dump was given (run the \
-         original graph in float64 and dump it to use the minifier's rule)"
+         original graph in float64 and dump it for torch's accuracy check)"
             .to_string()
     };
     let last = files.last().and_then(|f| f.graphs.first());
@@ -521,8 +585,8 @@ pub fn compare(spec: &StageSpec, progress: &Progress) -> Result<StageCompare, St
         original: spec.original.clone(),
         optimized: spec.optimized.clone(),
         reference: spec.reference.clone(),
-        rank: opt_cat.ranks.first().map_or(0, |r| r.rank),
-        step: opt.step,
+        rank,
+        step,
         unpaired,
     })
 }

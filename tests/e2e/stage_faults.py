@@ -174,7 +174,8 @@ def child(case, root):
         # both in float64: torch's exact_dtype=False would round the original to a bf16
         # result's dtype first and so hide a pass that lowered a node's precision
         quiet = lambda *a, **k: None  # noqa: E731
-        return bool(same(orig[o].double(), opt[n].double(), ref[o], log_error=quiet))
+        return bool(same(orig[o].double(), opt[n].double(), ref[o], equal_nan=True,
+                         log_error=quiet))
 
     # each optimized node and the original node whose value it stands for: the same name (a
     # pass that edits a node in place keeps its name), or the end of its replacement chain

@@ -650,6 +650,7 @@ fn every_read_command_prints_over_ssh_what_it_prints_locally() {
             "{args:?}: over ssh line {:?}",
             differs.map(|(i, (a, b))| (i + 1, a.to_string(), b.to_string()))
         );
+        assert_eq!(far_text, near_text, "{args:?}: line ends");
         assert!(far_text.len() > 100, "{args:?} printed little: {far_text}");
     }
 }

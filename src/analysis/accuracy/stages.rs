@@ -89,6 +89,7 @@ pub fn pair_stages(passes: &[&FxFile], diffs: &[impl Borrow<GraphDiff>]) -> Vec<
         passes,
         diffs,
         sources: Default::default(),
+        cuts: 0,
     };
     let mut slot = vec![None; gl.nodes.len()];
     let mut pairs: Vec<StagePair> = Vec::new();
@@ -112,23 +113,25 @@ pub fn pair_stages(passes: &[&FxFile], diffs: &[impl Borrow<GraphDiff>]) -> Vec<
         });
     }
     // The nearest paired producers: through unpaired nodes (built inside a replacement).
-    // A set per pair, not a flag per node: most inputs are paired, so the walk is short.
-    for pair in &mut pairs {
-        let mut seen = rustc_hash::FxHashSet::default();
-        let mut stack: Vec<usize> = gl.nodes[pair.index].inputs.clone();
-        let mut inputs = Vec::new();
-        while let Some(j) = stack.pop() {
-            if !seen.insert(j) {
-                continue;
-            }
-            match slot[j] {
-                Some(q) => inputs.push(q),
-                None => stack.extend(gl.nodes[j].inputs.iter().copied()),
+    // The nearest paired producers of every node, once each in file (topological) order: a
+    // paired node is its own, an unpaired one has those of its inputs.
+    let mut near: Vec<Vec<usize>> = Vec::with_capacity(gl.nodes.len());
+    for n in &gl.nodes {
+        let mut v: Vec<usize> = Vec::new();
+        for &j in &n.inputs {
+            match (slot.get(j).copied().flatten(), near.get(j)) {
+                (Some(q), _) => v.push(q),
+                (None, Some(up)) => v.extend_from_slice(up),
+                // An input defined later than its user: not FX's order; nothing known.
+                (None, None) => {}
             }
         }
-        inputs.sort_unstable();
-        inputs.dedup();
-        pair.inputs = inputs;
+        v.sort_unstable();
+        v.dedup();
+        near.push(v);
+    }
+    for pair in &mut pairs {
+        pair.inputs = std::mem::take(&mut near[pair.index]);
     }
     pairs
 }
@@ -146,6 +149,9 @@ struct Tracer<'a, D> {
     diffs: &'a [D],
     /// `(pass, node)` → the original node it stands for.
     sources: rustc_hash::FxHashMap<(usize, usize), Option<usize>>,
+    /// Times the depth bound cut a trace short: a result found under a cut is not remembered
+    /// (a shallower start could have gone further).
+    cuts: usize,
 }
 
 impl<D: Borrow<GraphDiff>> Tracer<'_, D> {
@@ -153,6 +159,7 @@ impl<D: Borrow<GraphDiff>> Tracer<'_, D> {
     /// original node and how it came. `depth` bounds replaced-node chains.
     fn trace(&mut self, mut p: usize, mut i: usize, depth: usize) -> Option<(usize, Origin)> {
         if depth > 2 * self.passes.len() {
+            self.cuts += 1;
             return None;
         }
         let mut touched: Vec<(usize, String)> = Vec::new();
@@ -208,8 +215,11 @@ impl<D: Borrow<GraphDiff>> Tracer<'_, D> {
         if let Some(&s) = self.sources.get(&(p, i)) {
             return s;
         }
+        let cuts = self.cuts;
         let s = self.trace(p, i, depth).map(|t| t.0);
-        self.sources.insert((p, i), s);
+        if self.cuts == cuts {
+            self.sources.insert((p, i), s);
+        }
         s
     }
 
@@ -253,6 +263,15 @@ fn replaced_by(passes: &[&FxFile], d: &GraphDiff, p: usize, i: usize) -> Option<
 /// One pair's data judged: `None` when a side has no tensor for it or it could not be judged.
 pub type Agreement = Option<bool>;
 
+/// Inputs of pair `p` that were not judged.
+pub fn unjudged_inputs(pairs: &[StagePair], agree: &[Agreement], p: usize) -> usize {
+    pairs[p]
+        .inputs
+        .iter()
+        .filter(|&&q| agree.get(q).copied().flatten().is_none())
+        .count()
+}
+
 /// Indices of the pairs where the numbers part: the pair departs (`agree[p] == Some(false)`)
 /// and none of its inputs departs. In the optimized graph's order.
 pub fn findings(pairs: &[StagePair], agree: &[Agreement]) -> Vec<usize> {
@@ -268,10 +287,20 @@ pub fn findings(pairs: &[StagePair], agree: &[Agreement]) -> Vec<usize> {
 }
 
 /// The sentence for a finding: which pass did what to which node. `pass_name(i)` names pass
-/// `i` as its file does (`004 apply_pattern_passes`); `numbers` says how far it departs.
-pub fn sentence(pair: &StagePair, pass_name: &dyn Fn(usize) -> String, numbers: &str) -> String {
+/// `i` as its file does (`004 apply_pattern_passes`); `numbers` says how far it departs;
+/// `unjudged` counts its inputs neither agreeing nor departing (no tensor for them).
+pub fn sentence(
+    pair: &StagePair,
+    pass_name: &dyn Fn(usize) -> String,
+    numbers: &str,
+    unjudged: usize,
+) -> String {
     let node = |name: &str, target: &str| format!("`{name}` ({target})");
-    let tail = format!("its inputs agree, its output departs ({numbers})");
+    let inputs = match unjudged {
+        0 => "its inputs agree".to_string(),
+        k => format!("its inputs agree ({k} of {} not judged)", pair.inputs.len()),
+    };
+    let tail = format!("{inputs}, its output departs ({numbers})");
     match &pair.origin {
         Origin::Replaced { pass, .. } => format!(
             "pass {} replaced {} by {}: {tail}",
@@ -441,7 +470,7 @@ mod tests {
         };
         let name = |i: usize| format!("{i:03} apply_pattern_passes");
         assert_eq!(
-            sentence(&p, &name, "cosine 0.99910"),
+            sentence(&p, &name, "cosine 0.99910", 0),
             "pass 004 apply_pattern_passes replaced `gelu` (aten.gelu) by `gelu_default` \
              (aten.gelu): its inputs agree, its output departs (cosine 0.99910)"
         );

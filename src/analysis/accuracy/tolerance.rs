@@ -1,19 +1,27 @@
-//! When a changed result is floating-point noise: torch's accuracy-minifier rule
-//! (`torch._dynamo.utils.same` with an fp64 reference), applied to one tensor.
+//! When a changed result is floating-point noise: torch's accuracy rule against a float64
+//! reference (`torch._dynamo.utils.same(original, optimized, fp64_ref)`, the check its accuracy
+//! minifier makes), applied to one tensor.
 //!
-//! A result *agrees* with the original when it is `allclose` to it (rtol = atol = 1e-4, NaN
-//! never equal), or else when its error against a float64 run of the original graph is at most
-//! `multiplier` times the original's own error against that run, plus `tol / 10`:
-//! `rmse(fp64, optimized) ≤ m · rmse(fp64, original) + 1e-5`. `m` is 3 for half-precision
-//! results and tensors of fewer than 1,000 elements (noise dominates there), else 2. A fixed
-//! epsilon would call a reordered fp32 sum a fault in one model and miss a bf16 reduction in
-//! another; the reference measures how exact the original itself is.
+//! A result *agrees* with the original when it is `allclose` to it (`|orig − opt| ≤ tol +
+//! tol·|opt|`, non-finite values close only when equal, NaN equal to NaN), or else when its error
+//! against a float64 run of the original graph is at most `m` times the original's own error
+//! against that run, plus `tol / 10`: `rmse(fp64, optimized) ≤ m · rmse(fp64, original) +
+//! tol / 10`. `m` is 3 for half-precision results, tensors of fewer than 1,000 elements and 4-d
+//! tensors whose last two dimensions are 1 (noise dominates there), else 2. A fixed epsilon
+//! would call a reordered fp32 sum a fault in one model and miss a bf16 reduction in another;
+//! the reference measures how exact the original itself is. As in torch, a result with no NaN
+//! where the original has one passes when it is within 4e-2 of the reference, and two NaN
+//! errors pass (`equal_nan`, as the minifier sets it).
 //!
-//! Two choices differ from calling `same(original, optimized, fp64)` with torch's defaults,
-//! both so a pass that lowers precision is seen where it does so: both tensors are compared in
-//! float64 (`exact_dtype=False` would first round the original to a bf16 result's dtype), and a
-//! dtype change is no failure by itself. Without a reference, only the `allclose` test is
-//! left, and [`Judged::reference`] says so.
+//! `tol` is `same`'s default, 1e-4. The minifier passes its `repro_tolerance`, 1e-3, whose
+//! `allclose` shortcut lets a tanh GELU in place of the erf one (max abs err 2.3e-4 on the
+//! stage_faults case) pass as noise; 1e-4 does not.
+//!
+//! Two choices differ from calling `same` with torch's defaults, both so a pass that lowers
+//! precision is seen where it does so: both tensors are compared in float64 (`exact_dtype=False`
+//! would first round the original to a bf16 result's dtype), and a dtype change is no failure by
+//! itself. Without a reference, only the `allclose` test is left, and [`Judged::reference`] says
+//! so.
 
 use crate::model::npy::{Elem, NpyArray};
 use serde::Serialize;
@@ -82,14 +90,16 @@ pub fn judge(
         return Err(Unjudged::Cut);
     }
     let n = original.info.elements();
+    let shape = &original.info.shape;
     let half = matches!(optimized.elem, Elem::F16 | Elem::BF16);
-    let multiplier = if half || n < 1000 { 3.0 } else { 2.0 };
+    let one_by_one = shape.len() == 4 && shape[2] == 1 && shape[3] == 1;
+    let multiplier = if half || n < 1000 || one_by_one {
+        3.0
+    } else {
+        2.0
+    };
     let at = |a: &NpyArray, i: u64| a.get_c(i).unwrap_or(f64::NAN);
-    let allclose = (0..n).all(|i| {
-        let (b, a) = (at(original, i), at(optimized, i));
-        // torch.allclose: |a − b| ≤ atol + rtol·|b|, infinities equal when equal.
-        a == b || (a - b).abs() <= TOL + TOL * b.abs()
-    });
+    let allclose = close_all(n, |i| (at(original, i), at(optimized, i)), TOL);
     let Some(r) = reference else {
         return Ok(Judged {
             agrees: allclose,
@@ -100,21 +110,41 @@ pub fn judge(
             reference: false,
         });
     };
+    let any_nan = |a: &NpyArray| (0..n).any(|i| at(a, i).is_nan());
+    // The optimized run is the better one: no NaN where the original has one, and near the
+    // reference.
+    let mended = !any_nan(r)
+        && !any_nan(optimized)
+        && any_nan(original)
+        && close_all(n, |i| (at(r, i), at(optimized, i)), 4e-2);
     let rmse = |x: &NpyArray| {
         let s: f64 = (0..n).map(|i| (at(r, i) - at(x, i)).powi(2)).sum();
         if n == 0 { 0.0 } else { (s / n as f64).sqrt() }
     };
     let (ref_error, res_error) = (rmse(original), rmse(optimized));
     let within = res_error <= multiplier * ref_error + TOL / 10.0;
-    // Neither run can be measured against a reference that is itself NaN: torch passes it.
     let both_nan = ref_error.is_nan() && res_error.is_nan();
     Ok(Judged {
-        agrees: allclose || within || both_nan,
+        agrees: allclose || mended || within || both_nan,
         allclose,
         ref_error: Some(ref_error),
         res_error: Some(res_error),
         multiplier,
         reference: true,
+    })
+}
+
+/// `torch.allclose(a, b, rtol=tol, atol=tol, equal_nan=True)` over the `n` pairs `(a, b)`.
+fn close_all(n: u64, pair: impl Fn(u64) -> (f64, f64), tol: f64) -> bool {
+    (0..n).all(|i| {
+        let (a, b) = pair(i);
+        if a.is_nan() || b.is_nan() {
+            a.is_nan() && b.is_nan()
+        } else if !a.is_finite() || !b.is_finite() {
+            a == b
+        } else {
+            (a - b).abs() <= tol + tol * b.abs()
+        }
     })
 }
 
@@ -171,6 +201,22 @@ mod tests {
         // without the reference only allclose is left, and it fails
         let j = judge(&arr(&orig, Elem::F32), &arr(&res, Elem::F32), None).unwrap();
         assert!(!j.agrees && !j.reference);
+    }
+
+    #[test]
+    fn infinities_are_close_only_when_equal() {
+        let j = |a: f64, b: f64| {
+            judge(&arr(&[1.0, a], Elem::F32), &arr(&[1.0, b], Elem::F32), None)
+                .unwrap()
+                .agrees
+        };
+        assert!(j(f64::INFINITY, f64::INFINITY));
+        assert!(!j(f64::INFINITY, f64::NEG_INFINITY));
+        assert!(!j(f64::INFINITY, 1e30));
+        assert!(
+            j(f64::NAN, f64::NAN),
+            "the same NaN in both stages is no pass's doing"
+        );
     }
 
     #[test]

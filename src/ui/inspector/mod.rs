@@ -95,7 +95,7 @@ pub fn show(
                 msprobe_source::show(ui, &app.tensors, &node.name);
             }
             // Before the dumped data: where the numbers part is what the user came for.
-            stage::show(&app.accuracy, ph.selected.as_deref(), ui);
+            stage::show(&app.accuracy, ph, ui);
             tensor_action = tensor_panel::show(&app.tensors, ph, tensors, ui);
             golden_ask = golden::show(&app.accuracy, ph.selected.as_deref(), ui);
         });

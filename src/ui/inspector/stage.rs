@@ -3,15 +3,28 @@
 //! departs beyond noise (and whether the numbers part there).
 
 use crate::analysis::accuracy::stages::Origin;
-use crate::app::Loading;
 use crate::app::accuracy::AccuracyState;
+use crate::app::{Loading, PhaseState};
 
-/// Draws the section for the node named `node` (as the optimized graph names it).
-pub(super) fn show(acc: &AccuracyState, node: Option<&str>, ui: &mut egui::Ui) {
-    let (Loading::Ready(c), Some(node)) = (&acc.stages.result, node) else {
+/// Draws the section for the node selected in `ph`, when `ph` is the compared phase: the node
+/// is followed to the last pass, whose names the pairs carry.
+pub(super) fn show(acc: &AccuracyState, ph: &PhaseState, ui: &mut egui::Ui) {
+    let (Loading::Ready(c), Some(selected)) = (&acc.stages.result, ph.selected.as_deref()) else {
         return;
     };
-    let Some(i) = c.pairs.iter().position(|p| p.node == node) else {
+    let Some(last) = c.pass_files.last() else {
+        return;
+    };
+    if ph.pass_of(last).is_none() {
+        return;
+    }
+    let node = if ph.current + 1 == ph.passes.len() {
+        Some(selected.to_string())
+    } else {
+        ph.history(selected)
+            .and_then(|h| h.last().and_then(|e| e.name.clone()))
+    };
+    let Some(i) = node.and_then(|n| c.pairs.iter().position(|p| p.node == n)) else {
         return;
     };
     let (p, k) = (&c.pairs[i], &c.checks[i]);
