@@ -336,3 +336,63 @@ fn a_golden_goes_with_the_open_it_was_given_for() {
     settle(&mut h);
     assert!(h.state().app.accuracy.golden.is_none());
 }
+
+/// A training step against its golden: the gradients of each module's own parameters (msprobe's
+/// `parameters_grad` rows) are on the module's box, with the results msprobe's CSV gives them.
+/// The graph is the same MLP compiled (accuracy/mixed), the dumps the `train` case's.
+#[test]
+fn parameter_gradients_are_on_their_modules_box() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("run");
+    copy_tree(
+        &fixture("accuracy/mixed/torch_compile_debug"),
+        &run.join("torch_compile_debug"),
+    );
+    let train = fixture("accuracy/train");
+    copy_tree(&train.join("target_tensor"), &run.join("msprobe"));
+    let mut app = opened(&run);
+    app.compare_with_golden(&train.join("golden_tensor"));
+    let mut h = harness(app);
+    settle(&mut h);
+    // msprobe's own answer for each parameter's gradient row.
+    let csv = train.join("msprobe_tensor/compare_result_tensor.csv");
+    let truth =
+        fxray::analysis::accuracy::msprobe_csv::read(&std::fs::read_to_string(csv).unwrap())
+            .unwrap();
+    assert_eq!(comparison(&h).parameter_gradients().len(), 3);
+    for module in ["fc1", "fc2", "fc3"] {
+        let line = h
+            .state()
+            .view
+            .graph()
+            .box_line(module)
+            .unwrap_or_else(|| panic!("{module}: no line on its box"))
+            .to_string();
+        for param in ["weight", "bias"] {
+            let key = format!("Module.{module}.Linear.parameters_grad.0.{param}");
+            let row = truth
+                .pairs
+                .iter()
+                .find(|p| p.key == key)
+                .expect("msprobe row");
+            let said = line
+                .split(" · ")
+                .find(|part| {
+                    part.trim_start_matches("∇ ")
+                        .split(':')
+                        .next()
+                        .unwrap()
+                        .split(", ")
+                        .any(|p| p == param)
+                })
+                .unwrap_or_else(|| panic!("{module}: {line}"));
+            assert!(
+                said.ends_with(row.result.as_str()),
+                "{module} {param}: {line} vs {:?}",
+                row.result
+            );
+        }
+    }
+    assert!(h.state().view.graph().is_folded(), "the boxes are drawn");
+    shoot(&mut h, "parameter_gradients");
+}

@@ -22,10 +22,18 @@ pub mod tolerance;
 pub mod verdict;
 
 use serde::Serialize;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 pub use metrics::{Metric, TensorMetrics};
 pub use stats::{StatsDiff, Summary};
+
+/// The module path of `Module.<path>.<Class>.parameters_grad.<n>` (`fc1`, `layers.0.mlp`).
+fn grad_module(call: &str) -> Option<&str> {
+    let (head, _) = call
+        .strip_prefix("Module.")?
+        .split_once(".parameters_grad.")?;
+    Some(head.rsplit_once('.')?.0)
+}
 
 /// msprobe's Result column: the worst of its checkers for the row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -226,6 +234,24 @@ pub struct Comparison {
 }
 
 impl Comparison {
+    /// The gradients of each module's own parameters that were compared (msprobe's
+    /// `Module.<path>.<Class>.parameters_grad.<n>` rows), by module path: each parameter and the
+    /// result of its worst row, in pair order.
+    pub fn parameter_gradients(&self) -> BTreeMap<String, Vec<(String, Level)>> {
+        let mut out: BTreeMap<String, Vec<(String, Level)>> = BTreeMap::new();
+        for p in &self.pairs {
+            let Some(path) = grad_module(&p.call) else {
+                continue;
+            };
+            let params = out.entry(path.to_string()).or_default();
+            match params.iter_mut().find(|(name, _)| *name == p.slot) {
+                Some((_, level)) => *level = (*level).max(p.result),
+                None => params.push((p.slot.clone(), p.result)),
+            }
+        }
+        out
+    }
+
     /// Builds the lookups by node name (call after filling or changing pairs).
     pub fn index(&mut self) {
         self.by_node.clear();

@@ -21,6 +21,9 @@ pub struct Tints {
     pub legend: String,
 }
 
+/// A line some module boxes carry, by module path, in its colour.
+pub type BoxLines = HashMap<String, (Color32, String)>;
+
 #[derive(Default)]
 pub struct DataOverlay {
     pub stat: Option<OverlayStat>,
@@ -38,6 +41,8 @@ pub struct DataOverlay {
         Arc<Tints>,
     )>,
     generation: u64,
+    /// The module boxes' gradient lines of the compare they were made of.
+    grads: Option<(Arc<crate::analysis::accuracy::Comparison>, Arc<BoxLines>)>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -293,4 +298,51 @@ fn legend(
             )
         }
     }
+}
+
+/// The lines module boxes carry while a golden compare is open, whatever the overlay: the
+/// gradients of the module's own parameters (once per compare).
+pub fn box_lines(app: &App, st: &mut DataOverlay) -> Arc<BoxLines> {
+    let Some(c) = app.accuracy.comparison() else {
+        st.grads = None;
+        return Arc::default();
+    };
+    if let Some((k, lines)) = &st.grads
+        && Arc::ptr_eq(k, c)
+    {
+        return lines.clone();
+    }
+    let lines = Arc::new(grad_lines(c));
+    st.grads = Some((c.clone(), lines.clone()));
+    lines
+}
+
+/// Each module's parameter gradients against the golden, one line per module box: the
+/// parameters by result (`∇ weight, bias: pass`; `∇ weight: error · bias: pass`), in the worst
+/// result's colour.
+fn grad_lines(c: &crate::analysis::accuracy::Comparison) -> BoxLines {
+    use crate::analysis::accuracy::Level;
+    c.parameter_gradients()
+        .into_iter()
+        .map(|(path, params)| {
+            let worst = params.iter().map(|p| p.1).max().unwrap_or(Level::Pass);
+            let colour = match worst {
+                Level::Pass => crate::ui::palette::OK,
+                Level::Warning => crate::ui::palette::CHANGED,
+                Level::Error => crate::ui::palette::REMOVED,
+            };
+            let mut by_level: Vec<(Level, Vec<&str>)> = Vec::new();
+            for (name, level) in &params {
+                match by_level.iter_mut().find(|(l, _)| l == level) {
+                    Some((_, names)) => names.push(name),
+                    None => by_level.push((*level, vec![name.as_str()])),
+                }
+            }
+            let parts: Vec<String> = by_level
+                .iter()
+                .map(|(l, names)| format!("{}: {}", names.join(", "), l.as_str()))
+                .collect();
+            (path, (colour, format!("∇ {}", parts.join(" · "))))
+        })
+        .collect()
 }

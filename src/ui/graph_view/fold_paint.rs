@@ -165,15 +165,22 @@ fn module_box(scene: &Scene, m: u32, ctx: &DrawContext, shapes: &mut Vec<Shape>)
         (Some(t), None) => format!("{t} · {} nodes each", st.present),
         _ => format!("{} nodes", st.present),
     };
-    // An open box's count sits in the padding above its content.
+    // An open box's count sits in the padding above its content; after it, in its own colour,
+    // the gradients of the module's own parameters against the golden.
     let size = if placed.folded { 0.62 } else { 0.6 };
-    let g = line(
-        ctx,
-        count,
-        FontId::proportional(font * size),
-        text.gamma_multiply(0.7),
-        inner_w,
-    );
+    let font_id = FontId::proportional(font * size);
+    let mut job = egui::text::LayoutJob::default();
+    let grey = text.gamma_multiply(0.7);
+    job.append(&count, 0.0, egui::TextFormat::simple(font_id.clone(), grey));
+    if let Some((colour, note)) = scene.box_lines.get(&md.path) {
+        job.append(
+            &format!("  ·  {note}"),
+            0.0,
+            egui::TextFormat::simple(font_id, *colour),
+        );
+    }
+    job.wrap = egui::text::TextWrapping::truncate_at_width(inner_w.max(1.0));
+    let g = ctx.ctx.fonts_mut(|f| f.layout_job(job));
     shapes.push(Shape::galley(
         Pos2::new(rect.left() + pad, rect.top() + title_h),
         g,

@@ -168,6 +168,13 @@ impl GraphViewState {
         f.stats[f.tree.find(path)? as usize].tint.map(|(_, c)| c)
     }
 
+    /// The line a module's box carries under its count (its parameters' gradients against the
+    /// golden), when it carries one.
+    pub fn box_line(&self, path: &str) -> Option<&str> {
+        let s = self.scene.as_ref()?;
+        s.box_lines.get(path).map(|(_, t)| t.as_str())
+    }
+
     /// Module boxes drawn (0 when the graph is not folded).
     pub fn box_count(&self) -> usize {
         self.scene
@@ -260,9 +267,11 @@ pub fn show(app: &mut App, st: &mut GraphViewState, ui: &mut egui::Ui) {
     if let Some(t) = &tints {
         ui.weak(&t.legend);
     }
+    let box_lines = data_overlay::box_lines(app, &mut st.data);
     let Some(scene) = st.scene.as_mut() else {
         return;
     };
+    scene.box_lines = box_lines;
     let hits = st.search.hit_ids(scene);
     let view = scene::SceneView {
         diff,

@@ -116,6 +116,8 @@ pub struct Scene {
     pub preview_of: Option<std::path::PathBuf>,
     /// Repeat groups are drawn as one box (the view's choice).
     pub group_repeats: bool,
+    /// A line some module boxes carry, by module path (`data_overlay::box_lines`).
+    pub box_lines: Arc<super::data_overlay::BoxLines>,
     grid: Grid,
     /// `grid` (and `coarse`) are of the current placement.
     indexed: bool,
@@ -231,6 +233,7 @@ impl Scene {
             grid: Grid::default(),
             indexed: false,
             grid_items: Vec::new(),
+            box_lines: Arc::default(),
             coarse: Grid::default(),
             coarse_items: Vec::new(),
             looks: 0,
