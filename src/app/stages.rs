@@ -41,6 +41,13 @@ impl Apply<App> for StagesMsg {
     }
 
     fn apply(self, app: &mut App) {
+        // The answer is what the user opened the run for: said in the status bar too.
+        if let Ok(Some(c)) = &self.result {
+            app.notice = Some(format!(
+                "original against optimized: {} (Accuracy tab)",
+                c.answer
+            ));
+        }
         app.accuracy.stages.result = match self.result {
             Ok(Some(c)) => Loading::Ready(Arc::new(c)),
             Ok(None) => Loading::Idle,

@@ -194,6 +194,12 @@ fn the_window_names_the_pass_and_shows_it_with_the_node() {
     let dir = fixture("stage_faults/gelu_tanh");
     let mut h = harness_sized(opened(&dir), egui::vec2(1400., 900.));
     settle(&mut h);
+    // Said where the user looks first, whichever tab is open.
+    let notice = h.state().app.notice.clone().unwrap_or_default();
+    assert!(
+        notice.starts_with("original against optimized: pass 004"),
+        "{notice}"
+    );
     h.state_mut().view.tabs.show("accuracy");
     h.run_steps(2);
     let want = "pass 004 apply_pattern_passes changed `gelu` (aten.gelu; kwargs, renamed), now \
