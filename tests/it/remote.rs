@@ -44,10 +44,11 @@ impl std::ops::Deref for Linked {
     }
 }
 
+/// The host of [`Sshd::mount`]'s paths: the in-process tests' own link.
 fn host(s: &Sshd) -> Host {
     Host {
         user: Some(s.user.clone()),
-        host: "127.0.0.1".into(),
+        host: crate::common::sshd::IN_PROCESS.into(),
         port: Some(s.port),
     }
 }
@@ -67,7 +68,11 @@ fn summary_over_ssh_prints_what_it_prints_locally() {
     let far_json = String::from_utf8_lossy(&far.stdout);
     assert!(far_json.contains(&s.url(&root)), "{far_json}");
     assert!(!far_json.contains("/ssh:"), "{far_json}");
-    let mount = s.mount(&root).display().to_string();
+    // The mount the address names (the subprocess's link, not this process's `s.mount`).
+    let mount = remote::resolve(Path::new(&s.url(&root)))
+        .unwrap()
+        .display()
+        .to_string();
     let far_text = far_json.replace(&s.url(&root), root.to_str().unwrap());
     assert_eq!(far_text, String::from_utf8_lossy(&local.stdout));
     assert!(far_text.contains("model__0"));
@@ -325,7 +330,12 @@ fn a_dropped_link_says_so_and_the_next_read_reconnects() {
         ..host(s)
     };
     let root = fixture("showcase");
-    let mount = PathBuf::from(format!("/ssh:127.0.0.1:{}{}", s.port, root.display()));
+    let mount = PathBuf::from(format!(
+        "/ssh:{}:{}{}",
+        crate::common::sshd::IN_PROCESS,
+        s.port,
+        root.display()
+    ));
     assert!(fxray::sources::vfs::is_dir(&mount));
     remote::disconnect(&h);
     let st = remote::status()

@@ -36,7 +36,9 @@ fn free_port() -> u16 {
         .port()
 }
 
-/// The shared server, started on first use.
+/// The address of the in-process tests' link ([`Sshd::mount`]).
+pub const IN_PROCESS: &str = "127.0.0.3";
+
 /// Held by every test whose links live in this test process: a link's counts (requests, bytes)
 /// are per host and process, so a test that counts them must not share the host with another
 /// test running at the same time.
@@ -45,6 +47,7 @@ pub fn in_process() -> std::sync::MutexGuard<'static, ()> {
     LOCK.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// The shared server, started on first use.
 pub fn shared() -> &'static Sshd {
     static S: OnceLock<Sshd> = OnceLock::new();
     S.get_or_init(start)
@@ -72,7 +75,7 @@ fn start() -> Sshd {
         .to_string();
     let port = free_port();
     let config = format!(
-        "Port {port}\nListenAddress 127.0.0.1\nListenAddress 127.0.0.2\nHostKey {d}/host_key\n\
+        "Port {port}\nListenAddress 127.0.0.1\nListenAddress 127.0.0.2\nListenAddress 127.0.0.3\nHostKey {d}/host_key\n\
          AuthorizedKeysFile {d}/authorized_keys\nPidFile {d}/sshd.pid\nUsePAM no\n\
          StrictModes no\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n\
          PubkeyAuthentication yes\nPermitRootLogin prohibit-password\nAllowUsers {user}\n\
@@ -153,10 +156,14 @@ impl Sshd {
         format!("ssh://{}@{addr}:{}{}", self.user, self.port, abs.display())
     }
 
-    /// The mount path fxray reads `abs` by on this server.
+    /// The mount path fxray reads `abs` by on this server, through the link of the tests that
+    /// call the library in this process (`remote.rs`, one at a time: [`in_process`]). Its own
+    /// address (127.0.0.3) keeps it apart from the window tests' links: an app those tests
+    /// dropped may still finish a job on 127.0.0.1 after releasing the lock, and its requests
+    /// must not count in a test that counts requests.
     pub fn mount(&self, abs: &Path) -> PathBuf {
         PathBuf::from(format!(
-            "/ssh:{}@127.0.0.1:{}{}",
+            "/ssh:{}@{IN_PROCESS}:{}{}",
             self.user,
             self.port,
             abs.display()
