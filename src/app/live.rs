@@ -4,7 +4,7 @@
 use super::App;
 use super::phase::{self, PassRef};
 use super::phase_jobs::PhaseMsg;
-use super::state::WorkspaceMsg;
+use super::workspace::WorkspaceMsg;
 use crate::analysis::phase_layout;
 use crate::model::fx::FxFile;
 use crate::sources::discover::FileSet;

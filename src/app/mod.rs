@@ -24,11 +24,13 @@ pub mod tensors;
 pub mod text_diff;
 pub mod timeline;
 pub mod trace_graphs;
+pub mod workspace;
 
 pub use loading::Loading;
 pub use nav::Nav;
 pub use phase::PhaseState;
-pub use state::{App, Workspace};
+pub use state::App;
+pub use workspace::Workspace;
 
 use std::path::Path;
 

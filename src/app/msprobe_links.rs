@@ -1,7 +1,6 @@
 //! msprobe entries linked to the nodes of the pass on screen (docs/formats.md §4.1), computed in
 //! the background once the pass and its modules are known, again when either changes.
 
-use super::tensors::TensorsMsg;
 use super::{App, Loading};
 use crate::analysis::fold::FoldTree;
 use crate::analysis::msprobe_link::{self, Link, StepLinks};
@@ -138,7 +137,7 @@ impl App {
         self.jobs.spawn(move |out| {
             let Some(g) = file.graphs.first() else {
                 // A pass with no graph links nothing; say so rather than spin forever.
-                out.send(TensorsMsg::Links {
+                out.send(LinksMsg {
                     key,
                     links: Arc::new(LinkSet::new(Vec::new())),
                 });
@@ -153,10 +152,29 @@ impl App {
                 .iter()
                 .map(|s| msprobe_link::link(g, &modules, s, backward))
                 .collect();
-            out.send(TensorsMsg::Links {
+            out.send(LinksMsg {
                 key,
                 links: Arc::new(LinkSet::new(links)),
             });
         });
+    }
+}
+
+/// The links of `key`, made in the background.
+pub struct LinksMsg {
+    key: LinkKey,
+    links: Arc<LinkSet>,
+}
+
+impl super::jobs::Apply<App> for LinksMsg {
+    fn is_current(&self, app: &App) -> bool {
+        let links = app.tensors.links.as_ref();
+        links.is_some_and(|l| l.key == self.key)
+    }
+
+    fn apply(self, app: &mut App) {
+        if let Some(l) = app.tensors.links.as_mut() {
+            l.result = Loading::Ready(self.links);
+        }
     }
 }

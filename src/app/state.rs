@@ -1,8 +1,8 @@
 //! The app's state and the commands that change it.
 
-use super::jobs::{Apply, Jobs, Waker};
+use super::jobs::{Jobs, Waker};
 use super::phase::{self, PhaseState};
-use crate::analysis::graph_facts::GraphFacts;
+use super::workspace::{Workspace, WorkspaceMsg};
 use crate::analysis::phase_layout::PhaseLayout;
 use crate::model::index::DebugIndex;
 use crate::model::progress::Progress;
@@ -10,28 +10,6 @@ use crate::sources::load;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-
-/// An opened folder: its index and what is known so far of its graph files.
-pub struct Workspace {
-    pub index: DebugIndex,
-    pub facts: HashMap<PathBuf, GraphFacts>,
-    /// All graph files have been parsed once.
-    pub facts_done: bool,
-    /// The facts job has been started: once the phase on screen is complete, so that on a
-    /// large tree it does not compete with what the user is waiting for.
-    pub facts_started: bool,
-    /// Bumped whenever `facts` gains, loses or replaces an entry: caches built from the facts
-    /// key on it (a re-parsed file leaves the count as it was).
-    pub facts_rev: u64,
-}
-
-impl Workspace {
-    /// A graph file's facts, from whichever job parsed it.
-    pub fn add_facts(&mut self, path: PathBuf, facts: GraphFacts) {
-        self.facts.insert(path, facts);
-        self.facts_rev += 1;
-    }
-}
 
 #[derive(Default)]
 pub struct App {
@@ -41,7 +19,7 @@ pub struct App {
     /// How far that open is; the next open calls it off through it.
     open_progress: Arc<Progress>,
     /// The golden run to compare that open with once it is indexed (`fxray RUN --golden G`).
-    golden_after_open: Option<PathBuf>,
+    pub(super) golden_after_open: Option<PathBuf>,
     /// The last error worth showing, in one line.
     pub error: Option<String>,
     /// Recently opened paths, newest first.
@@ -312,60 +290,5 @@ impl App {
         self.recent.retain(|p| p != &path);
         self.recent.insert(0, path);
         self.recent.truncate(MAX_RECENT);
-    }
-}
-
-/// Results of opening a path, keyed by the `generation` of the open they answer.
-pub enum WorkspaceMsg {
-    /// The index of an opened path.
-    Indexed {
-        generation: u64,
-        result: crate::error::Result<DebugIndex>,
-        /// The files the index was built from, for the watcher to start from.
-        set: Option<Box<crate::sources::discover::FileSet>>,
-    },
-    /// One graph file parsed for its facts (node counts, problems).
-    Facts {
-        generation: u64,
-        path: PathBuf,
-        facts: GraphFacts,
-    },
-    /// Every graph file of an index has been parsed.
-    FactsDone { generation: u64 },
-}
-
-impl Apply<App> for WorkspaceMsg {
-    fn is_current(&self, app: &App) -> bool {
-        let (WorkspaceMsg::Indexed { generation, .. }
-        | WorkspaceMsg::Facts { generation, .. }
-        | WorkspaceMsg::FactsDone { generation }) = self;
-        *generation == app.generation
-    }
-
-    fn apply(self, app: &mut App) {
-        match self {
-            WorkspaceMsg::Indexed { result, set, .. } => {
-                let ok = result.is_ok();
-                app.indexed(result);
-                if let (true, Some(set)) = (ok, set) {
-                    app.start_watch(*set);
-                }
-                // After the watcher let go of the archives of earlier trees: a golden archive
-                // mounted before that would be dropped under its compare.
-                if let Some(g) = app.golden_after_open.take() {
-                    app.compare_with_golden(&g);
-                }
-            }
-            WorkspaceMsg::Facts { path, facts, .. } => {
-                if let Some(ws) = &mut app.workspace {
-                    ws.add_facts(path, facts);
-                }
-            }
-            WorkspaceMsg::FactsDone { .. } => {
-                if let Some(ws) = &mut app.workspace {
-                    ws.facts_done = true;
-                }
-            }
-        }
     }
 }

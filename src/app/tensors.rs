@@ -78,10 +78,6 @@ pub struct TensorCompareView {
 
 /// Results of this view's background jobs.
 pub enum TensorsMsg {
-    Links {
-        key: super::msprobe_links::LinkKey,
-        links: Arc<super::msprobe_links::LinkSet>,
-    },
     StepDiffs {
         generation: u64,
         key: StepKey,
@@ -157,7 +153,6 @@ impl super::jobs::Apply<App> for TensorsMsg {
                 .slice
                 .as_ref()
                 .is_some_and(|v| &v.path == path && &v.lead == lead),
-            TensorsMsg::Links { key, .. } => t.links.as_ref().is_some_and(|l| &l.key == key),
             TensorsMsg::Compared { a, b, .. } => {
                 t.compare.as_ref().is_some_and(|c| &c.a == a && &c.b == b)
             }
@@ -191,11 +186,6 @@ impl super::jobs::Apply<App> for TensorsMsg {
             }
             TensorsMsg::StepDiffs { key, diffs, .. } => {
                 t.step_diffs.insert(key, Some(Arc::new(diffs)));
-            }
-            TensorsMsg::Links { links, .. } => {
-                if let Some(l) = t.links.as_mut() {
-                    l.result = Loading::Ready(links);
-                }
             }
             TensorsMsg::Compared { result, .. } => {
                 if let Some(c) = t.compare.as_mut() {

@@ -40,7 +40,7 @@ pub struct DebugIndex {
     pub opened: OpenedKind,
     pub runs: Vec<Run>,
     /// Runs of the same distributed launch, grouped by rank (`model::launch`).
-    pub launches: Vec<super::launch::Launch>,
+    pub launches: Vec<Launch>,
     /// Graph files that belong to no run (a single opened file, loose `.txt`/`.py` dumps).
     pub loose_graphs: Vec<PassFile>,
     /// Capture JSON files that belong to no model.
@@ -323,7 +323,7 @@ impl DebugIndex {
     }
 
     /// The launch that run index `run` belongs to, with its rank there.
-    pub fn launch_of(&self, run: usize) -> Option<(&super::launch::Launch, u32)> {
+    pub fn launch_of(&self, run: usize) -> Option<(&Launch, u32)> {
         self.launches
             .iter()
             .find_map(|l| l.rank_of_run(run).map(|r| (l, r)))
@@ -424,5 +424,40 @@ impl DebugIndex {
             })
         });
         in_runs.chain(self.loose_graphs.iter().map(|p| p.path.as_path()))
+    }
+}
+
+/// The ranks of one distributed launch (grouped by `model::launch::group`).
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct Launch {
+    /// `run_2026_11_29_11_47_50_912229`: the earliest rank folder's name up to `-pid_`.
+    pub name: String,
+    /// The folder holding the rank folders (`torch_compile_debug/`).
+    pub root: PathBuf,
+    /// By rank, ascending.
+    pub ranks: Vec<LaunchRank>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct LaunchRank {
+    pub rank: u32,
+    /// Index into `DebugIndex::runs`.
+    pub run: usize,
+    pub path: PathBuf,
+}
+
+impl Launch {
+    pub fn rank_numbers(&self) -> Vec<u32> {
+        self.ranks.iter().map(|r| r.rank).collect()
+    }
+
+    /// The run index of `rank`.
+    pub fn run_of(&self, rank: u32) -> Option<usize> {
+        self.ranks.iter().find(|r| r.rank == rank).map(|r| r.run)
+    }
+
+    /// The rank of run index `run`, when it belongs to this launch.
+    pub fn rank_of_run(&self, run: usize) -> Option<u32> {
+        self.ranks.iter().find(|r| r.run == run).map(|r| r.rank)
     }
 }

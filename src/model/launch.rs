@@ -6,47 +6,13 @@
 //! folder, whose start times lie within [`WINDOW_MICROS`] of the group's first, each rank once.
 
 use super::index::Run;
-use serde::Serialize;
+pub use super::index::{Launch, LaunchRank};
 use std::path::PathBuf;
 
 /// How far apart (µs) the ranks of one launch may start: ranks reach their first compile
 /// together (they meet at the process group's rendezvous), but on a loaded host imports can
 /// spread them by seconds.
 pub const WINDOW_MICROS: i64 = 10_000_000;
-
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
-pub struct Launch {
-    /// `run_2026_11_29_11_47_50_912229`: the earliest rank folder's name up to `-pid_`.
-    pub name: String,
-    /// The folder holding the rank folders (`torch_compile_debug/`).
-    pub root: PathBuf,
-    /// By rank, ascending.
-    pub ranks: Vec<LaunchRank>,
-}
-
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
-pub struct LaunchRank {
-    pub rank: u32,
-    /// Index into `DebugIndex::runs`.
-    pub run: usize,
-    pub path: PathBuf,
-}
-
-impl Launch {
-    pub fn rank_numbers(&self) -> Vec<u32> {
-        self.ranks.iter().map(|r| r.rank).collect()
-    }
-
-    /// The run index of `rank`.
-    pub fn run_of(&self, rank: u32) -> Option<usize> {
-        self.ranks.iter().find(|r| r.rank == rank).map(|r| r.run)
-    }
-
-    /// The rank of run index `run`, when it belongs to this launch.
-    pub fn rank_of_run(&self, run: usize) -> Option<u32> {
-        self.ranks.iter().find(|r| r.run == run).map(|r| r.rank)
-    }
-}
 
 /// Groups the ranked runs into launches of two ranks or more.
 pub fn group(runs: &[Run]) -> Vec<Launch> {

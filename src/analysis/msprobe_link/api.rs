@@ -1,8 +1,7 @@
 //! An API call's entry (`Aten.add.Tensor.3.forward`, `Functional.linear.0.forward`) → the node
 //! of that op.
 
-use super::module_call::chunk;
-use super::{Ctx, Link, same_type, within};
+use super::{Ctx, Link, chunk, same_type, within};
 use crate::analysis::modules::Confidence;
 use crate::model::fx::file_name;
 use crate::model::msprobe::StackFrame;

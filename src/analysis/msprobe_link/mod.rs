@@ -455,6 +455,24 @@ fn tails<'a>(paths: impl Iterator<Item = &'a str>) -> HashMap<&'a str, Vec<&'a s
     by_tail
 }
 
+/// The part of `v` (in graph order) that belongs to call `n` of `calls`.
+fn chunk<T>(v: &[T], calls: u32, n: u32) -> &[T] {
+    let (calls, n) = (calls.max(1) as usize, n as usize);
+    if n >= calls {
+        return &[];
+    }
+    if v.len() < calls {
+        return v.get(n..=n).unwrap_or(&[]);
+    }
+    let per = v.len() / calls;
+    let end = if n + 1 == calls {
+        v.len()
+    } else {
+        (n + 1) * per
+    };
+    &v[n * per..end]
+}
+
 /// `m` is `path` or lies below it (`""` holds everything).
 fn within(m: &str, path: &str) -> bool {
     path.is_empty()

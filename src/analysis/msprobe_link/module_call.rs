@@ -4,7 +4,7 @@
 //! own (`hidden = residual + hidden` ends a decoder layer but lands in the root), so a module's
 //! nodes are widened before its exits are read: the residual add right after it joins it.
 
-use super::{Ctx, Link, describe, same_type, within};
+use super::{Ctx, Link, chunk, describe, same_type, within};
 use crate::analysis::modules::Confidence;
 use crate::model::fx::OpKind;
 use crate::model::tensor::{MsprobeCall, MsprobeStep, MsprobeTensor};
@@ -59,24 +59,6 @@ impl Calls {
     pub(super) fn call_of(&self, entry: usize) -> u32 {
         self.call.get(entry).copied().unwrap_or(0)
     }
-}
-
-/// The part of `v` (in graph order) that belongs to call `n` of `calls`.
-pub(super) fn chunk<T>(v: &[T], calls: u32, n: u32) -> &[T] {
-    let (calls, n) = (calls.max(1) as usize, n as usize);
-    if n >= calls {
-        return &[];
-    }
-    if v.len() < calls {
-        return v.get(n..=n).unwrap_or(&[]);
-    }
-    let per = v.len() / calls;
-    let end = if n + 1 == calls {
-        v.len()
-    } else {
-        (n + 1) * per
-    };
-    &v[n * per..end]
 }
 
 /// One module call being linked.
