@@ -227,6 +227,7 @@ impl App {
             timeline: super::Loading::Ready(Arc::new(Timeline::new(flame))),
             load_time: Some(t.elapsed()),
         });
-        self.nav.push(super::Nav::ShowTab("timeline"));
+        self.nav
+            .push(super::Nav::ShowTab(crate::app::TabId::Timeline));
     }
 }

@@ -27,7 +27,7 @@ pub mod trace_graphs;
 pub mod workspace;
 
 pub use loading::Loading;
-pub use nav::Nav;
+pub use nav::{Nav, TabId};
 pub use phase::PhaseState;
 pub use state::App;
 pub use workspace::Workspace;

@@ -5,11 +5,38 @@
 
 use std::collections::VecDeque;
 
+/// The views of the centre of the window, as requests name them. `ui::tabs` registers one tab
+/// for each, once (its test checks both).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TabId {
+    Graph,
+    Timeline,
+    Autotune,
+    Compiles,
+    Ranks,
+    Run,
+    Accuracy,
+    Problems,
+}
+
+impl TabId {
+    pub const ALL: [TabId; 8] = [
+        TabId::Graph,
+        TabId::Timeline,
+        TabId::Autotune,
+        TabId::Compiles,
+        TabId::Ranks,
+        TabId::Run,
+        TabId::Accuracy,
+        TabId::Problems,
+    ];
+}
+
 /// One request to a view.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Nav {
-    /// Bring a tab to the centre, by its id (`ui` registers the tabs: `"graph"`, `"timeline"`…).
-    ShowTab(&'static str),
+    /// Bring a tab to the centre.
+    ShowTab(TabId),
     /// Bring the selected node on screen, opening the folded boxes around it (graph view).
     RevealSelected,
     /// Fold the module at this path (the inspector's breadcrumb; graph view).
@@ -72,13 +99,13 @@ mod tests {
     fn a_request_waits_for_its_view_and_others_stay_queued() {
         let mut q = NavQueue::default();
         q.push(Nav::CodeLine(7));
-        q.push(Nav::ShowTab("timeline"));
-        q.push(Nav::ShowTab("timeline"));
+        q.push(Nav::ShowTab(TabId::Timeline));
+        q.push(Nav::ShowTab(TabId::Timeline));
         let tab = q.take(|r| match r {
             Nav::ShowTab(t) => Some(*t),
             _ => None,
         });
-        assert_eq!(tab, Some("timeline"));
+        assert_eq!(tab, Some(TabId::Timeline));
         assert_eq!(q.0.len(), 1, "a repeated request is queued once");
         q.phase_changed();
         assert!(q.is_empty(), "a code line of the old phase is dropped");

@@ -131,6 +131,6 @@ impl App {
             .and_then(|ph| ph.history(&pair.node)?.get(pass)?.name.clone())
             .unwrap_or_else(|| pair.node.clone());
         self.reveal_node(name);
-        self.nav.push(Nav::ShowTab("graph"));
+        self.nav.push(Nav::ShowTab(crate::app::TabId::Graph));
     }
 }

@@ -120,7 +120,8 @@ impl App {
             self.open(path);
         }
         self.open_timeline(path);
-        self.nav.push(super::Nav::ShowTab("timeline"));
+        self.nav
+            .push(super::Nav::ShowTab(crate::app::TabId::Timeline));
     }
 
     /// Selects a task of the open timeline (or nothing), and the FX node it is linked to.

@@ -45,8 +45,8 @@ pub struct AutotuneTab {
 }
 
 impl super::tab::Tab for AutotuneTab {
-    fn id(&self) -> &'static str {
-        "autotune"
+    fn id(&self) -> crate::app::TabId {
+        crate::app::TabId::Autotune
     }
 
     fn title(&self) -> &'static str {
@@ -62,7 +62,8 @@ impl super::tab::Tab for AutotuneTab {
         let mut kernel = None;
         tree_section(ui, &ws.index, &mut kernel);
         if let Some(name) = kernel {
-            app.nav.push(crate::app::Nav::ShowTab("autotune"));
+            app.nav
+                .push(crate::app::Nav::ShowTab(crate::app::TabId::Autotune));
             self.state.selected = Some(name);
         }
     }
@@ -476,7 +477,8 @@ fn side(app: &mut App, k: &FusedKernel, ui: &mut egui::Ui) {
                     && let Some(p) = &k.post_grad
                 {
                     app.reveal_fused_node(p, n);
-                    app.nav.push(crate::app::Nav::ShowTab("graph"));
+                    app.nav
+                        .push(crate::app::Nav::ShowTab(crate::app::TabId::Graph));
                 }
             }
         });

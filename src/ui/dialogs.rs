@@ -83,7 +83,8 @@ impl Dialogs {
             Purpose::Open | Purpose::OpenArchive => app.open(&path),
             Purpose::Golden | Purpose::GoldenFile => {
                 app.compare_with_golden(&path);
-                app.nav.push(crate::app::Nav::ShowTab("accuracy"));
+                app.nav
+                    .push(crate::app::Nav::ShowTab(crate::app::TabId::Accuracy));
             }
             Purpose::ExportSvg { dark } => app.export_current(path, false, dark),
             Purpose::ExportPng { dark } => app.export_current(path, true, dark),

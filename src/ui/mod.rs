@@ -27,6 +27,8 @@ mod text_diff_view;
 mod timeline_view;
 mod tree;
 
+/// The tabs' ids, for the window's users outside `ui` (the UI benchmarks of `cli`).
+pub use crate::app::TabId;
 pub use graph_view::{GraphViewState, Viewport};
 
 use crate::app::{self, App};
@@ -55,8 +57,8 @@ pub struct ViewState {
 }
 
 impl ViewState {
-    /// The id of the tab in the centre (`"graph"`, `"timeline"`, …).
-    pub fn central(&self) -> &'static str {
+    /// The id of the tab in the centre.
+    pub fn central(&self) -> app::TabId {
         self.tabs.current()
     }
 
@@ -355,7 +357,7 @@ fn handle_dropped_files(app: &mut App, ctx: &egui::Context) {
         // Shift held: the dropped folder is the golden run to compare the open one with.
         if shift && app.workspace.is_some() {
             app.compare_with_golden(&p);
-            app.nav.push(app::Nav::ShowTab("accuracy"));
+            app.nav.push(app::Nav::ShowTab(crate::app::TabId::Accuracy));
         } else if app::timeline::is_trace_file(&p) {
             app.open_trace_file(&p);
         } else {

@@ -20,8 +20,8 @@ pub struct RanksTab {
 }
 
 impl super::tab::Tab for RanksTab {
-    fn id(&self) -> &'static str {
-        "ranks"
+    fn id(&self) -> crate::app::TabId {
+        crate::app::TabId::Ranks
     }
 
     fn title(&self) -> &'static str {
@@ -133,6 +133,6 @@ fn show(app: &mut App, state: &mut RanksViewState, ui: &mut egui::Ui) {
     if let Some((row, rank)) = open {
         app.open_rank_cell(li, row, rank);
         app.nav.push(Nav::SideBySide);
-        app.nav.push(Nav::ShowTab("graph"));
+        app.nav.push(Nav::ShowTab(crate::app::TabId::Graph));
     }
 }

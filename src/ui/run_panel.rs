@@ -449,8 +449,8 @@ pub struct RunTab {
 }
 
 impl super::tab::Tab for RunTab {
-    fn id(&self) -> &'static str {
-        "run"
+    fn id(&self) -> crate::app::TabId {
+        crate::app::TabId::Run
     }
 
     fn title(&self) -> &'static str {

@@ -8,8 +8,8 @@ use std::any::Any;
 
 /// One view of the centre of the window.
 pub trait Tab: Any {
-    /// Stable id, used by navigation requests (`Nav::ShowTab("ranks")`).
-    fn id(&self) -> &'static str;
+    /// Its id, as navigation requests name it (`Nav::ShowTab(TabId::Ranks)`).
+    fn id(&self) -> crate::app::TabId;
     /// The tab's label.
     fn title(&self) -> &'static str;
     /// Draws the view. `view` is the rest of the window (panels, dialogs), for the few tabs

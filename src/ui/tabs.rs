@@ -9,7 +9,7 @@ mod stages;
 
 use super::ViewState;
 use super::tab::Tab;
-use crate::app::{App, Nav};
+use crate::app::{App, Nav, TabId};
 use std::any::Any;
 
 /// Every tab, in the order of the tab bar. A new view is one line here.
@@ -34,10 +34,15 @@ pub struct Tabs {
 
 impl Default for Tabs {
     fn default() -> Self {
-        Tabs {
-            list: registry(),
-            current: 0,
-        }
+        let list = registry();
+        // Each id once: a request names one tab (the test below checks every id is there).
+        debug_assert!(
+            list.iter()
+                .enumerate()
+                .all(|(i, t)| list[..i].iter().all(|u| u.id() != t.id())),
+            "two tabs registered under one id"
+        );
+        Tabs { list, current: 0 }
     }
 }
 
@@ -50,13 +55,13 @@ impl Tabs {
         }
     }
 
-    /// The id of the tab on screen.
-    pub fn current(&self) -> &'static str {
-        self.list.get(self.current).map_or("", |t| t.id())
+    /// The id of the tab on screen (the graph while the tabs are lent out to draw).
+    pub fn current(&self) -> TabId {
+        self.list.get(self.current).map_or(TabId::Graph, |t| t.id())
     }
 
-    /// Brings the tab `id` to the centre; an unknown id changes nothing.
-    pub fn show(&mut self, id: &str) {
+    /// Brings the tab `id` to the centre.
+    pub fn show(&mut self, id: TabId) {
         if let Some(i) = self.list.iter().position(|t| t.id() == id) {
             self.current = i;
         }
@@ -107,5 +112,20 @@ impl Tabs {
         for t in &mut self.list {
             t.tree_section(app, ui);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_tab_id_is_registered_once() {
+        let ids: Vec<TabId> = registry().iter().map(|t| t.id()).collect();
+        for id in TabId::ALL {
+            let n = ids.iter().filter(|&&x| x == id).count();
+            assert_eq!(n, 1, "{id:?} registered {n} times");
+        }
+        assert_eq!(ids.len(), TabId::ALL.len());
     }
 }

@@ -56,8 +56,8 @@ pub struct CompilesTab {
 }
 
 impl super::tab::Tab for CompilesTab {
-    fn id(&self) -> &'static str {
-        "compiles"
+    fn id(&self) -> crate::app::TabId {
+        crate::app::TabId::Compiles
     }
 
     fn title(&self) -> &'static str {
@@ -73,7 +73,7 @@ impl super::tab::Tab for CompilesTab {
         tree_notes::tree_section(ui, &app.compiles, &mut pick);
         if let Some(c) = pick {
             app.compiles.select(c);
-            app.nav.push(Nav::ShowTab("compiles"));
+            app.nav.push(Nav::ShowTab(crate::app::TabId::Compiles));
         }
     }
 }
@@ -125,7 +125,7 @@ fn show(app: &mut App, view: &mut CompilesViewState, ui: &mut egui::Ui) {
         Some(Action::SelectBreak(c, b)) => app.compiles.select_break(c, b),
         Some(Action::OpenGraph(p)) => {
             app.select_graph(&p);
-            app.nav.push(Nav::ShowTab("graph"));
+            app.nav.push(Nav::ShowTab(crate::app::TabId::Graph));
         }
         Some(Action::Flame(s, id)) => {
             if let Some(story) = stories.get(s) {

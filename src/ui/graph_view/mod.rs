@@ -542,8 +542,8 @@ pub struct GraphTab {
 }
 
 impl super::tab::Tab for GraphTab {
-    fn id(&self) -> &'static str {
-        "graph"
+    fn id(&self) -> crate::app::TabId {
+        crate::app::TabId::Graph
     }
 
     fn title(&self) -> &'static str {

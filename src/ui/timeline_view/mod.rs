@@ -403,8 +403,8 @@ pub struct TimelineTab {
 }
 
 impl super::tab::Tab for TimelineTab {
-    fn id(&self) -> &'static str {
-        "timeline"
+    fn id(&self) -> crate::app::TabId {
+        crate::app::TabId::Timeline
     }
 
     fn title(&self) -> &'static str {
