@@ -228,8 +228,15 @@ fn loose(
     }
     for d in &index.data_dumps {
         let steps: usize = d.graphs.iter().map(|g| g.steps.len()).sum();
+        // The folder holding the rank folder names the dump (`data_dump`, or `dump_original`
+        // and `dump_optimized` side by side), which the rank alone would not tell apart.
+        let folder = d
+            .path
+            .parent()
+            .and_then(|p| p.file_name())
+            .map_or("data dump".into(), |n| n.to_string_lossy());
         ui.weak(format!(
-            "🗄 data dump rank {} · {} graph(s), {steps} step(s)",
+            "🗄 {folder} rank {} · {} graph(s), {steps} step(s)",
             d.rank,
             d.graphs.len()
         ))

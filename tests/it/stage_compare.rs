@@ -194,6 +194,12 @@ fn the_window_names_the_pass_and_shows_it_with_the_node() {
     let dir = fixture("stage_faults/gelu_tanh");
     let mut h = harness_sized(opened(&dir), egui::vec2(1400., 900.));
     settle(&mut h);
+    // One rank, though three dumps hold it: no rank picker.
+    assert!(h.query_by_label("rank 0").is_none(), "a picker of one rank");
+    // The tree tells the three dumps apart by their folders.
+    for d in ["dump_original", "dump_optimized", "dump_reference"] {
+        h.get_by_label(&format!("🗄 {d} rank 0 · 1 graph(s), 1 step(s)"));
+    }
     // Said where the user looks first, whichever tab is open.
     let notice = h.state().app.notice.clone().unwrap_or_default();
     assert!(

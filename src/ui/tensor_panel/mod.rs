@@ -97,13 +97,17 @@ pub fn show(
     if let Some(graph) = graph
         && let Some((best_rank, g, q)) = tensors.best_match(graph)
     {
-        let ranks: Vec<u32> = tensors
+        // Each rank once: several dumps of one rank (a run's original and optimized stages)
+        // are not several ranks.
+        let mut ranks: Vec<u32> = tensors
             .catalog
             .ranks
             .iter()
             .filter(|r| r.graphs.iter().any(|x| x.name == g.name))
             .map(|r| r.rank)
             .collect();
+        ranks.sort_unstable();
+        ranks.dedup();
         let rank = state
             .rank
             .filter(|r| ranks.contains(r))
