@@ -1,6 +1,7 @@
 //! The summary of an index with per-graph facts: what `fxray summary` prints and what the run
 //! tree shows next to each entry.
 
+use super::diff::DiffCounts;
 use super::graph_facts::GraphFacts;
 use crate::model::index::*;
 use serde::Serialize;
@@ -79,12 +80,45 @@ pub struct GraphSummary {
     pub status: &'static str,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub problems: Vec<String>,
+    /// What the pass changed from the one before it in its phase (absent for a first pass, or
+    /// when either file could not be read).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diff: Option<PassDiff>,
+}
+
+/// A pass's change to the previous one, as the summary shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct PassDiff {
+    pub added: usize,
+    pub removed: usize,
+    pub changed: usize,
+    pub renamed: usize,
+}
+
+impl From<DiffCounts> for PassDiff {
+    fn from(c: DiffCounts) -> Self {
+        PassDiff {
+            added: c.added,
+            removed: c.removed,
+            changed: c.changed,
+            renamed: c.renamed,
+        }
+    }
 }
 
 impl Summary {
-    /// `facts` has an entry for every graph file of the index (see `DebugIndex::graph_files`).
-    pub fn build(index: &DebugIndex, facts: &HashMap<PathBuf, GraphFacts>) -> Summary {
-        let graph = |p: &PassFile| graph_summary(p, facts.get(&p.path));
+    /// `facts` has an entry for every graph file of the index (see `DebugIndex::graph_files`);
+    /// `diffs` the diff counts of every pass but the first of its phase against the one before.
+    pub fn build(
+        index: &DebugIndex,
+        facts: &HashMap<PathBuf, GraphFacts>,
+        diffs: &HashMap<PathBuf, DiffCounts>,
+    ) -> Summary {
+        let graph = |p: &PassFile| {
+            let mut g = graph_summary(p, facts.get(&p.path));
+            g.diff = diffs.get(&p.path).copied().map(PassDiff::from);
+            g
+        };
         let warnings = index
             .warnings
             .iter()
@@ -180,6 +214,7 @@ fn graph_summary(p: &PassFile, facts: Option<&GraphFacts>) -> GraphSummary {
         unparsed: f.unparsed,
         status: f.status(),
         problems: f.problems.clone(),
+        diff: None,
     }
 }
 

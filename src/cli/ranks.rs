@@ -51,7 +51,7 @@ pub fn matrices(path: &Path) -> Result<Vec<RankMatrix>> {
         })
         .map(Path::to_path_buf)
         .collect::<Vec<_>>();
-    let facts = super::summary::parse_all(&files);
+    let facts = crate::pipeline::facts::of_all(&files);
     Ok(index
         .launches
         .iter()

@@ -2,17 +2,11 @@
 //! to the previous pass (`+added −removed ~changed`, see `analysis::diff`).
 
 use super::emit;
-use crate::analysis::diff::DiffCounts;
-use crate::analysis::graph_facts::GraphFacts;
 use crate::analysis::summary::{GraphSummary, Summary};
 use crate::error::{Error, Result};
-use crate::model::index::DebugIndex;
-use crate::pipeline::facts;
 use crate::sources::load;
-use serde_json::Value;
-use std::collections::HashMap;
 use std::fmt::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 pub fn run(path: &Path, json: bool) -> Result<()> {
     let index = load::index(path)?;
@@ -24,86 +18,16 @@ pub fn run(path: &Path, json: bool) -> Result<()> {
             path.display()
         )));
     }
-    let (facts, diffs) = parse_and_diff(&index);
-    let summary = Summary::build(&index, &facts);
+    let summary = crate::pipeline::summary::summarize(&index);
     let text = if json {
-        let internal = |e: serde_json::Error| Error::Internal(e.to_string());
-        let mut v = serde_json::to_value(&summary).map_err(internal)?;
-        add_diffs(&mut v, &diffs);
-        super::json_text(&v)?
+        super::json_text(&summary)?
     } else {
-        render(&summary, &diffs)
+        render(&summary)
     };
     emit(&text, None)
 }
 
-/// Facts of every graph file of the index, and for every pass but the first of its phase, its
-/// diff counts against the previous pass (absent when either file could not be read).
-pub fn parse_and_diff(
-    index: &DebugIndex,
-) -> (HashMap<PathBuf, GraphFacts>, HashMap<PathBuf, DiffCounts>) {
-    let phases: Vec<Vec<PathBuf>> = index
-        .runs
-        .iter()
-        .flat_map(|r| &r.models)
-        .flat_map(|m| &m.phases)
-        .map(|ph| ph.passes.iter().map(|p| p.path.clone()).collect())
-        .collect();
-    let (mut facts, diffs) = facts::of_phases(&phases);
-    let rest: Vec<PathBuf> = index
-        .graph_files()
-        .filter(|p| !facts.contains_key(*p))
-        .map(Path::to_path_buf)
-        .collect();
-    facts.extend(parse_all(&rest));
-    (facts, diffs)
-}
-
-/// Adds `"diff": {"added", "removed", "changed", "renamed"}` to every pass object of the JSON
-/// summary that has diff counts.
-fn add_diffs(v: &mut Value, diffs: &HashMap<PathBuf, DiffCounts>) {
-    let runs = v.get_mut("runs").and_then(Value::as_array_mut);
-    for run in runs.into_iter().flatten() {
-        let models = run.get_mut("models").and_then(Value::as_array_mut);
-        for m in models.into_iter().flatten() {
-            let phases = m.get_mut("phases").and_then(Value::as_array_mut);
-            for ph in phases.into_iter().flatten() {
-                let passes = ph.get_mut("passes").and_then(Value::as_array_mut);
-                for p in passes.into_iter().flatten() {
-                    let Some(path) = p.get("path").and_then(Value::as_str) else {
-                        continue;
-                    };
-                    let Some(c) = diffs.get(Path::new(path)) else {
-                        continue;
-                    };
-                    if let Some(obj) = p.as_object_mut() {
-                        obj.insert(
-                            "diff".into(),
-                            serde_json::json!({
-                                "added": c.added,
-                                "removed": c.removed,
-                                "changed": c.changed,
-                                "renamed": c.renamed,
-                            }),
-                        );
-                    }
-                }
-            }
-        }
-    }
-}
-
-/// The facts of every graph file (parsed in parallel; on a server, by its agent); a file that
-/// cannot be read gets its reason.
-pub fn parse_all(paths: &[PathBuf]) -> HashMap<PathBuf, GraphFacts> {
-    let all = std::sync::Mutex::new(HashMap::new());
-    facts::of_files(paths, |p, f| {
-        all.lock().expect("facts").insert(p, f);
-    });
-    all.into_inner().expect("facts")
-}
-
-fn render(s: &Summary, diffs: &HashMap<PathBuf, DiffCounts>) -> String {
+fn render(s: &Summary) -> String {
     let mut o = String::new();
     let _ = writeln!(
         o,
@@ -167,7 +91,7 @@ fn render(s: &Summary, diffs: &HashMap<PathBuf, DiffCounts>) -> String {
                 o.push('\n');
                 for p in &ph.passes {
                     let _ = write!(o, "      {:03} {:<44} {}", p.index, p.name, facts(p));
-                    if let Some(c) = diffs.get(&p.path) {
+                    if let Some(c) = &p.diff {
                         let _ = write!(o, "  +{} \u{2212}{} ~{}", c.added, c.removed, c.changed);
                         if c.renamed > 0 {
                             let _ = write!(o, " renamed {}", c.renamed);

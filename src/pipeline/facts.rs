@@ -210,3 +210,13 @@ pub fn phases_wire_of_local(phases: &[Vec<String>]) -> Vec<serde_json::Value> {
         })
         .collect()
 }
+
+/// The facts of every file of `paths` (parsed in parallel; on a server, by its agent); a file
+/// that cannot be read gets its reason.
+pub fn of_all(paths: &[PathBuf]) -> HashMap<PathBuf, GraphFacts> {
+    let all = std::sync::Mutex::new(HashMap::new());
+    of_files(paths, |p, f| {
+        all.lock().unwrap_or_else(|e| e.into_inner()).insert(p, f);
+    });
+    all.into_inner().unwrap_or_else(|e| e.into_inner())
+}

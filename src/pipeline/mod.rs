@@ -15,4 +15,5 @@ pub mod phase;
 pub mod same_text;
 pub mod sample;
 pub mod stages;
+pub mod summary;
 pub mod tensors;
