@@ -93,7 +93,7 @@ fn remote_batch(chunk: &[&PathBuf]) -> Vec<GraphFacts> {
             Some(Ok(v)) => serde_json::from_value::<Wire>(v)
                 .map(GraphFacts::from)
                 .unwrap_or_else(|e| GraphFacts::unreadable(format!("from the agent: {e}"))),
-            Some(Err(e)) => GraphFacts::unreadable(e),
+            Some(Err(e)) => GraphFacts::unreadable(e.to_string()),
             None => GraphFacts::unreadable("no answer".into()),
         })
         .collect()

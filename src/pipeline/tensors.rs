@@ -51,7 +51,9 @@ fn summarize_remote_chunk(chunk: &[PathBuf]) -> Vec<Result<TensorSummary, String
         .zip(chunk)
         .map(|(answer, path)| match answer {
             None => summarize_file(path),
-            Some(r) => r.and_then(|r| r.map_err(|e| e.0)),
+            Some(r) => r
+                .map_err(|e| e.to_string())
+                .and_then(|r| r.map_err(|e| e.0)),
         })
         .collect()
 }

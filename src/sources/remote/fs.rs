@@ -295,14 +295,19 @@ pub fn delta(
     Ok((v.remove(0), payload))
 }
 
+/// A batch request that failed: every path it asked for gets this (shared) error.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{0}")]
+pub struct AskFailed(pub std::sync::Arc<io::Error>);
+
 /// Asks each server for its share of `paths` in one request (`ask`: a batch call above) and
 /// returns the answers in `paths`' order: `None` for a local path, the request's error for each
 /// path of a request that failed.
 pub fn ask_by_host<P: AsRef<Path>, T>(
     paths: &[P],
     ask: impl Fn(&Host, &[String]) -> io::Result<Vec<T>>,
-) -> Vec<Option<Result<T, String>>> {
-    let mut out: Vec<Option<Result<T, String>>> = paths.iter().map(|_| None).collect();
+) -> Vec<Option<Result<T, AskFailed>>> {
+    let mut out: Vec<Option<Result<T, AskFailed>>> = paths.iter().map(|_| None).collect();
     let mut by_host: std::collections::BTreeMap<String, (Host, Vec<(usize, String)>)> =
         Default::default();
     for (i, p) in paths.iter().enumerate() {
@@ -323,8 +328,9 @@ pub fn ask_by_host<P: AsRef<Path>, T>(
                 }
             }
             Err(e) => {
+                let e = AskFailed(std::sync::Arc::new(e));
                 for (i, _) in &items {
-                    out[*i] = Some(Err(e.to_string()));
+                    out[*i] = Some(Err(e.clone()));
                 }
             }
         }
