@@ -3,17 +3,19 @@
 use super::*;
 
 /// "vs step 0" / "vs rank 1" buttons, and the comparison once computed.
-#[allow(clippy::too_many_arguments)]
 pub(super) fn compare_row(
     ui: &mut egui::Ui,
     tensors: &TensorsState,
-    g: &GraphDump,
-    rank: u32,
-    step: u32,
-    node: &str,
+    at: super::stats::Shown,
     f: &DumpFile,
-    ranks: &[u32],
 ) -> Option<Action> {
+    let super::stats::Shown {
+        g,
+        rank,
+        step,
+        node,
+        ranks,
+    } = at;
     let same_slot = |g: &GraphDump, s: u32| -> Option<PathBuf> {
         let st = g.steps.iter().find(|x| x.step == s)?;
         let nd = st.nodes.get(node)?;

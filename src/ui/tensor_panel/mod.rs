@@ -126,7 +126,14 @@ pub fn show(
         }
         if let Some(sel) = phase.selected.as_deref() {
             let node = sel.rsplit('/').next().unwrap_or(sel);
-            if let Some(a) = node_dump(ui, tensors, state, g, rank, step, node, &ranks) {
+            let at = stats::Shown {
+                g,
+                rank,
+                step,
+                node,
+                ranks: &ranks,
+            };
+            if let Some(a) = node_dump(ui, tensors, state, at) {
                 action = Some(a);
             }
             rank_table(ui, tensors, &g.name, step, node, &ranks);

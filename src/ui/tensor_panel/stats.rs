@@ -2,17 +2,23 @@
 
 use super::*;
 
-#[allow(clippy::too_many_arguments)]
+/// Which node's dump is shown: its graph dump, rank and step, and the ranks it has.
+#[derive(Clone, Copy)]
+pub(super) struct Shown<'a> {
+    pub g: &'a GraphDump,
+    pub rank: u32,
+    pub step: u32,
+    pub node: &'a str,
+    pub ranks: &'a [u32],
+}
+
 pub(super) fn node_dump(
     ui: &mut egui::Ui,
     tensors: &TensorsState,
     state: &mut TensorPanelState,
-    g: &GraphDump,
-    rank: u32,
-    step: u32,
-    node: &str,
-    ranks: &[u32],
+    at: Shown,
 ) -> Option<Action> {
+    let Shown { g, step, node, .. } = at;
     let s = g.steps.iter().find(|s| s.step == step)?;
     let Some(nd) = s.nodes.get(node) else {
         ui.weak(format!("{node}: nothing dumped in step {step}"));
@@ -21,7 +27,7 @@ pub(super) fn node_dump(
     let mut action = None;
     for f in &nd.files {
         ui.push_id(&f.path, |ui| {
-            if let Some(a) = tensor_view(ui, tensors, state, g, rank, step, node, f, ranks) {
+            if let Some(a) = tensor_view(ui, tensors, state, at, f) {
                 action = Some(a);
             }
         });
@@ -29,17 +35,12 @@ pub(super) fn node_dump(
     action
 }
 
-#[allow(clippy::too_many_arguments)]
 pub(super) fn tensor_view(
     ui: &mut egui::Ui,
     tensors: &TensorsState,
     state: &mut TensorPanelState,
-    g: &GraphDump,
-    rank: u32,
-    step: u32,
-    node: &str,
+    at: Shown,
     f: &DumpFile,
-    ranks: &[u32],
 ) -> Option<Action> {
     let slot = f.name.slot();
     let summary = tensors.summary(&f.path);
@@ -71,7 +72,7 @@ pub(super) fn tensor_view(
                 ui.label(RichText::new(format!("{slot} histogram")).small().weak());
                 histogram(ui, "histogram", h);
             }
-            action = compare_row(ui, tensors, g, rank, step, node, f, ranks);
+            action = compare_row(ui, tensors, at, f);
             if !s.info.shape.is_empty() && s.stats.count > 0 {
                 egui::CollapsingHeader::new(format!("{slot} heatmap and values"))
                     .default_open(false)
