@@ -155,7 +155,6 @@ pub fn pair(npy: &[TensorRef], probe: &[TensorRef], npy_is_target: bool) -> Pair
 mod tests {
     use super::*;
 
-    #[allow(clippy::too_many_arguments)]
     fn t(
         call: &str,
         node: Option<&str>,

@@ -191,8 +191,11 @@ fn reshaped(ctx: &Ctx, i: usize, out: &MsprobeTensor) -> usize {
     }
 }
 
-/// What every call of one API shares: its ops and the nodes running them.
+/// What every call of one API shares: its name, its ops and the nodes running them.
 pub(super) struct Api {
+    /// `Functional`, `Aten`, `NPU`, …
+    prefix: String,
+    op: String,
     /// `prefix.op`: the key of the caches of `Ctx`.
     key: String,
     want: Ops,
@@ -204,24 +207,40 @@ impl Api {
         let want = ops(prefix, op);
         let key = format!("{prefix}.{op}");
         let cands = ctx.matching(&key, |t| want.matches(t));
-        Api { key, want, cands }
+        Api {
+            prefix: prefix.to_string(),
+            op: op.to_string(),
+            key,
+            want,
+            cands,
+        }
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-pub(super) fn link(
-    ctx: &Ctx,
-    api: &Api,
-    prefix: &str,
-    op: &str,
-    n: u32,
-    at: Option<Inside>,
-    calls: &Calls,
-    src: Option<&StackFrame>,
-    out0: Option<&MsprobeTensor>,
-    entry: usize,
-    l: &mut Link,
-) {
+/// One call of an API, as the dump has it.
+#[derive(Clone, Copy)]
+pub(super) struct ApiCall<'a> {
+    /// Its number among the API's calls (`….3.forward`: 3).
+    pub n: u32,
+    /// The module entry it ran in.
+    pub at: Option<Inside<'a>>,
+    /// Its call site.
+    pub src: Option<&'a StackFrame>,
+    /// Its first output.
+    pub out0: Option<&'a MsprobeTensor>,
+    /// Its index among the step's entries.
+    pub entry: usize,
+}
+
+pub(super) fn link(ctx: &Ctx, api: &Api, call: ApiCall, calls: &Calls, l: &mut Link) {
+    let ApiCall {
+        n,
+        at,
+        src,
+        out0,
+        entry,
+    } = call;
+    let (prefix, op) = (api.prefix.as_str(), api.op.as_str());
     let (want, key, cands) = (&api.want, &api.key, &api.cands);
     let nodes = &ctx.graph.nodes;
     if cands.is_empty() {

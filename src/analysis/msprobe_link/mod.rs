@@ -214,9 +214,14 @@ pub fn link(graph: &FxGraph, modules: &[&str], step: &MsprobeStep, backward: boo
                     .entry((prefix, op))
                     .or_insert_with(|| Rc::new(api::Api::new(&ctx, prefix, op)))
                     .clone();
-                api::link(
-                    &ctx, &a, prefix, op, *n, at, &api_calls, src, out0, i, &mut l,
-                );
+                let call = api::ApiCall {
+                    n: *n,
+                    at,
+                    src,
+                    out0,
+                    entry: i,
+                };
+                api::link(&ctx, &a, call, &api_calls, &mut l);
             }
         }
         // The type is that of the node holding the first output (an op's reshape, say).
