@@ -55,10 +55,7 @@ pub(super) fn show(
     let Some(story) = stories.get(si) else {
         return;
     };
-    let Some(c) = story.trace.compiles.get(ci) else {
-        return;
-    };
-    compile_details(ui, app, state, view, story, (si, ci), c, action);
+    compile_details(ui, app, state, view, story, (si, ci), action);
 }
 
 /// One side of a break: the compile, its model (click: open its Dynamo graph) or, without a
@@ -101,7 +98,7 @@ fn graph_row(
     });
 }
 
-#[allow(clippy::too_many_arguments)]
+/// Compile `at.1` of story `at.0`.
 fn compile_details(
     ui: &mut egui::Ui,
     app: &App,
@@ -109,9 +106,11 @@ fn compile_details(
     view: &mut CompilesViewState,
     story: &Story,
     at: (usize, usize),
-    c: &Compile,
     action: &mut Option<Action>,
 ) {
+    let Some(c) = story.trace.compiles.get(at.1) else {
+        return;
+    };
     let st = c.status();
     ui.horizontal(|ui| {
         ui.colored_label(status_colour(ui, st), status_icon(st));
