@@ -65,12 +65,7 @@ impl App {
         let st = &mut self.accuracy.stages;
         // Compared without building the key: this runs every frame.
         let dumps = || {
-            let mut v: Vec<&Path> = ws
-                .index
-                .data_dumps
-                .iter()
-                .filter_map(|d| d.path.parent())
-                .collect();
+            let mut v: Vec<&Path> = ws.index.data_dumps.iter().map(|d| d.folder()).collect();
             v.sort();
             v.dedup();
             v

@@ -80,13 +80,7 @@ fn text(c: &StageCompare) -> String {
     for f in c.findings.iter().skip(1) {
         let _ = writeln!(s, "also: {}", f.sentence);
     }
-    let agree = c.checks.iter().filter(|k| k.agrees() == Some(true)).count();
-    let depart = c
-        .checks
-        .iter()
-        .filter(|k| k.agrees() == Some(false))
-        .count();
-    let unjudged = c.checks.len() - agree - depart;
+    let (agree, depart, unjudged) = c.counts();
     let _ = writeln!(
         s,
         "\n{} pairs: {agree} agree, {depart} depart ({} where the numbers part, {} downstream), \

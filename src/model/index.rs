@@ -192,6 +192,14 @@ pub struct DataDump {
     pub graphs: Vec<DumpGraph>,
 }
 
+impl DataDump {
+    /// The folder holding the rank folder: what names a dump (`data_dump`, or a run's
+    /// `dump_original` beside its `dump_optimized`), and where a stage compare finds it.
+    pub fn folder(&self) -> &std::path::Path {
+        self.path.parent().unwrap_or(&self.path)
+    }
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct DumpGraph {
     /// `graph_K`.

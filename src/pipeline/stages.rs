@@ -129,7 +129,8 @@ impl Check {
 pub struct Finding {
     /// Index into [`StageCompare::pairs`].
     pub pair: usize,
-    /// The pass whose diff shows it (the last pass that touched the node), when one did.
+    /// The pass whose diff shows it, when one touched the node: the pass that built it, else
+    /// the last that changed it.
     pub pass: Option<usize>,
     pub sentence: String,
 }
@@ -175,8 +176,8 @@ pub fn find(root: &Path) -> Result<StageSpec, StageError> {
     let index = discover::discover(root).map_err(|e| unreadable(e.to_string()))?;
     let mut roots: BTreeMap<PathBuf, Vec<PathBuf>> = BTreeMap::new();
     for d in &index.data_dumps {
-        let parent = d.path.parent().unwrap_or(&d.path).to_path_buf();
-        roots.entry(parent).or_default().push(d.path.clone());
+        let folder = d.folder().to_path_buf();
+        roots.entry(folder).or_default().push(d.path.clone());
     }
     let phases = phases_of(&index);
     if roots.len() < 2 || phases.is_empty() {
@@ -202,11 +203,7 @@ pub fn find(root: &Path) -> Result<StageSpec, StageError> {
     let mut ambiguous = false;
     for phase in phases {
         let (passes, pass_names) = paths_and_names(phase);
-        let (first, last) = (
-            load::graph(&passes[0]).map_err(|e| unreadable(e.to_string()))?,
-            load::graph(&passes[passes.len() - 1]).map_err(|e| unreadable(e.to_string()))?,
-        );
-        let (n0, n1) = (top_names(&first), top_names(&last));
+        let (n0, n1) = end_names(phase).map_err(|e| unreadable(e.to_string()))?;
         let only0: HashSet<&String> = n0.difference(&n1).collect();
         let only1: HashSet<&String> = n1.difference(&n0).collect();
         let score = |names: &HashSet<String>| {
@@ -281,6 +278,17 @@ fn phases_of(index: &crate::model::index::DebugIndex) -> Vec<&[PassFile]> {
         .collect()
 }
 
+/// The node names of a phase's first and last pass (top-level graph): what tells its original
+/// dump from its optimized one.
+fn end_names(phase: &[PassFile]) -> crate::error::Result<(HashSet<String>, HashSet<String>)> {
+    let names = |p: &PassFile| load::graph(&p.path).map(|f| top_names(&f));
+    let (first, last) = (phase.first(), phase.last());
+    match (first, last) {
+        (Some(a), Some(b)) => Ok((names(a)?, names(b)?)),
+        _ => Ok(Default::default()),
+    }
+}
+
 /// The paths of `passes` and their labels (`004 apply_pattern_passes`).
 fn paths_and_names(passes: &[PassFile]) -> (Vec<PathBuf>, Vec<String>) {
     passes
@@ -310,10 +318,7 @@ pub fn explicit(
     let (n_orig, n_opt) = (names(original)?, names(optimized)?);
     let mut best: Option<(usize, &[PassFile])> = None;
     for phase in phases_of(&index) {
-        let (first, last) = (&phase[0].path, &phase[phase.len() - 1].path);
-        let first = load::graph(first).map_err(|e| unreadable(first, e.to_string()))?;
-        let last = load::graph(last).map_err(|e| unreadable(last, e.to_string()))?;
-        let (a, b) = (top_names(&first), top_names(&last));
+        let (a, b) = end_names(phase).map_err(|e| unreadable(passes, e.to_string()))?;
         let score = n_orig.intersection(&a).count() + n_opt.intersection(&b).count();
         if best.as_ref().is_none_or(|(s, _)| score > *s) {
             best = Some((score, phase));

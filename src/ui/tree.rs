@@ -228,12 +228,10 @@ fn loose(
     }
     for d in &index.data_dumps {
         let steps: usize = d.graphs.iter().map(|g| g.steps.len()).sum();
-        // The folder holding the rank folder names the dump (`data_dump`, or `dump_original`
-        // and `dump_optimized` side by side), which the rank alone would not tell apart.
+        // Its folder names the dump (the rank alone would not tell a run's stages apart).
         let folder = d
-            .path
-            .parent()
-            .and_then(|p| p.file_name())
+            .folder()
+            .file_name()
             .map_or("data dump".into(), |n| n.to_string_lossy());
         ui.weak(format!(
             "🗄 {folder} rank {} · {} graph(s), {steps} step(s)",

@@ -30,7 +30,6 @@ the same verdict on the graph's output.
 import json
 import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -211,13 +210,13 @@ def child(case, root):
 def main():
     if sys.argv[1] == "--child":
         return child(sys.argv[2], sys.argv[3])
+    sys.path.insert(0, str(HERE / "scale"))
+    import debug_run
     out = Path(sys.argv[1]).resolve()
     for case in sys.argv[2:] or CASES:
         root = out / case
         root.mkdir(parents=True, exist_ok=True)
-        env = dict(os.environ, TORCH_COMPILE_DEBUG="1", TORCH_COMPILE_DEBUG_DIR=str(root),
-                   TORCHINDUCTOR_FORCE_DISABLE_CACHES="1", PYTHONDONTWRITEBYTECODE="1")
-        rc = subprocess.call([sys.executable, __file__, "--child", case, str(root)], env=env)
+        rc = debug_run.child(__file__, [case, root], root)
         if rc:
             sys.exit(rc)
         # torch's trace log is not part of these cases (tests/fixtures counts its trace logs)

@@ -45,17 +45,11 @@ pub fn section(app: &mut App, ui: &mut egui::Ui) {
             ui.colored_label(ui.visuals().error_fg_color, &f.sentence);
         });
     }
-    let agree = c.checks.iter().filter(|k| k.agrees() == Some(true)).count();
-    let depart = c
-        .checks
-        .iter()
-        .filter(|k| k.agrees() == Some(false))
-        .count();
+    let (agree, depart, unjudged) = c.counts();
     ui.horizontal_wrapped(|ui| {
         ui.label(format!(
-            "{} pairs: {agree} agree, {depart} depart, {} not judged",
+            "{} pairs: {agree} agree, {depart} depart, {unjudged} not judged",
             c.pairs.len(),
-            c.pairs.len() - agree - depart
         ));
         let reference = if c.reference.is_some() {
             "tolerance from the float64 reference"

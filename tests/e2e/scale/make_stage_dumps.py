@@ -12,7 +12,6 @@ For benchmarks only (`fxray bench stages`); too big to commit.
 """
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -23,16 +22,10 @@ def child(n_layers, root):
     sys.path.insert(0, str(HERE))
     import torch
 
-    import npugraph_ex_sim as nge
-    from npugraph_ex_sim import passes, stage_dump
-    from models import TinyLlama
+    from make_llm_tree import compiled_decoder
+    from npugraph_ex_sim import stage_dump
 
-    torch.manual_seed(0)
-    cfg = nge.CompilerConfig(pipeline=list(passes.SHORT_PIPELINE), trace_nodes=False,
-                             decompositions="inductor")
-    m = TinyLlama(n_layers=n_layers, d_model=16, n_heads=2, ffn=32, vocab=32).eval()
-    cm = torch.compile(m, backend=nge.get_npu_backend(cfg), fullgraph=True)
-    idx = torch.randint(0, 32, (2, 8))
+    cm, idx = compiled_decoder(n_layers, train=False)
     with stage_dump.Capture() as g, torch.no_grad():
         cm(idx)
     nodes = len(g.optimized.graph.nodes)
@@ -49,9 +42,9 @@ def main():
         return child(int(sys.argv[2]), sys.argv[3])
     n, out = int(sys.argv[1]), Path(sys.argv[2]).resolve()
     out.mkdir(parents=True, exist_ok=True)
-    env = dict(os.environ, TORCH_COMPILE_DEBUG="1", TORCH_COMPILE_DEBUG_DIR=str(out),
-               TORCHINDUCTOR_FORCE_DISABLE_CACHES="1", PYTHONDONTWRITEBYTECODE="1")
-    sys.exit(subprocess.call([sys.executable, __file__, "--child", str(n), str(out)], env=env))
+    sys.path.insert(0, str(HERE))
+    import debug_run
+    sys.exit(debug_run.child(__file__, [n, out], out))
 
 
 if __name__ == "__main__":
