@@ -23,7 +23,7 @@
 //! model:    error
 //! sources:  model, error, paths, platform
 //! analysis: model, error
-//! pipeline: sources, model, analysis, error, paths
+//! pipeline: sources, model, analysis, runner, error, paths
 //! runner:   model, error, paths, platform
 //! agent:    pipeline, sources, model, analysis, runner, error, paths
 //! app:      pipeline, sources, model, analysis, runner, error, paths

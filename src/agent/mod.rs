@@ -8,7 +8,6 @@
 //! into the folders it serves.
 
 mod out;
-mod run;
 mod serve;
 
 pub use serve::serve;

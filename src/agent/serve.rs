@@ -4,14 +4,14 @@ use super::out::Out;
 use crate::error::{Error, Result};
 use crate::sources::discover;
 use crate::sources::remote::proto::{
-    About, Ask, FailKind, Failure, PROTOCOL, Reply, Request, WatchNews, WireEntry,
+    About, Ask, FailKind, PROTOCOL, Reply, Request, WatchNews, WireEntry,
 };
 use crate::sources::remote::wire;
 use crate::sources::vfs;
 use crate::sources::watch::{WatchConfig, WatchEvent, Watcher};
 use std::collections::HashMap;
 use std::io::{BufReader, BufWriter, Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -40,26 +40,18 @@ pub fn serve(input: impl Read + Send + 'static, output: impl Write + Send + 'sta
             Request::Watch { root } => stream(ask.id, &streams, &out, move |id, stop, out| {
                 watch(id, Path::new(&root), stop, out)
             }),
-            Request::Run { spec } => stream(ask.id, &streams, &out, move |id, stop, out| {
-                super::run::run(id, spec, stop, out)
-            }),
-            Request::Stories { traces, root } => {
-                stream(ask.id, &streams, &out, move |id, _stop, out| {
-                    let send = |item: Vec<u8>| out.send(id, Reply::Item, &item);
-                    crate::pipeline::compiles::serve(traces, root, &send);
-                })
-            }
-            Request::Phase { spec } => stream(ask.id, &streams, &out, move |id, stop, out| {
+            Request::Op { name, args } => stream(ask.id, &streams, &out, move |id, stop, out| {
                 let send = |item: Vec<u8>| out.send(id, Reply::Item, &item);
-                if let Err(message) = crate::pipeline::phase::serve(spec, stop, &send) {
-                    out.send(
-                        id,
-                        Reply::Failed {
-                            kind: FailKind::InvalidData,
-                            message,
-                        },
-                        &[],
-                    );
+                let done = match crate::pipeline::remote::find(&name) {
+                    Some(serve) => serve(args, stop, &send),
+                    None => Err(format!(
+                        "this agent does not know `{name}`: install the fxray of this \
+                             client on the server"
+                    )),
+                };
+                if let Err(message) = done {
+                    let kind = FailKind::InvalidData;
+                    out.send(id, Reply::Failed { kind, message }, &[]);
                 }
             }),
             req => {
@@ -195,57 +187,8 @@ fn answer(req: Request) -> (Reply, Vec<u8>) {
                 Err(e) => (failed_with(&path, &e), Vec::new()),
             };
         }
-        Request::Summarize { paths } => {
-            let paths: Vec<PathBuf> = paths.into_iter().map(PathBuf::from).collect();
-            Reply::Summaries(
-                crate::pipeline::tensors::summarize_all(&paths)
-                    .into_iter()
-                    .map(|(_, r)| r.map_err(Failure))
-                    .collect(),
-            )
-        }
-        Request::Slice { path, lead, limit } => {
-            let r = crate::pipeline::tensors::slice(Path::new(&path), &lead, limit as usize);
-            return match r {
-                Ok(mut s) => {
-                    let values = std::mem::take(&mut s.values);
-                    let bytes = values.iter().flat_map(|v| v.to_le_bytes()).collect();
-                    (Reply::Slice(Ok(s)), bytes)
-                }
-                Err(e) => (Reply::Slice(Err(Failure(e))), Vec::new()),
-            };
-        }
-        Request::Facts { paths } => Reply::Json(crate::pipeline::facts::wire_of_local(&paths)),
-        Request::GraphNames { paths } => Reply::GraphNames(
-            paths
-                .iter()
-                .map(|p| crate::sources::load::graph_name(Path::new(p)))
-                .collect(),
-        ),
-        Request::PhaseFacts { phases } => {
-            Reply::Json(crate::pipeline::facts::phases_wire_of_local(&phases))
-        }
-        Request::Delta {
-            target,
-            golden,
-            lead,
-        } => {
-            let (v, cells) =
-                crate::pipeline::compare::delta::answer(&target, &golden, lead.as_deref());
-            return (Reply::Json(vec![v]), cells);
-        }
-        Request::ComparePairs { pairs } => {
-            Reply::Json(crate::pipeline::compare::remote::answer(&pairs))
-        }
-        Request::CompareTensors { a, b } => Reply::Compared(
-            crate::pipeline::tensors::compare(Path::new(&a), Path::new(&b)).map_err(Failure),
-        ),
         // Streams and cancels are taken by the loop.
-        Request::Watch { .. }
-        | Request::Run { .. }
-        | Request::Phase { .. }
-        | Request::Stories { .. }
-        | Request::Cancel { .. } => Reply::Failed {
+        Request::Watch { .. } | Request::Op { .. } | Request::Cancel { .. } => Reply::Failed {
             kind: FailKind::Other,
             message: "not a one-answer request".into(),
         },

@@ -9,7 +9,7 @@ use crate::analysis::compiles::{self, ModelLink};
 use crate::analysis::timeline_stats::Timeline;
 pub use crate::pipeline::compiles::Story;
 use crate::pipeline::compiles::read_stories;
-use crate::sources::{load, trace_log};
+use crate::sources::trace_log;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -94,7 +94,7 @@ fn materialize_all(stories: &[Story]) -> (Vec<(usize, ModelLink)>, Vec<crate::mo
     for (i, s) in stories.iter().enumerate() {
         let joined: Vec<usize> = s.links.iter().map(|l| l.compile).collect();
         if let Some((run, ls)) = super::trace_graphs::materialize(&s.path, &s.trace, &joined)
-            && let Ok(idx) = load::index(&run)
+            && let Ok(idx) = crate::pipeline::tree::index(&run)
         {
             links.extend(ls.into_iter().map(|l| (i, l)));
             runs.extend(idx.runs);

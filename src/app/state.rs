@@ -6,7 +6,6 @@ use super::workspace::{Workspace, WorkspaceMsg};
 use crate::analysis::phase_layout::PhaseLayout;
 use crate::model::index::DebugIndex;
 use crate::model::progress::Progress;
-use crate::sources::load;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -132,7 +131,7 @@ impl App {
             let (result, set) = match scanned {
                 Ok(set) => {
                     let mut index = set.index();
-                    load::join_captures(&mut index);
+                    crate::pipeline::tree::join_captures(&mut index);
                     (Ok(index), Some(Box::new(set)))
                 }
                 Err(e) => (Err(e), None),

@@ -5,12 +5,11 @@ use super::emit;
 use crate::error::{Error, Result};
 use crate::model::autotune::AutotuneReport;
 use crate::pipeline::autotune::build_report;
-use crate::sources::load;
 use std::fmt::Write;
 use std::path::Path;
 
 pub fn run(path: &Path, json: bool) -> Result<()> {
-    let index = load::index(path)?;
+    let index = crate::pipeline::tree::index(path)?;
     let report = build_report(Some(&index), None);
     if report.kernels.is_empty() {
         return Err(Error::user(format!(

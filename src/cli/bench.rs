@@ -3,7 +3,7 @@
 
 use super::measure::{median, min};
 use crate::error::{Error, Result};
-use crate::sources::{discover, fx_text, load, read};
+use crate::sources::{discover, fx_text, read};
 use clap::Subcommand;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -268,7 +268,7 @@ pub fn run(what: BenchCommand) -> Result<()> {
 }
 
 fn parse(path: &Path, rounds: usize) -> Result<()> {
-    let idx = load::index(path)?;
+    let idx = crate::pipeline::tree::index(path)?;
     let texts: Vec<String> = idx
         .graph_files()
         .filter_map(|p| read::read_text(p).ok().map(|t| t.text))

@@ -5,7 +5,7 @@
 //! floats barely).
 
 use crate::error::{Error, Result};
-use crate::sources::{archive, discover, load};
+use crate::sources::{archive, discover};
 use std::io::Write;
 use std::path::Path;
 use std::time::Instant;
@@ -38,7 +38,7 @@ pub fn run(mb: u64) -> Result<()> {
         let set = discover::scan(&file)?;
         let scan_s = t.elapsed().as_secs_f64();
         let mut index = set.index();
-        load::join_captures(&mut index);
+        crate::pipeline::tree::join_captures(&mut index);
         let index_s = t.elapsed().as_secs_f64();
         let Some(Ok((a, _))) = archive::locate(&file) else {
             return Err(Error::Internal("the archive is not mounted".into()));

@@ -60,7 +60,7 @@ pub fn resolve(sel: &Path) -> Result<PathBuf> {
             sel.display()
         )));
     }
-    let index = load::index(dir)?;
+    let index = crate::pipeline::tree::index(dir)?;
     let phases: Vec<_> = index
         .runs
         .iter()

@@ -174,7 +174,7 @@ fn phase_siblings(graph: &Path) -> Result<Vec<Option<FxFile>>> {
         ))
     };
     let dir = dir.ok_or_else(not_in_phase)?;
-    let index = load::index(dir)?;
+    let index = crate::pipeline::tree::index(dir)?;
     let me = canonical(graph);
     let phase = index
         .runs

@@ -6,7 +6,6 @@ use crate::analysis::modules::{self, PhaseInput};
 use crate::error::{Error, Result};
 use crate::model::fx::FxFile;
 use crate::pipeline::modules::{ModuleReport, parse};
-use crate::sources::load;
 use rayon::prelude::*;
 use std::io::Write;
 use std::path::Path;
@@ -63,7 +62,7 @@ fn write_tree(out: &mut impl Write, m: &ModuleReport, depth: usize) -> std::io::
 /// `fxray bench modules PATH`: module inference over every pass of every phase of every model
 /// under PATH (files parsed once, beforehand; inference timed, best and median of `rounds`).
 pub fn bench(path: &Path, rounds: usize) -> Result<()> {
-    let index = load::index(path)?;
+    let index = crate::pipeline::tree::index(path)?;
     struct Job {
         dynamo: Option<FxFile>,
         passes: Vec<FxFile>,

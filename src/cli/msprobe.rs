@@ -56,7 +56,7 @@ impl Candidate {
 
 /// The last pass of every phase under `root` (what ran).
 fn last_passes(root: &Path) -> Vec<PathBuf> {
-    let Ok(index) = load::index(root) else {
+    let Ok(index) = crate::pipeline::tree::index(root) else {
         return Vec::new();
     };
     index

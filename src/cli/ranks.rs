@@ -21,7 +21,7 @@ pub fn run(path: &Path, json: bool) -> Result<()> {
 
 /// The matrix of every launch under `path`, its graph files parsed in parallel.
 pub fn matrices(path: &Path) -> Result<Vec<RankMatrix>> {
-    let index = load::index(path)?;
+    let index = crate::pipeline::tree::index(path)?;
     if index.launches.is_empty() {
         let ranked = index.runs.iter().filter(|r| r.rank.is_some()).count();
         return Err(Error::user(format!(
@@ -108,7 +108,7 @@ fn render(m: &RankMatrix) -> String {
 pub fn bench(path: &Path, rounds: usize) -> Result<()> {
     use crate::analysis::graph_facts::GraphFacts;
     use rayon::prelude::*;
-    let index = load::index(path)?;
+    let index = crate::pipeline::tree::index(path)?;
     if index.launches.is_empty() {
         return Err(Error::user(format!(
             "{}: no launch of several ranks found",

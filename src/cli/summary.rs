@@ -4,12 +4,11 @@
 use super::emit;
 use crate::analysis::summary::{GraphSummary, Summary};
 use crate::error::{Error, Result};
-use crate::sources::load;
 use std::fmt::Write;
 use std::path::Path;
 
 pub fn run(path: &Path, json: bool) -> Result<()> {
-    let index = load::index(path)?;
+    let index = crate::pipeline::tree::index(path)?;
     if index.is_empty() {
         return Err(Error::user(format!(
             "{}: no torch.compile debug artifacts found (looked for run_*/, model__N/, \

@@ -7,20 +7,21 @@ use crate::analysis::diff::{self, DiffCounts};
 use crate::analysis::graph_facts::GraphFacts;
 use crate::analysis::op_family::OpFamily;
 use crate::model::fx::OpKind;
+use crate::pipeline::remote::{self, Op};
 use crate::pipeline::same_text;
 use crate::sources::load;
-use crate::sources::remote::fs as remote;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
 
 /// Graph files asked of an agent in one request.
 const REMOTE_BATCH: usize = 16;
 
 /// Facts as they cross a link: every field, the ones the CLI's JSON leaves out included.
 #[derive(Serialize, Deserialize)]
-struct Wire {
+pub struct Wire {
     nodes: usize,
     subgraph_nodes: usize,
     unparsed: usize,
@@ -67,7 +68,7 @@ pub fn of_file(path: &Path) -> GraphFacts {
 /// batches on a server).
 pub fn of_files(paths: &[PathBuf], each: impl Fn(PathBuf, GraphFacts) + Sync) {
     let (far, near): (Vec<&PathBuf>, Vec<&PathBuf>) =
-        paths.iter().partition(|p| remote::locate(p).is_some());
+        paths.iter().partition(|p| remote::is_remote(p));
     // The passes that changed nothing wrote the same text again: one parse for all of them.
     same_text::groups(&near)
         .par_iter()
@@ -87,24 +88,33 @@ pub fn of_files(paths: &[PathBuf], each: impl Fn(PathBuf, GraphFacts) + Sync) {
 
 /// One request for a batch of remote files (of any hosts: one request per host).
 fn remote_batch(chunk: &[&PathBuf]) -> Vec<GraphFacts> {
-    remote::ask_by_host(chunk, remote::facts)
+    let paths: Vec<PathBuf> = chunk.iter().map(|p| (*p).clone()).collect();
+    remote::each_there::<Facts, _>(&paths)
         .into_iter()
         .map(|answer| match answer {
-            Some(Ok(v)) => serde_json::from_value::<Wire>(v)
-                .map(GraphFacts::from)
-                .unwrap_or_else(|e| GraphFacts::unreadable(format!("from the agent: {e}"))),
+            Some(Ok(w)) => GraphFacts::from(w),
             Some(Err(e)) => GraphFacts::unreadable(e.to_string()),
             None => GraphFacts::unreadable("no answer".into()),
         })
         .collect()
 }
 
-/// What the agent answers to `Facts`: each local file's facts in their wire form.
-pub fn wire_of_local(paths: &[String]) -> Vec<serde_json::Value> {
-    paths
-        .par_iter()
-        .map(|p| serde_json::to_value(Wire::from(of_file(Path::new(p)))).unwrap_or_default())
-        .collect()
+/// The facts of graph files, one per file in order.
+pub struct Facts;
+
+impl Op for Facts {
+    const NAME: &'static str = "graph_facts";
+    type Args = Vec<PathBuf>;
+    type Item = Wire;
+
+    fn paths(files: &mut Vec<PathBuf>) -> Vec<&mut PathBuf> {
+        files.iter_mut().collect()
+    }
+
+    fn run(files: Vec<PathBuf>, _stop: &AtomicBool, send: &(dyn Fn(Wire) + Sync)) {
+        let facts: Vec<Wire> = files.par_iter().map(|p| Wire::from(of_file(p))).collect();
+        facts.into_iter().for_each(send);
+    }
 }
 
 /// The facts of every pass of each phase (each a list of passes in order), and for each pass
@@ -117,27 +127,21 @@ pub fn of_phases(
 ) -> (HashMap<PathBuf, GraphFacts>, HashMap<PathBuf, DiffCounts>) {
     let (far, near): (Vec<&Vec<PathBuf>>, Vec<&Vec<PathBuf>>) = phases
         .iter()
-        .partition(|ph| ph.first().is_some_and(|p| remote::locate(p).is_some()));
+        .partition(|ph| ph.first().is_some_and(|p| remote::is_remote(p)));
     // One phase after another: each already keeps both cores busy.
     let mut per_phase: Vec<(&Vec<PathBuf>, PhaseWire)> =
         near.iter().map(|ph| (*ph, phase_of_local(ph))).collect();
     for chunk in far.chunks(REMOTE_BATCH) {
-        let firsts: Vec<&PathBuf> = chunk.iter().map(|ph| &ph[0]).collect();
-        // One request per server: each phase is asked of the server its first pass is on.
-        let answers = remote::ask_by_host(&firsts, |host, _| {
-            let asked: Vec<Vec<String>> = chunk
-                .iter()
-                .filter(|ph| remote::path_on(host, &ph[0]).is_some())
-                .map(|ph| ph.iter().map(|p| server_path(p)).collect())
-                .collect();
-            remote::phase_facts(host, &asked)
-        });
-        for (ph, answer) in chunk.iter().zip(answers) {
+        let asked: Vec<Vec<PathBuf>> = chunk.iter().map(|ph| (*ph).clone()).collect();
+        // One request per server: a phase whose passes lie on several is read here.
+        for (ph, answer) in chunk
+            .iter()
+            .zip(remote::each_there::<PhaseFacts, _>(&asked))
+        {
             let wire = match answer {
-                Some(Ok(v)) => serde_json::from_value::<PhaseWire>(v)
-                    .ok()
-                    .filter(|w| w.facts.len() == ph.len()),
-                _ => None,
+                Some(Ok(w)) => Some(w).filter(|w| w.facts.len() == ph.len()),
+                Some(Err(_)) => None,
+                None => Some(phase_of_local(ph)),
             };
             let wire = wire.unwrap_or_else(|| PhaseWire {
                 facts: ph
@@ -168,7 +172,7 @@ pub fn of_phases(
 
 /// One phase's facts as they cross a link: a fact per pass, a diff per pass after the first.
 #[derive(Serialize, Deserialize)]
-struct PhaseWire {
+pub struct PhaseWire {
     facts: Vec<Wire>,
     diffs: Vec<Option<DiffCounts>>,
 }
@@ -196,19 +200,23 @@ fn phase_of_local(passes: &[PathBuf]) -> PhaseWire {
     PhaseWire { facts, diffs }
 }
 
-fn server_path(p: &Path) -> String {
-    remote::locate(p).map_or_else(|| p.display().to_string(), |(_, s)| s.into_string())
-}
+/// The facts of every pass of whole phases and each pass's diff counts against the one
+/// before, one per phase in order.
+pub struct PhaseFacts;
 
-/// What the agent answers to `PhaseFacts`: each local phase's facts and diffs in their wire form.
-pub fn phases_wire_of_local(phases: &[Vec<String>]) -> Vec<serde_json::Value> {
-    phases
-        .par_iter()
-        .map(|ph| {
-            let paths: Vec<PathBuf> = ph.iter().map(PathBuf::from).collect();
-            serde_json::to_value(phase_of_local(&paths)).unwrap_or_default()
-        })
-        .collect()
+impl Op for PhaseFacts {
+    const NAME: &'static str = "phase_facts";
+    type Args = Vec<Vec<PathBuf>>;
+    type Item = PhaseWire;
+
+    fn paths(phases: &mut Vec<Vec<PathBuf>>) -> Vec<&mut PathBuf> {
+        phases.iter_mut().flatten().collect()
+    }
+
+    fn run(phases: Vec<Vec<PathBuf>>, _stop: &AtomicBool, send: &(dyn Fn(PhaseWire) + Sync)) {
+        let all: Vec<PhaseWire> = phases.par_iter().map(|ph| phase_of_local(ph)).collect();
+        all.into_iter().for_each(send);
+    }
 }
 
 /// The facts of every file of `paths` (parsed in parallel; on a server, by its agent); a file

@@ -2,19 +2,25 @@
 //! `fxray tensors` show. Files on a server are summarised there by its agent: a 1 GB tensor
 //! never crosses the link, its statistics (well under a kilobyte) do.
 
+use super::remote::{self, Op};
 use crate::analysis::tensor_stats;
 use crate::model::tensor::{Slice2d, TensorCompare, TensorSummary};
-use crate::sources::remote::fs as remote;
 use crate::sources::tensor_file;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
 
 /// Files asked of an agent in one request: large enough to hide the round trip, small enough
 /// that the first results come back soon.
 const REMOTE_BATCH: usize = 64;
 
+/// Values of a slice sent over a link: 1 MB of f64s, a 362 × 362 heatmap.
+pub const SLICE_CAP: usize = 1 << 17;
+
 /// Opens and summarises one `.npy` or `.pt` file. The error is the file's problem in one line.
 pub fn summarize_file(path: &Path) -> Result<TensorSummary, String> {
-    if remote::locate(path).is_some() {
+    if remote::is_remote(path) {
         return summarize_all(&[path.to_path_buf()])
             .pop()
             .map_or_else(|| Err("no answer".into()), |(_, r)| r);
@@ -25,62 +31,114 @@ pub fn summarize_file(path: &Path) -> Result<TensorSummary, String> {
 
 /// Summaries of many files, in parallel; each file's error stays with it.
 pub fn summarize_all(paths: &[PathBuf]) -> Vec<(PathBuf, Result<TensorSummary, String>)> {
-    use rayon::prelude::*;
-    if !paths.iter().any(|p| remote::locate(p).is_some()) {
-        return paths
-            .par_iter()
-            .map(|p| (p.clone(), summarize_file(p)))
-            .collect();
-    }
     paths
         .par_chunks(REMOTE_BATCH)
         .flat_map_iter(|chunk| {
+            let there = remote::each_there::<Summaries, _>(chunk);
             chunk
-                .iter()
-                .cloned()
-                .zip(summarize_remote_chunk(chunk))
+                .par_iter()
+                .zip(there)
+                .map(|(path, answer)| {
+                    let r = match answer {
+                        None => summarize_file(path),
+                        Some(r) => r.map_err(|e| e.to_string()).and_then(|r| r),
+                    };
+                    (path.clone(), r)
+                })
                 .collect::<Vec<_>>()
         })
         .collect()
 }
 
-/// One request per host for the remote files of `chunk`; local ones summarised here.
-fn summarize_remote_chunk(chunk: &[PathBuf]) -> Vec<Result<TensorSummary, String>> {
-    remote::ask_by_host(chunk, remote::summarize)
-        .into_iter()
-        .zip(chunk)
-        .map(|(answer, path)| match answer {
-            None => summarize_file(path),
-            Some(r) => r
-                .map_err(|e| e.to_string())
-                .and_then(|r| r.map_err(|e| e.0)),
-        })
-        .collect()
+/// Statistics of tensor files, one per file in order.
+pub struct Summaries;
+
+impl Op for Summaries {
+    const NAME: &'static str = "tensor_summaries";
+    type Args = Vec<PathBuf>;
+    type Item = Result<TensorSummary, String>;
+
+    fn paths(files: &mut Vec<PathBuf>) -> Vec<&mut PathBuf> {
+        files.iter_mut().collect()
+    }
+
+    fn run(files: Vec<PathBuf>, _stop: &AtomicBool, send: &(dyn Fn(Self::Item) + Sync)) {
+        summarize_all(&files).into_iter().for_each(|(_, r)| send(r));
+    }
 }
 
 /// A 2-D slice of a tensor file (the last two dims at the leading indices `lead`), at most
-/// `limit` values; on a server, cut there and at most `remote::SLICE_CAP` values cross.
+/// `limit` values; on a server, cut there and at most [`SLICE_CAP`] values cross.
 pub fn slice(path: &Path, lead: &[u64], limit: usize) -> Result<Slice2d, String> {
-    if let Some((host, p)) = remote::locate(path) {
-        return remote::slice(&host, &p, lead, limit)
-            .map_err(|e| e.to_string())?
-            .map_err(|e| e.0);
+    let args = SliceOf {
+        path: path.to_path_buf(),
+        lead: lead.to_vec(),
+        limit: limit.min(SLICE_CAP),
+    };
+    if let Some(r) = one_there::<Slice, _>(args) {
+        return r;
     }
     let a = tensor_file::open(path).map_err(|e| e.to_string())?;
     tensor_stats::slice2d(&a, lead, limit)
         .ok_or_else(|| "a 0-d array has no slice to show".to_string())
 }
 
+#[derive(Serialize, Deserialize)]
+pub struct SliceOf {
+    path: PathBuf,
+    lead: Vec<u64>,
+    limit: usize,
+}
+
+/// A 2-D slice of a tensor file.
+pub struct Slice;
+
+impl Op for Slice {
+    const NAME: &'static str = "tensor_slice";
+    type Args = SliceOf;
+    type Item = Result<Slice2d, String>;
+
+    fn paths(args: &mut SliceOf) -> Vec<&mut PathBuf> {
+        vec![&mut args.path]
+    }
+
+    fn run(args: SliceOf, _stop: &AtomicBool, send: &(dyn Fn(Self::Item) + Sync)) {
+        send(slice(&args.path, &args.lead, args.limit));
+    }
+}
+
 /// Two dumps of one tensor compared element by element; on the server when both are there.
 pub fn compare(a: &Path, b: &Path) -> Result<TensorCompare, String> {
-    if let (Some((ha, pa)), Some((hb, pb))) = (remote::locate(a), remote::locate(b))
-        && ha == hb
-    {
-        return remote::compare(&ha, &pa, &pb)
-            .map_err(|e| e.to_string())?
-            .map_err(|e| e.0);
+    if let Some(r) = one_there::<Compare, _>((a.to_path_buf(), b.to_path_buf())) {
+        return r;
     }
     let x = tensor_file::open(a).map_err(|e| e.to_string())?;
     let y = tensor_file::open(b).map_err(|e| e.to_string())?;
     tensor_stats::compare(&x, &y).map_err(|e| e.to_string())
+}
+
+/// Two tensor files compared element by element.
+pub struct Compare;
+
+impl Op for Compare {
+    const NAME: &'static str = "tensor_compare";
+    type Args = (PathBuf, PathBuf);
+    type Item = Result<TensorCompare, String>;
+
+    fn paths((a, b): &mut (PathBuf, PathBuf)) -> Vec<&mut PathBuf> {
+        vec![a, b]
+    }
+
+    fn run((a, b): (PathBuf, PathBuf), _stop: &AtomicBool, send: &(dyn Fn(Self::Item) + Sync)) {
+        send(compare(&a, &b));
+    }
+}
+
+/// The answer of an op that answers with one result, run where its files lie; `None` when
+/// they are here.
+fn one_there<O, T>(args: O::Args) -> Option<Result<T, String>>
+where
+    O: Op<Item = Result<T, String>>,
+{
+    remote::one::<O>(args).map(|r| r.map_err(|e| e.to_string()).and_then(|r| r))
 }

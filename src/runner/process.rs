@@ -11,14 +11,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Stream {
     Stdout,
     Stderr,
 }
 
 /// How a run ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Exit {
     Code(i32),
     /// Killed by a signal (Stop, or a crash).
@@ -34,7 +34,9 @@ impl std::fmt::Display for Exit {
     }
 }
 
-#[derive(Debug, Clone, PartialEq)]
+/// What a run reports; a run on a server reports the same, streamed by its agent
+/// (`pipeline::run`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum RunEvent {
     Started {
         pid: u32,

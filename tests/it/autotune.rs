@@ -9,7 +9,6 @@ use crate::common::{copy_tree, fxray, stdout_json};
 use fxray::model::autotune::{AutotuneReport, CompilePath, FusedKernel};
 use fxray::pipeline::autotune::build_report;
 use fxray::sources::autotune::{kernel_key, parse_asc_log};
-use fxray::sources::load;
 use std::path::{Path, PathBuf};
 
 fn data(case: &str) -> PathBuf {
@@ -19,7 +18,7 @@ fn data(case: &str) -> PathBuf {
 }
 
 fn report(path: &Path) -> AutotuneReport {
-    let index = load::index(path).expect("index");
+    let index = fxray::pipeline::tree::index(path).expect("index");
     build_report(Some(&index), None)
 }
 

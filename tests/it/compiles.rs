@@ -167,7 +167,7 @@ fn every_npugraph_ex_model_with_a_dynamo_graph_is_joined() {
         "compile_story",
     ] {
         let all = stories(&fixture(case)).unwrap();
-        let index = fxray::sources::load::index(&fixture(case)).unwrap();
+        let index = fxray::pipeline::tree::index(&fixture(case)).unwrap();
         let models: Vec<(String, String)> = index
             .runs
             .iter()

@@ -31,7 +31,7 @@ fn torch_2_1_graph_folders_without_a_model_name_are_listed() {
             .map(|e| e.path().parent().unwrap().to_path_buf())
             .collect();
         assert!(!on_disk.is_empty(), "{case}");
-        let index = fxray::sources::load::index(&root).unwrap();
+        let index = fxray::pipeline::tree::index(&root).unwrap();
         let phases: Vec<&Path> = index
             .runs
             .iter()
@@ -47,7 +47,7 @@ fn torch_2_1_graph_folders_without_a_model_name_are_listed() {
             );
         }
     }
-    let index = fxray::sources::load::index(&version_case("2.1.2", "graph_break")).unwrap();
+    let index = fxray::pipeline::tree::index(&version_case("2.1.2", "graph_break")).unwrap();
     let models: Vec<(&str, &str)> = index.runs[0]
         .models
         .iter()

@@ -3,7 +3,7 @@
 
 use crate::common::{copy_tree, fixture, run_dir};
 use fxray::model::index::*;
-use fxray::sources::{discover, load};
+use fxray::sources::discover;
 use std::path::Path;
 
 fn expected_showcase() -> serde_json::Value {
@@ -13,7 +13,7 @@ fn expected_showcase() -> serde_json::Value {
 
 #[test]
 fn showcase_tree_is_found_whole() {
-    let idx = load::index(&fixture("showcase")).expect("index");
+    let idx = fxray::pipeline::tree::index(&fixture("showcase")).expect("index");
     let exp = expected_showcase();
     assert_eq!(idx.opened, OpenedKind::Workspace);
     assert_eq!(idx.runs.len(), 1);
@@ -98,7 +98,8 @@ fn showcase_tree_is_found_whole() {
 
 #[test]
 fn multi_rank_runs_carry_their_rank() {
-    let idx = load::index(&fixture("npugraph_ex/multi_rank/torch_compile_debug")).expect("index");
+    let idx = fxray::pipeline::tree::index(&fixture("npugraph_ex/multi_rank/torch_compile_debug"))
+        .expect("index");
     assert_eq!(idx.opened, OpenedKind::DebugRoot);
     let runs: Vec<(Option<u32>, Option<u32>)> = idx.runs.iter().map(|r| (r.pid, r.rank)).collect();
     // Folder names sort by time: rank 1's run started first.
@@ -111,7 +112,7 @@ fn multi_rank_runs_carry_their_rank() {
 
 #[test]
 fn orphan_model_and_two_models() {
-    let idx = load::index(&fixture("npugraph_ex/dynamic_shapes")).expect("index");
+    let idx = fxray::pipeline::tree::index(&fixture("npugraph_ex/dynamic_shapes")).expect("index");
     let models = &idx.runs[0].models;
     assert_eq!(
         models.iter().map(|m| m.name.as_str()).collect::<Vec<_>>(),
@@ -121,7 +122,7 @@ fn orphan_model_and_two_models() {
     assert!(!models[1].is_orphan());
     assert_eq!(models[1].phases[0].passes.len(), 18);
 
-    let idx = load::index(&fixture("npugraph_ex/two_models")).expect("index");
+    let idx = fxray::pipeline::tree::index(&fixture("npugraph_ex/two_models")).expect("index");
     let models = &idx.runs[0].models;
     let shape: Vec<(String, Vec<String>)> = models
         .iter()
@@ -146,7 +147,8 @@ fn orphan_model_and_two_models() {
 
 #[test]
 fn stock_inductor_layout() {
-    let idx = load::index(&fixture("inductor/c_transformer_train")).expect("index");
+    let idx =
+        fxray::pipeline::tree::index(&fixture("inductor/c_transformer_train")).expect("index");
     let run = &idx.runs[0];
     assert_eq!(run.pid, Some(29754));
     assert_eq!(run.models.len(), 1);
@@ -183,7 +185,7 @@ fn stock_inductor_layout() {
     assert_eq!(logs, [LogKind::Dynamo, LogKind::Inductor]);
 
     // Dynamic shapes skip model__0 (FX graph cache / restart): the number is kept as written.
-    let idx = load::index(&fixture("inductor/e_dynamic_shapes")).expect("index");
+    let idx = fxray::pipeline::tree::index(&fixture("inductor/e_dynamic_shapes")).expect("index");
     assert_eq!(idx.runs[0].models[0].name, "model__1");
     assert_eq!(idx.runs[0].models[0].phases[0].name, "inference");
 }
@@ -192,7 +194,7 @@ fn stock_inductor_layout() {
 fn opening_inner_folders_keeps_their_context() {
     let run = run_dir("showcase");
     let forward = run.join("npugraph_ex/model__0/forward");
-    let idx = load::index(&forward).expect("index");
+    let idx = fxray::pipeline::tree::index(&forward).expect("index");
     assert_eq!(idx.opened, OpenedKind::Phase);
     assert_eq!(idx.runs.len(), 1);
     assert_eq!(
@@ -203,15 +205,15 @@ fn opening_inner_folders_keeps_their_context() {
     assert_eq!(idx.runs[0].models[0].phases[0].passes.len(), 19);
 
     let model = run.join("npugraph_ex/model__0");
-    let idx = load::index(&model).expect("index");
+    let idx = fxray::pipeline::tree::index(&model).expect("index");
     assert_eq!(idx.opened, OpenedKind::Model);
     assert_eq!(idx.runs[0].models[0].captures.len(), 2);
 
-    let idx = load::index(&run).expect("index");
+    let idx = fxray::pipeline::tree::index(&run).expect("index");
     assert_eq!(idx.opened, OpenedKind::Run);
 
     let one = forward.join("005_aot_forward_graph_after_view_to_reshape.txt");
-    let idx = load::index(&one).expect("index");
+    let idx = fxray::pipeline::tree::index(&one).expect("index");
     assert_eq!(idx.opened, OpenedKind::GraphFile);
     let passes = &idx.runs[0].models[0].phases[0].passes;
     assert_eq!(passes.len(), 1);
@@ -230,7 +232,7 @@ fn single_foreign_graph_file_is_loose() {
         &f,
     )
     .unwrap();
-    let idx = load::index(&f).expect("index");
+    let idx = fxray::pipeline::tree::index(&f).expect("index");
     assert_eq!(idx.opened, OpenedKind::GraphFile);
     assert!(idx.runs.is_empty());
     assert_eq!(idx.loose_graphs.len(), 1);
@@ -239,7 +241,7 @@ fn single_foreign_graph_file_is_loose() {
 
 #[test]
 fn capture_folders_and_data_dump_roots() {
-    let idx = load::index(&fixture("aclgraph/multistream_moe")).expect("index");
+    let idx = fxray::pipeline::tree::index(&fixture("aclgraph/multistream_moe")).expect("index");
     let mut kinds: Vec<CaptureKind> = idx.loose_captures.iter().map(|c| c.kind).collect();
     kinds.sort_by_key(|k| *k as u8);
     assert_eq!(
@@ -258,7 +260,7 @@ fn capture_folders_and_data_dump_roots() {
     );
 
     let dump = fixture("data_dump/attention_bf16_nan_inf/worldsize1_global_rank0");
-    let idx = load::index(&dump).expect("index");
+    let idx = fxray::pipeline::tree::index(&dump).expect("index");
     assert_eq!(idx.opened, OpenedKind::DataDump);
     assert_eq!(
         idx.data_dumps[0].graphs[0]
@@ -272,7 +274,7 @@ fn capture_folders_and_data_dump_roots() {
     assert_eq!(total, 374);
     assert_eq!(idx.data_dumps[0].graphs[0].steps, vec![(0, 187), (1, 187)]);
 
-    let idx = load::index(&fixture("showcase/msprobe_dump")).expect("index");
+    let idx = fxray::pipeline::tree::index(&fixture("showcase/msprobe_dump")).expect("index");
     assert_eq!(idx.opened, OpenedKind::Msprobe);
     assert_eq!(idx.msprobe.len(), 2);
 }
@@ -304,7 +306,7 @@ fn captures_join_by_graph_name_not_folder() {
             .unwrap();
         }
     }
-    let idx = load::index(tmp.path()).expect("index");
+    let idx = fxray::pipeline::tree::index(tmp.path()).expect("index");
     let models = &idx.runs[0].models;
     assert_eq!(models[0].graph_name.as_deref(), Some("graph_1"));
     assert_eq!(
@@ -348,7 +350,7 @@ fn sibling_run_folders_of_one_process() {
 
 #[test]
 fn missing_and_empty_paths() {
-    let err = load::index(Path::new("/nonexistent/fxray/path")).unwrap_err();
+    let err = fxray::pipeline::tree::index(Path::new("/nonexistent/fxray/path")).unwrap_err();
     assert_eq!(err.exit_code(), 1);
     let msg = err.to_string();
     assert!(
@@ -358,7 +360,7 @@ fn missing_and_empty_paths() {
     assert!(!msg.contains('\n'));
 
     let tmp = tempfile::tempdir().unwrap();
-    let idx = load::index(tmp.path()).expect("an empty folder is not an error");
+    let idx = fxray::pipeline::tree::index(tmp.path()).expect("an empty folder is not an error");
     assert!(idx.is_empty());
 }
 
@@ -395,7 +397,7 @@ fn symlink_loop_does_not_hang() {
 #[test]
 fn inductor_training_phases_know_their_kind() {
     let root = fixture("inductor/c_transformer_train");
-    let idx = load::index(&root).expect("index");
+    let idx = fxray::pipeline::tree::index(&root).expect("index");
     let phases: Vec<&Phase> = idx
         .runs
         .iter()
@@ -430,7 +432,7 @@ fn inductor_training_phases_know_their_kind() {
 /// first), yet the first graph shown is rank 0's.
 #[test]
 fn a_launch_opens_on_rank_0() {
-    let idx = load::index(&fixture("npugraph_ex/launch_4rank")).expect("index");
+    let idx = fxray::pipeline::tree::index(&fixture("npugraph_ex/launch_4rank")).expect("index");
     assert_ne!(idx.runs[0].rank, Some(0), "the case this test is about");
     let first = idx.default_graph().expect("a graph");
     let at = idx.locate(first).expect("located");

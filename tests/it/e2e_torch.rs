@@ -60,7 +60,7 @@ fn run(backend: &str, work: &Path) -> PathBuf {
 fn inductor_compile_writes_a_run_folder_whose_graphs_parse() {
     let work = tempfile::tempdir().expect("temp");
     let folder = run("inductor", work.path());
-    let index = fxray::sources::load::index(&folder).expect("index");
+    let index = fxray::pipeline::tree::index(&folder).expect("index");
     assert_eq!(index.runs.len(), 1);
     let model = &index.runs[0].models[0];
     let phase = &model.phases[0];
@@ -99,7 +99,7 @@ fn inductor_compile_writes_a_run_folder_whose_graphs_parse() {
 fn aot_eager_compile_writes_a_run_folder_with_its_logs() {
     let work = tempfile::tempdir().expect("temp");
     let folder = run("aot_eager", work.path());
-    let index = fxray::sources::load::index(&folder).expect("index");
+    let index = fxray::pipeline::tree::index(&folder).expect("index");
     assert_eq!(index.runs.len(), 1);
     // aot_eager writes no graph files, only the Dynamo and AOT logs.
     assert_eq!(index.graph_files().count(), 0);

@@ -31,7 +31,7 @@ fn tree(extra: &[(&str, Vec<u8>)]) -> (tempfile::TempDir, PathBuf) {
 
 /// The facts of every graph under `root`, as the app computes them.
 fn facts(root: &Path) -> Vec<(String, GraphFacts)> {
-    let index = load::index(root).expect("index");
+    let index = fxray::pipeline::tree::index(root).expect("index");
     index
         .graph_files()
         .map(|p| {
@@ -247,7 +247,7 @@ fn a_file_deleted_between_indexing_and_parsing_is_one_line() {
         "001_aot_forward_graph_after_gone.txt",
         GOOD.as_bytes().to_vec(),
     )]);
-    let index = load::index(dir.path()).expect("index");
+    let index = fxray::pipeline::tree::index(dir.path()).expect("index");
     std::fs::remove_file(phase.join("001_aot_forward_graph_after_gone.txt")).expect("rm");
     let files: Vec<PathBuf> = index.graph_files().map(Path::to_path_buf).collect();
     let err = load::graph(&files[1]).expect_err("gone");

@@ -498,3 +498,68 @@ fn spinners_are_drawn_by_ui_loading_only() {
         hand_drawn.join("\n")
     );
 }
+
+/// What `sources::remote` asks of an agent: a file door's requests and the one that carries
+/// any pipeline op (`pipeline::remote`). A feature gets an `Op`, not a request of its own.
+const FILE_DOOR: &[&str] = &[
+    "About", "Ping", "Stat", "OpenRoot", "ReadDir", "Scan", "Walk", "Read", "Watch", "Op", "Cancel",
+];
+
+/// The variants of `pub enum Request` in `proto` (the text of `sources/remote/proto.rs`) that
+/// are not the file door's.
+fn requests_beyond_the_file_door(proto: &str) -> Vec<String> {
+    let code = code_only(proto);
+    let body = code
+        .split_once("pub enum Request {")
+        .map(|(_, rest)| rest)
+        .expect("pub enum Request in proto.rs");
+    let mut depth = 0;
+    let mut variants = Vec::new();
+    let mut word = String::new();
+    for ch in body.chars() {
+        match ch {
+            '{' | '(' => depth += 1,
+            '}' | ')' if depth == 0 => break,
+            '}' | ')' => depth -= 1,
+            c if depth == 0 && (c.is_alphanumeric() || c == '_') => word.push(c),
+            _ => {
+                if depth == 0 && !word.is_empty() && word.starts_with(char::is_uppercase) {
+                    variants.push(std::mem::take(&mut word));
+                }
+                word.clear();
+            }
+        }
+    }
+    variants.dedup();
+    variants
+        .into_iter()
+        .filter(|v| !FILE_DOOR.contains(&v.as_str()))
+        .collect()
+}
+
+#[test]
+fn the_protocol_of_sources_is_a_file_door_and_one_op_request() {
+    let proto =
+        std::fs::read_to_string(Path::new(SRC).join("sources/remote/proto.rs")).expect("proto.rs");
+    assert_eq!(
+        requests_beyond_the_file_door(&proto),
+        Vec::<String>::new(),
+        "a feature's request in sources: implement pipeline::remote::Op instead"
+    );
+    // A feature's request added to the real protocol is reported...
+    let with_feature = proto.replacen(
+        "pub enum Request {",
+        "pub enum Request {\n    /// Facts of graphs.\n    Facts { paths: Vec<String> },",
+        1,
+    );
+    assert_eq!(requests_beyond_the_file_door(&with_feature), vec!["Facts"]);
+    // ...and so is a pipeline feature named in `sources`.
+    assert_eq!(
+        check_file(
+            &rule(),
+            "sources/remote/bad.rs",
+            "fn f() { let _ = crate::pipeline::facts::of_all(&[]); }\n",
+        ),
+        vec!["src/sources/remote/bad.rs:1: sources uses pipeline"]
+    );
+}

@@ -13,7 +13,7 @@ use fxray::sources::{load, read, trace_log};
 const MLP: &str = "inductor/a_mlp_inference";
 
 fn tree_provenance() -> (CodeProvenance, OutputCodeIndex) {
-    let index = load::index(&fixture(MLP)).unwrap();
+    let index = fxray::pipeline::tree::index(&fixture(MLP)).unwrap();
     let phase = &index.runs[0].models[0].phases[0];
     let json = phase
         .provenance()
@@ -77,7 +77,7 @@ fn a_pre_grad_node_reaches_the_kernels_of_what_it_became() {
 #[test]
 fn every_post_grad_op_of_the_tree_is_named_by_provenance() {
     let (cp, _) = tree_provenance();
-    let index = load::index(&fixture(MLP)).unwrap();
+    let index = fxray::pipeline::tree::index(&fixture(MLP)).unwrap();
     let phase = &index.runs[0].models[0].phases[0];
     let post = phase
         .passes
@@ -129,7 +129,7 @@ fn the_trace_logs_provenance_joins_to_the_code_it_logged() {
 /// each kernel handle the JSON names was found at a line calling that kernel. Returns the
 /// number of handles checked. Also run on fresh torch runs (`e2e_torch_compiles`).
 pub fn check_tree_provenance(root: &std::path::Path) -> usize {
-    let index = load::index(root).unwrap();
+    let index = fxray::pipeline::tree::index(root).unwrap();
     let mut checked = 0;
     for phase in index
         .runs

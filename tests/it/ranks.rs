@@ -4,7 +4,6 @@
 //! answer (which graph files differ on which rank).
 
 use crate::common::{fixture, fxray, stdout_json};
-use fxray::sources::load;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -75,7 +74,8 @@ fn launch_4rank_matches_torchs_truth() {
 
 #[test]
 fn rank_folders_of_one_launch_are_grouped() {
-    let idx = load::index(&fixture("npugraph_ex/multi_rank/torch_compile_debug")).unwrap();
+    let idx = fxray::pipeline::tree::index(&fixture("npugraph_ex/multi_rank/torch_compile_debug"))
+        .unwrap();
     assert_eq!(idx.launches.len(), 1);
     let l = &idx.launches[0];
     assert_eq!(l.rank_numbers(), vec![0, 1]);
@@ -85,12 +85,12 @@ fn rank_folders_of_one_launch_are_grouped() {
         assert_eq!(idx.runs[lr.run].rank, Some(lr.rank));
         assert_eq!(idx.runs[lr.run].path, lr.path);
     }
-    let idx = load::index(&fixture("npugraph_ex/launch_4rank")).unwrap();
+    let idx = fxray::pipeline::tree::index(&fixture("npugraph_ex/launch_4rank")).unwrap();
     assert_eq!(idx.runs.len(), 4, "the per-rank runs stay");
     assert_eq!(idx.launches.len(), 1);
     assert_eq!(idx.launches[0].rank_numbers(), vec![0, 1, 2, 3]);
     // a single run is no launch
-    let idx = load::index(&fixture("showcase")).unwrap();
+    let idx = fxray::pipeline::tree::index(&fixture("showcase")).unwrap();
     assert!(idx.launches.is_empty());
 }
 
@@ -227,7 +227,7 @@ fn launch_4rank_data_dump_holds_each_rank_and_rank_3s_nan() {
     let root = fixture("npugraph_ex/launch_4rank");
     let truth: Value =
         serde_json::from_str(&std::fs::read_to_string(root.join("truth.json")).unwrap()).unwrap();
-    let idx = load::index(&root.join("data_dump")).unwrap();
+    let idx = fxray::pipeline::tree::index(&root.join("data_dump")).unwrap();
     let mut ranks: Vec<(u32, u32, Vec<u32>)> = idx
         .data_dumps
         .iter()

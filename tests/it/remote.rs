@@ -934,7 +934,7 @@ fn a_remote_index_names_each_models_graph_without_its_output_code_crossing() {
     std::fs::write(&code, format!("{noise}{text}")).unwrap();
     remote::link(&h).unwrap();
     let (before, asked) = (bytes_in(&h), requests(&h));
-    let index = fxray::sources::load::index(&s.mount(dir.path())).unwrap();
+    let index = fxray::pipeline::tree::index(&s.mount(dir.path())).unwrap();
     let crossed = bytes_in(&h) - before;
     // The tree scanned and the names read on the server: a round trip each (a ping of the
     // link's own may fall in between).
@@ -962,7 +962,7 @@ fn a_remote_compile_story_is_read_and_joined_on_the_server() {
     let h = host(s);
     let root = fixture("compile_story");
     let story_of = |root: &Path| {
-        let index = fxray::sources::load::index(root).unwrap();
+        let index = fxray::pipeline::tree::index(root).unwrap();
         let traces = fxray::sources::trace_log::find_beside(root, &index);
         assert_eq!(traces.len(), 1, "{}", root.display());
         fxray::pipeline::compiles::read_stories(&traces, Some(&index))
@@ -970,7 +970,7 @@ fn a_remote_compile_story_is_read_and_joined_on_the_server() {
     let near = story_of(&root);
     remote::link(&h).unwrap();
     let far_root = s.mount(&root);
-    let index = fxray::sources::load::index(&far_root).unwrap();
+    let index = fxray::pipeline::tree::index(&far_root).unwrap();
     let traces = fxray::sources::trace_log::find_beside(&far_root, &index);
     let asked = requests(&h);
     let far = fxray::pipeline::compiles::read_stories(&traces, Some(&index));

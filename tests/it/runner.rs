@@ -81,7 +81,7 @@ fn a_script_that_writes_a_debug_tree_streams_and_its_run_folder_is_found() {
         })
         .collect();
     assert_eq!(folders.len(), 1, "{ev:?}");
-    let index = fxray::sources::load::index(folders[0]).expect("index");
+    let index = fxray::pipeline::tree::index(folders[0]).expect("index");
     let phase = &index.runs[0].models[0].phases[0];
     assert_eq!(phase.passes.len(), 2);
     let g = fxray::sources::load::graph(&phase.passes[1].path).expect("parse");

@@ -4,8 +4,10 @@
 
 use crate::analysis::accuracy::delta::{self, Delta};
 use crate::analysis::tensor_stats::BINS;
-use crate::sources::remote::fs as remote;
-use std::path::Path;
+use crate::pipeline::remote::{self, Op};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
 
 /// Heatmap cells a side: a larger slice is pooled, each cell its block's largest |Δ|.
 pub const CELLS: usize = 96;
@@ -15,17 +17,13 @@ const SLICE_LIMIT: usize = 1 << 20;
 /// The difference target − golden of the pair of files, its slice at `lead` (default: the one
 /// holding the largest difference).
 pub fn delta(target: &Path, golden: &Path, lead: Option<&[u64]>) -> Result<Delta, String> {
-    if let (Some((ht, pt)), Some((hg, pg))) = (remote::locate(target), remote::locate(golden))
-        && ht == hg
-    {
-        let (v, cells) = remote::delta(&ht, &pt, &pg, lead).map_err(|e| e.to_string())?;
-        let mut d = serde_json::from_value::<Result<Delta, String>>(v)
-            .map_err(|e| format!("from the agent: {e}"))??;
-        d.slice.cells = cells
-            .chunks_exact(8)
-            .map(|b| f64::from_le_bytes(b.try_into().expect("8 bytes")))
-            .collect();
-        return Ok(d);
+    let args = Pair {
+        target: target.to_path_buf(),
+        golden: golden.to_path_buf(),
+        lead: lead.map(<[u64]>::to_vec),
+    };
+    if let Some(r) = remote::one::<DeltaOp>(args) {
+        return r.map_err(|e| e.to_string())?;
     }
     let (t, g) = rayon::join(
         || super::pair_data::read("target", target),
@@ -35,14 +33,26 @@ pub fn delta(target: &Path, golden: &Path, lead: Option<&[u64]>) -> Result<Delta
     delta::delta(&t, &g, lead, BINS, CELLS, SLICE_LIMIT).map_err(|e| e.to_string())
 }
 
-/// What the agent answers to `Delta`: the difference of its own files, the heatmap cells apart
-/// as the payload (JSON has no NaN, and a cell with no difference is one).
-pub fn answer(target: &str, golden: &str, lead: Option<&[u64]>) -> (serde_json::Value, Vec<u8>) {
-    let mut r = delta(Path::new(target), Path::new(golden), lead);
-    let cells = match &mut r {
-        Ok(d) => std::mem::take(&mut d.slice.cells),
-        Err(_) => Vec::new(),
-    };
-    let bytes = cells.iter().flat_map(|v| v.to_le_bytes()).collect();
-    (serde_json::to_value(&r).unwrap_or_default(), bytes)
+#[derive(Serialize, Deserialize)]
+pub struct Pair {
+    target: PathBuf,
+    golden: PathBuf,
+    lead: Option<Vec<u64>>,
+}
+
+/// One pair's difference, as the inspector draws it.
+pub struct DeltaOp;
+
+impl Op for DeltaOp {
+    const NAME: &'static str = "compare_delta";
+    type Args = Pair;
+    type Item = Result<Delta, String>;
+
+    fn paths(pair: &mut Pair) -> Vec<&mut PathBuf> {
+        vec![&mut pair.target, &mut pair.golden]
+    }
+
+    fn run(pair: Pair, _stop: &AtomicBool, send: &(dyn Fn(Self::Item) + Sync)) {
+        send(delta(&pair.target, &pair.golden, pair.lead.as_deref()));
+    }
 }

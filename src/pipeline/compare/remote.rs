@@ -8,11 +8,12 @@ use crate::analysis::accuracy::TensorMetrics;
 use crate::analysis::accuracy::metrics::Metric;
 use crate::analysis::accuracy::stats::Summary;
 use crate::model::progress::{Progress, Unit};
-use crate::sources::remote::fs as remote;
+use crate::pipeline::remote::{self, Op};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
 
 /// Pairs asked of the agent in one request.
 const BATCH: usize = 32;
@@ -83,7 +84,7 @@ impl From<WireSummary> for Summary {
 
 /// A pair's data as it crosses: every field of `PairData`, numbers as bits.
 #[derive(Serialize, Deserialize)]
-struct Wire {
+pub struct Wire {
     dtype: String,
     shape: Vec<u64>,
     golden_dtype: String,
@@ -162,55 +163,42 @@ pub type Computed = HashMap<(PathBuf, PathBuf), Result<PairData, String>>;
 
 /// Every pair of `files` whose two files lie on one server, computed there.
 pub fn compute(files: &[(&Path, &Path)], progress: &Progress) -> Computed {
-    /// Both files as the client and as the server names them.
-    type Item = (PathBuf, PathBuf, String, String);
-    let mut by_host: HashMap<String, (remote::Host, Vec<Item>)> = HashMap::new();
+    let mut by_host: BTreeMap<String, Vec<(PathBuf, PathBuf)>> = BTreeMap::new();
     for (t, g) in files {
-        if let (Some((ht, pt)), Some((hg, pg))) = (remote::locate(t), remote::locate(g))
+        if let (Some(ht), Some(hg)) = (remote::server_of(t), remote::server_of(g))
             && ht == hg
         {
             by_host
                 .entry(ht.authority())
-                .or_insert_with(|| (ht, Vec::new()))
-                .1
-                .push((
-                    t.to_path_buf(),
-                    g.to_path_buf(),
-                    pt.into_string(),
-                    pg.into_string(),
-                ));
+                .or_default()
+                .push((t.to_path_buf(), g.to_path_buf()));
         }
     }
     let mut out = Computed::new();
-    for (host, items) in by_host.into_values() {
+    for (host, pairs) in by_host {
         progress.stage(
-            format!("computing pairs on {}", host.authority()),
-            items.len() as u64,
+            format!("computing pairs on {host}"),
+            pairs.len() as u64,
             Unit::Items,
         );
-        let done: Vec<Computed> = items
+        let done: Vec<Computed> = pairs
             .par_chunks(BATCH)
             .map(|chunk| {
                 if progress.cancelled() {
                     return Computed::new();
                 }
-                let ask: Vec<(String, String)> = chunk
-                    .iter()
-                    .map(|(_, _, a, b)| (a.clone(), b.clone()))
-                    .collect();
-                let answers = remote::compare_pairs(&host, &ask);
+                let answers = remote::each_there::<Pairs, _>(chunk);
                 progress.add(chunk.len() as u64);
                 chunk
                     .iter()
-                    .enumerate()
-                    .map(|(k, (t, g, _, _))| {
-                        let r = match &answers {
-                            Ok(v) => serde_json::from_value::<Result<Wire, String>>(v[k].clone())
-                                .map_err(|e| format!("from the agent: {e}"))
-                                .and_then(|r| r.map(PairData::from)),
-                            Err(e) => Err(e.to_string()),
+                    .zip(answers)
+                    .map(|(pair, answer)| {
+                        let r = match answer {
+                            Some(Ok(r)) => r.map(PairData::from),
+                            Some(Err(e)) => Err(e.to_string()),
+                            None => Err("no answer from the agent".into()),
                         };
-                        ((t.clone(), g.clone()), r)
+                        (pair.clone(), r)
                     })
                     .collect()
             })
@@ -220,14 +208,23 @@ pub fn compute(files: &[(&Path, &Path)], progress: &Progress) -> Computed {
     out
 }
 
-/// What the agent answers to `ComparePairs`: each pair of its own files computed, in the
-/// wire form.
-pub fn answer(pairs: &[(String, String)]) -> Vec<serde_json::Value> {
-    pairs
-        .par_iter()
-        .map(|(t, g)| {
-            let r: Result<Wire, String> = pair_data(Path::new(t), Path::new(g)).map(Wire::from);
-            serde_json::to_value(r).unwrap_or_default()
-        })
-        .collect()
+/// Pairs of tensor files compared (metrics and statistics), one per pair in order.
+pub struct Pairs;
+
+impl Op for Pairs {
+    const NAME: &'static str = "compare_pairs";
+    type Args = Vec<(PathBuf, PathBuf)>;
+    type Item = Result<Wire, String>;
+
+    fn paths(pairs: &mut Vec<(PathBuf, PathBuf)>) -> Vec<&mut PathBuf> {
+        pairs.iter_mut().flat_map(|(t, g)| [t, g]).collect()
+    }
+
+    fn run(pairs: Vec<(PathBuf, PathBuf)>, _stop: &AtomicBool, send: &(dyn Fn(Self::Item) + Sync)) {
+        let all: Vec<Self::Item> = pairs
+            .par_iter()
+            .map(|(t, g)| pair_data(t, g).map(Wire::from))
+            .collect();
+        all.into_iter().for_each(send);
+    }
 }

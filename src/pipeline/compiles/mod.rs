@@ -1,17 +1,15 @@
 //! The compile story of a tree: its trace logs found, read and joined to the `model__N`
 //! folders they explain. `fxray compiles` prints it; the Compiles view runs it in a job.
 
-mod remote;
+pub(crate) mod remote;
 
 use crate::analysis::compiles::{self, ModelLink};
 use crate::error::{Error, Result};
 use crate::model::compile::CompileTrace;
 use crate::model::index::DebugIndex;
-use crate::sources::{load, trace_log, vfs};
+use crate::sources::{trace_log, vfs};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-
-pub use remote::serve;
 
 /// One trace log, read and joined to its model folders.
 #[derive(serde::Serialize, serde::Deserialize)]
@@ -97,10 +95,10 @@ pub fn locate(path: &Path) -> Result<(Vec<PathBuf>, Option<DebugIndex>)> {
             .parent()
             .filter(|p| p.file_name().is_some_and(|n| n == "tlparse"))
             .and_then(Path::parent);
-        let index = tree.and_then(|t| load::index(t).ok());
+        let index = tree.and_then(|t| super::tree::index(t).ok());
         return Ok((vec![path.to_path_buf()], index));
     }
-    let index = load::index(path)?;
+    let index = super::tree::index(path)?;
     let traces = trace_log::find_beside(path, &index);
     if traces.is_empty() {
         return Err(Error::user(format!(

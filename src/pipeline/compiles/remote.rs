@@ -3,22 +3,40 @@
 
 use super::{Story, read_stories, unread};
 use crate::model::index::DebugIndex;
-use crate::sources::load;
-use crate::sources::remote::fs as remote;
-use crate::sources::remote::proto::Request;
-use crate::sources::remote::{target, wire};
+use crate::pipeline::remote::{self, Op};
+use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
-/// What the agent does for `Request::Stories`: reads each log of `traces` (the server's paths)
-/// joined to the models of the tree at `root`, and sends each story as an item.
-pub fn serve(traces: Vec<String>, root: Option<String>, send: &dyn Fn(Vec<u8>)) {
-    let index = root.and_then(|r| load::index(Path::new(&r)).ok());
-    for t in traces {
-        for story in read_stories(&[PathBuf::from(t)], index.as_ref()) {
-            // Serialising plain data into a Vec cannot fail.
-            if let Ok(bytes) = wire::to_item(&story) {
-                send(bytes);
+/// The stories of trace logs, joined to the models of the tree at `root`.
+pub struct Stories;
+
+#[derive(Serialize, Deserialize)]
+pub struct Logs {
+    traces: Vec<PathBuf>,
+    root: Option<PathBuf>,
+}
+
+impl Op for Stories {
+    const NAME: &'static str = "stories";
+    type Args = Logs;
+    type Item = Story;
+
+    fn paths(logs: &mut Logs) -> Vec<&mut PathBuf> {
+        logs.traces.iter_mut().chain(logs.root.as_mut()).collect()
+    }
+
+    fn item_paths(story: &mut Story) -> Vec<&mut PathBuf> {
+        vec![&mut story.path]
+    }
+
+    fn run(logs: Logs, _stop: &AtomicBool, send: &(dyn Fn(Story) + Sync)) {
+        let index = logs
+            .root
+            .and_then(|r| crate::pipeline::tree::index(&r).ok());
+        for t in logs.traces {
+            for story in read_stories(&[t], index.as_ref()) {
+                send(story);
             }
         }
     }
@@ -27,23 +45,21 @@ pub fn serve(traces: Vec<String>, root: Option<String>, send: &dyn Fn(Vec<u8>)) 
 /// The stories of `traces` when they all lie on one server, read by its agent; `None` for
 /// local logs.
 pub(super) fn read(traces: &[PathBuf], index: Option<&DebugIndex>) -> Option<Vec<Story>> {
-    let (host, _) = remote::locate(traces.first()?)?;
-    let server = |p: &Path| remote::path_on(&host, p).map(|s| s.into_string());
-    let asked: Vec<String> = traces.iter().map(|t| server(t)).collect::<Option<_>>()?;
-    let req = Request::Stories {
-        traces: asked,
-        root: index.and_then(|i| server(&i.root)),
+    let first = traces.first()?;
+    let logs = Logs {
+        traces: traces.to_vec(),
+        // A tree elsewhere than the logs is not the agent's to join: the logs alone are asked.
+        root: index
+            .map(|i| i.root.clone())
+            .filter(|r| same_server(r, first)),
     };
     let mut stories = Vec::new();
-    let result = remote::items(&host, req, &AtomicBool::new(false), |bytes| {
-        let mut story: Story = wire::from_item(bytes)?;
-        let server_path = story.path.to_string_lossy().into_owned();
-        story.path = target::mount_path(&host, &server_path);
+    let done = remote::there::<Stories>(logs, &AtomicBool::new(false), |story| {
         stories.push(story);
         Ok(())
-    });
-    if let Err(e) = result {
-        let why = format!("ssh://{}: {e}", host.authority());
+    })?;
+    if let Err(e) = done {
+        let why = e.to_string();
         stories.extend(
             traces[stories.len().min(traces.len())..]
                 .iter()
@@ -51,4 +67,8 @@ pub(super) fn read(traces: &[PathBuf], index: Option<&DebugIndex>) -> Option<Vec
         );
     }
     Some(stories)
+}
+
+fn same_server(a: &Path, b: &Path) -> bool {
+    matches!((remote::server_of(a), remote::server_of(b)), (Some(x), Some(y)) if x == y)
 }

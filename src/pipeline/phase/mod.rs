@@ -4,7 +4,7 @@
 //! ([`remote`]): neither the graph texts nor the files module inference reads cross the link,
 //! and the work is done beside the files.
 
-mod remote;
+pub(crate) mod remote;
 
 use crate::analysis::diff::{self, GraphDiff};
 use crate::analysis::fold::FoldTree;
@@ -17,8 +17,6 @@ use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-
-pub use remote::serve;
 
 /// What to open.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

@@ -7,20 +7,19 @@ use crate::analysis::fold::FoldTree;
 use crate::analysis::phase_layout::PhaseLayout;
 use crate::model::fx::FxFile;
 use crate::pipeline::modules::ModuleContext;
-use crate::sources::remote::fs::{self as remote, Host};
-use crate::sources::remote::proto::Request;
+use crate::pipeline::remote::{self, Op};
 use crate::sources::remote::wire;
 use md5::Digest;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::io;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 
 /// One item of the stream.
 #[derive(Serialize, Deserialize)]
-enum Wire {
+pub enum Wire {
     /// A pass's file in its own item form (`wire::to_item` of an [`FxFile`]): what tells a pass
     /// identical to one sent before, which crosses as [`Wire::Same`].
     Pass {
@@ -73,18 +72,35 @@ fn tree_of(layout: &PhaseLayout, pairs: Vec<(String, String)>) -> FoldTree {
     FoldTree::new(&paths, layout.union.edges())
 }
 
-/// What the agent does for `Request::Phase`: opens the phase of `spec` (the server's paths)
-/// here and sends each result as an item, until done or `stop`.
-pub fn serve(
-    spec: serde_json::Value,
-    stop: &AtomicBool,
-    send: &(dyn Fn(Vec<u8>) + Sync),
-) -> Result<(), String> {
-    let spec: PhaseSpec = serde_json::from_value(spec).map_err(|e| format!("bad request: {e}"))?;
+/// A phase opened where its passes lie: parsed, diffed, laid out and folded by module there,
+/// each result streamed as an item.
+pub struct OpenPhase;
+
+impl Op for OpenPhase {
+    const NAME: &'static str = "phase";
+    type Args = PhaseSpec;
+    type Item = Wire;
+
+    fn paths(spec: &mut PhaseSpec) -> Vec<&mut PathBuf> {
+        let context = [&mut spec.context.dynamo, &mut spec.context.forward_first];
+        spec.passes
+            .iter_mut()
+            .chain(context.into_iter().filter_map(Option::as_mut))
+            .collect()
+    }
+
+    fn run(spec: PhaseSpec, stop: &AtomicBool, send: &(dyn Fn(Wire) + Sync)) {
+        serve(&spec, stop, send);
+    }
+}
+
+/// Opens the phase of `spec` (this machine's paths) and sends each result, until done or
+/// `stop`.
+fn serve(spec: &PhaseSpec, stop: &AtomicBool, send: &(dyn Fn(Wire) + Sync)) {
     // The passes sent, by their item's length and digest. Held while a pass is sent, so that
     // no `Same` overtakes the pass it names.
     let sent: Mutex<HashMap<(usize, [u8; 16]), usize>> = Mutex::default();
-    super::steps(&spec, None, stop, &|step| {
+    super::steps(spec, None, stop, &|step| {
         let wire = match step {
             Step::Pass(pass, Ok(file)) => {
                 // Serialising plain data into a Vec cannot fail.
@@ -103,9 +119,7 @@ pub fn serve(
                         }
                     }
                 };
-                if let Ok(bytes) = wire::to_item(&wire) {
-                    send(bytes);
-                }
+                send(wire);
                 return;
             }
             Step::Pass(pass, Err(e)) => Wire::Pass {
@@ -125,12 +139,8 @@ pub fn serve(
                 layout,
             },
         };
-        // Serialising plain data into a Vec cannot fail.
-        if let Ok(bytes) = wire::to_item(&wire) {
-            send(bytes);
-        }
+        send(wire);
     });
-    Ok(())
 }
 
 /// Opens `spec` on the server its passes lie on; false when they are not all on one server
@@ -141,27 +151,28 @@ pub(super) fn open(
     cancel: &AtomicBool,
     each: &(dyn Fn(PhaseNews) + Sync),
 ) -> bool {
-    let Some((host, _)) = spec.passes.first().and_then(|p| remote::locate(p)) else {
+    let Some(host) = spec.passes.first().and_then(|p| remote::server_of(p)) else {
         return false;
     };
-    let server = |p: &Path| remote::path_on(&host, p).map(|s| PathBuf::from(s.as_str()));
-    let Some(passes) = spec.passes.iter().map(|p| server(p)).collect() else {
-        return false;
+    // Context files elsewhere than the passes are left for the server to find around them.
+    let here = |p: &Option<PathBuf>| {
+        p.clone()
+            .filter(|p| remote::server_of(p).as_ref() == Some(&host))
     };
     let asked = PhaseSpec {
-        passes,
+        passes: spec.passes.clone(),
         current: spec.current,
         layout: spec.layout,
         context: ModuleContext {
-            dynamo: spec.context.dynamo.as_deref().and_then(server),
-            forward_first: spec.context.forward_first.as_deref().and_then(server),
+            dynamo: here(&spec.context.dynamo),
+            forward_first: here(&spec.context.forward_first),
         },
     };
     let mut got = vec![false; spec.passes.len()];
     let mut files: Vec<Option<Arc<FxFile>>> = vec![None; spec.passes.len()];
     let mut layout = existing;
     let mut laid_out = false;
-    let result = ask(&host, &asked, cancel, |wire| {
+    let Some(result) = remote::there::<OpenPhase>(asked, cancel, |wire| {
         match wire {
             Wire::Pass { pass, result } => {
                 let result = match result {
@@ -225,9 +236,12 @@ pub(super) fn open(
             }
         }
         Ok(())
-    });
+    }) else {
+        // Passes on several servers: read here through the file door.
+        return false;
+    };
     if let Err(e) = result {
-        let why = format!("ssh://{}: {e}", host.authority());
+        let why = e.to_string();
         for (pass, _) in got.iter().enumerate().filter(|(_, g)| !**g) {
             each(PhaseNews::Pass {
                 pass,
@@ -239,18 +253,6 @@ pub(super) fn open(
         }
     }
     true
-}
-
-fn ask(
-    host: &Host,
-    spec: &PhaseSpec,
-    cancel: &AtomicBool,
-    mut each: impl FnMut(Wire) -> io::Result<()>,
-) -> io::Result<()> {
-    let spec = serde_json::to_value(spec).map_err(io::Error::other)?;
-    remote::items(host, Request::Phase { spec }, cancel, |bytes| {
-        each(wire::from_item(bytes)?)
-    })
 }
 
 fn malformed(what: &str) -> io::Error {

@@ -4,11 +4,10 @@
 //! Bump [`PROTOCOL`] whenever a request or reply changes meaning; a client and an agent of
 //! different protocols refuse each other at the greeting, with one line saying what to install.
 
-use crate::model::tensor::{Slice2d, TensorCompare, TensorSummary};
 use crate::sources::entry::Kind;
 use serde::{Deserialize, Serialize};
 
-pub const PROTOCOL: u32 = 4;
+pub const PROTOCOL: u32 = 5;
 
 /// A frame from the client: a request and the id its replies carry.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -55,68 +54,16 @@ pub enum Request {
         path: String,
         limit: u64,
     },
-    /// Statistics of tensor files, computed where they lie: a tensor never crosses whole.
-    Summarize {
-        paths: Vec<String>,
-    },
-    /// Facts of graph files, parsed on the server (`pipeline::facts`): what the tree shows of
-    /// every pass without its text crossing.
-    Facts {
-        paths: Vec<String>,
-    },
-    /// The `fx_graph_name` each `output_code.py` names (what joins a model to its captures),
-    /// read on the server: a name crosses, not the file.
-    GraphNames {
-        paths: Vec<String>,
-    },
-    /// Facts of whole phases (each a list of passes) and each pass's diff counts against the
-    /// one before, parsed and diffed on the server (`pipeline::facts::of_phases`).
-    PhaseFacts {
-        phases: Vec<Vec<String>>,
-    },
-    /// Accuracy-compare pairs of files computed on the server (`pipeline::compare::remote`).
-    ComparePairs {
-        pairs: Vec<(String, String)>,
-    },
-    /// One accuracy pair's difference as the inspector draws it (`pipeline::compare::delta`):
-    /// one JSON value, its heatmap cells the payload (f64 LE: NaN cells survive).
-    Delta {
-        target: String,
-        golden: String,
-        lead: Option<Vec<u64>>,
-    },
-    /// A 2-D slice of a tensor (at most `limit` values); the values are the payload, f64 LE.
-    Slice {
-        path: String,
-        lead: Vec<u64>,
-        limit: u64,
-    },
-    /// Two tensors of the server compared element by element there.
-    CompareTensors {
-        a: String,
-        b: String,
-    },
-    /// Opens a phase on the server (`spec`: a `pipeline::phase::PhaseSpec` as JSON, whose paths
-    /// are the server's): its passes parsed, diffed, laid out and folded by module there, each
-    /// result streamed as an `Item`.
-    Phase {
-        spec: serde_json::Value,
-    },
-    /// Reads trace logs on the server (`pipeline::compiles`), joined to the models of the tree
-    /// at `root`: one `Item` per story.
-    Stories {
-        traces: Vec<String>,
-        root: Option<String>,
+    /// Pipeline work run here on this server's files (`pipeline::remote::Op`): `name` picks
+    /// it from the agent's table, `args` are its arguments (paths the server's); its results
+    /// stream as `Item`s, then `End`.
+    Op {
+        name: String,
+        args: serde_json::Value,
     },
     /// Streams the changes under `root` (OS events or polling, on the server) until cancelled.
     Watch {
         root: String,
-    },
-    /// Runs a compile on the server (`spec`: a `runner::spec::RunSpec` as JSON, whose paths
-    /// are the server's) and streams its console until it exits or is cancelled; when the
-    /// link dies, the agent stops its whole process group.
-    Run {
-        spec: serde_json::Value,
     },
     /// Stops request `id` (a watch, a run); its stream ends with `End`.
     Cancel {
@@ -139,19 +86,9 @@ pub enum Reply {
     Warnings(Vec<String>),
     /// The bytes are the frame's payload.
     Bytes,
-    Summaries(Vec<Result<TensorSummary, Failure>>),
-    /// One per path of `GraphNames`: `None` when the file names none or cannot be read.
-    GraphNames(Vec<Option<String>>),
-    /// `values` empty: they are the payload.
-    Slice(Result<Slice2d, Failure>),
-    Compared(Result<TensorCompare, Failure>),
-    /// Results of a layer above `sources` in its own serde form (`Facts`: one per path;
-    /// `ComparePairs`: one per pair).
-    Json(Vec<serde_json::Value>),
-    /// One result of a stream of a layer above `sources`, in its serde form: the payload.
+    /// One result of an `Op`, in its postcard form: the payload.
     Item,
     Watch(WatchNews),
-    Run(RunNews),
     /// The request failed; `kind` lets the client rebuild an `io::Error` of the same kind.
     Failed {
         kind: FailKind,
@@ -160,12 +97,6 @@ pub enum Reply {
     /// The last reply of a stream.
     End,
 }
-
-/// Why the agent could not do one item of a request (a file of a batch): its one line, as the
-/// same work would have said it locally.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct Failure(pub String);
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct About {
@@ -230,24 +161,4 @@ impl FailKind {
             FailKind::Other => K::Other,
         }
     }
-}
-
-/// What a run on the server reports, as `runner::RunEvent` does locally.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub enum RunNews {
-    Started {
-        pid: u32,
-    },
-    Line {
-        stderr: bool,
-        text: String,
-    },
-    /// A new `run_*` folder (a server path).
-    RunFolder(String),
-    Exited {
-        code: Option<i32>,
-        signal: Option<i32>,
-        elapsed_ms: u64,
-    },
-    Failed(String),
 }

@@ -1,0 +1,65 @@
+//! Every op the agent runs for a client, by name: a new remote feature is one line here.
+
+use super::Op;
+use crate::pipeline::{compare, compiles, facts, phase, run, tensors, tree};
+use crate::sources::remote::wire;
+use std::sync::atomic::AtomicBool;
+
+/// How the agent runs one op: its JSON arguments in, each item's postcard bytes out. `Err`
+/// when the arguments are not this op's (a client of another build).
+pub type Serve =
+    fn(serde_json::Value, &AtomicBool, &(dyn Fn(Vec<u8>) + Sync)) -> Result<(), String>;
+
+fn serve<O: Op>(
+    args: serde_json::Value,
+    stop: &AtomicBool,
+    send: &(dyn Fn(Vec<u8>) + Sync),
+) -> Result<(), String> {
+    let args: O::Args = serde_json::from_value(args)
+        .map_err(|e| format!("`{}` with arguments this agent does not read: {e}", O::NAME))?;
+    O::run(args, stop, &|item| {
+        // Serialising plain data into a Vec cannot fail.
+        if let Ok(bytes) = wire::to_item(&item) {
+            send(bytes);
+        }
+    });
+    Ok(())
+}
+
+/// Writes the table from a list of ops.
+macro_rules! table {
+    ($($op:ty),* $(,)?) => {
+        static TABLE: &[(&str, Serve)] = &[$((<$op as Op>::NAME, serve::<$op>)),*];
+    };
+}
+
+table![
+    tensors::Summaries,
+    tensors::Slice,
+    tensors::Compare,
+    facts::Facts,
+    facts::PhaseFacts,
+    tree::GraphNames,
+    compare::remote::Pairs,
+    compare::delta::DeltaOp,
+    phase::remote::OpenPhase,
+    compiles::remote::Stories,
+    run::Run,
+];
+
+/// How the agent runs the op called `name`; `None` for a name this build does not know.
+pub fn find(name: &str) -> Option<Serve> {
+    TABLE.iter().find(|(n, _)| *n == name).map(|(_, s)| *s)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_op_has_its_own_name() {
+        let mut names: Vec<&str> = super::TABLE.iter().map(|(n, _)| *n).collect();
+        names.sort_unstable();
+        let before = names.len();
+        names.dedup();
+        assert_eq!(names.len(), before, "an op name is used twice: {names:?}");
+    }
+}
