@@ -190,7 +190,7 @@ fn canonical(p: &Path) -> PathBuf {
 
 /// A module of a graph as `fxray modules` reports it: its nodes (own and below), its
 /// sub-modules, and its numbered children grouped by structure.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct ModuleReport {
     /// Dotted path; `""` for the graph itself.
     pub module: String,
@@ -201,23 +201,20 @@ pub struct ModuleReport {
     /// Sub-modules.
     pub children: usize,
     /// Numbered children (`layers.0` …) by structure: empty when it has none that repeat.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub groups: Vec<GroupReport>,
     /// Sub-modules, in the order their first node runs.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub modules: Vec<ModuleReport>,
 }
 
 /// Siblings of one structure.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct GroupReport {
     /// `layers.0–414 ×415`.
     pub label: String,
     pub members: Vec<String>,
     /// Nodes in each member.
     pub nodes: u32,
-    /// How it differs from the parent's largest group (absent for that group).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// How it differs from the parent's largest group (`null` for that group).
     pub differs: Option<String>,
 }
 

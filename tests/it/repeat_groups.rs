@@ -52,7 +52,7 @@ fn twenty_four_equal_layers_are_one_group() {
     assert_eq!(members(&groups[0]), want);
     assert_eq!(groups[0]["label"], "layers.0–23 ×24");
     assert_eq!(groups[0]["nodes"], 136);
-    assert!(groups[0].get("differs").is_none());
+    assert!(groups[0]["differs"].is_null(), "{:?}", groups[0]);
     // The text form names the group once and lists one member's sub-modules.
     let text = fxray(&[
         "modules",
