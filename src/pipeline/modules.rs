@@ -12,6 +12,7 @@ use crate::model::index::{Model, Phase};
 use crate::sources::{discover, load, names};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
 
 /// The files module inference reads besides the passes: the model's Dynamo graph (parameter
 /// names) and, for a backward, the forward's first pass (saved activations).
@@ -220,8 +221,15 @@ pub struct GroupReport {
 
 /// The module tree of the graph file `graph` with its repeat groups, modules inferred as the
 /// window does (with its model's Dynamo graph and earlier passes when it sits in a phase).
+/// On a server, the agent infers them there and only the report crosses.
 pub fn report(graph: &Path) -> crate::error::Result<ModuleReport> {
     use crate::analysis::{fold, phase_layout};
+    use crate::error::Error;
+    if let Some(r) = super::remote::one::<Report>(graph.to_path_buf()) {
+        return r
+            .map_err(|e| Error::user(e.to_string()))?
+            .map_err(Error::user);
+    }
     let file = load::graph(graph)?;
     let gm = for_graph_file(graph, &file);
     let union = phase_layout::union_of(&[&file]);
@@ -311,4 +319,21 @@ fn count(tree: &FoldTree, m: crate::analysis::fold::ModIx, target: &[Option<&str
             .iter()
             .map(|&c| count(tree, c, target))
             .sum::<u32>()
+}
+
+/// `fxray modules` of a graph file on the server it lies on.
+pub struct Report;
+
+impl super::remote::Op for Report {
+    const NAME: &'static str = "module_report";
+    type Args = PathBuf;
+    type Item = Result<ModuleReport, String>;
+
+    fn paths(graph: &mut PathBuf) -> Vec<&mut PathBuf> {
+        vec![graph]
+    }
+
+    fn run(graph: PathBuf, _stop: &AtomicBool, send: &(dyn Fn(Self::Item) + Sync)) {
+        send(report(&graph).map_err(|e| e.to_string()));
+    }
 }

@@ -1055,3 +1055,33 @@ fn a_remote_trees_pass_diffs_for_the_summary_are_computed_on_the_server() {
         assert_eq!((g.nodes, g.fingerprint), (f.nodes, f.fingerprint));
     }
 }
+
+/// `fxray modules` of a graph on a server: inferred there (one request), and only the report
+/// crosses, equal to the one made here.
+#[test]
+fn a_remote_graphs_module_report_is_made_on_the_server() {
+    let linked = linked();
+    let s: &Sshd = &linked;
+    let h = host(s);
+    let pass = crate::common::pass_files("npugraph_ex/stress_24layer", "forward")[0].clone();
+    let near = fxray::pipeline::modules::report(&pass).expect("local report");
+    remote::link(&h).unwrap();
+    let (asked, before) = (requests(&h), bytes_in(&h));
+    let far = fxray::pipeline::modules::report(&s.mount(&pass)).expect("remote report");
+    let (asked, crossed) = (requests(&h) - asked, bytes_in(&h) - before);
+    let text = std::fs::metadata(&pass).unwrap().len();
+    println!("module report of a {text} B graph: {asked} request(s), {crossed} B in");
+    assert_eq!(asked, 1, "{asked} requests");
+    assert!(
+        crossed < text / 4,
+        "{crossed} B crossed for a {text} B graph"
+    );
+    assert_eq!(
+        serde_json::to_value(&far).unwrap(),
+        serde_json::to_value(&near).unwrap()
+    );
+    assert_eq!(
+        near.modules.iter().map(|m| m.groups.len()).sum::<usize>(),
+        1
+    );
+}

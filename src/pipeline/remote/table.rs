@@ -1,7 +1,7 @@
 //! Every op the agent runs for a client, by name: a new remote feature is one line here.
 
 use super::Op;
-use crate::pipeline::{compare, compiles, facts, phase, run, tensors, tree};
+use crate::pipeline::{compare, compiles, facts, modules, phase, run, tensors, tree};
 use crate::sources::remote::wire;
 use std::sync::atomic::AtomicBool;
 
@@ -45,6 +45,7 @@ table![
     phase::remote::OpenPhase,
     compiles::remote::Stories,
     run::Run,
+    modules::Report,
 ];
 
 /// How the agent runs the op called `name`; `None` for a name this build does not know.
