@@ -67,8 +67,22 @@ pub fn of_file(path: &Path) -> GraphFacts {
 /// The facts of every file of `paths`, each handed to `each` as it is known (in parallel; in
 /// batches on a server).
 pub fn of_files(paths: &[PathBuf], each: impl Fn(PathBuf, GraphFacts) + Sync) {
-    let (far, near): (Vec<&PathBuf>, Vec<&PathBuf>) =
-        paths.iter().partition(|p| remote::is_remote(p));
+    // A server's files are asked of it in batches; `None`: a file to parse here.
+    let near: Vec<Vec<&PathBuf>> = paths
+        .par_chunks(REMOTE_BATCH)
+        .map(|chunk| {
+            let mut near = Vec::new();
+            for (p, answer) in chunk.iter().zip(remote::each_there::<Facts, _>(chunk)) {
+                match answer {
+                    Some(Ok(w)) => each(p.clone(), GraphFacts::from(w)),
+                    Some(Err(e)) => each(p.clone(), GraphFacts::unreadable(e.to_string())),
+                    None => near.push(p),
+                }
+            }
+            near
+        })
+        .collect();
+    let near: Vec<&PathBuf> = near.into_iter().flatten().collect();
     // The passes that changed nothing wrote the same text again: one parse for all of them.
     same_text::groups(&near)
         .par_iter()
@@ -79,24 +93,6 @@ pub fn of_files(paths: &[PathBuf], each: impl Fn(PathBuf, GraphFacts) + Sync) {
                 each(near[i].clone(), facts.clone());
             }
         });
-    far.par_chunks(REMOTE_BATCH).for_each(|chunk| {
-        for (p, f) in chunk.iter().zip(remote_batch(chunk)) {
-            each((*p).clone(), f);
-        }
-    });
-}
-
-/// One request for a batch of remote files (of any hosts: one request per host).
-fn remote_batch(chunk: &[&PathBuf]) -> Vec<GraphFacts> {
-    let paths: Vec<PathBuf> = chunk.iter().map(|p| (*p).clone()).collect();
-    remote::each_there::<Facts, _>(&paths)
-        .into_iter()
-        .map(|answer| match answer {
-            Some(Ok(w)) => GraphFacts::from(w),
-            Some(Err(e)) => GraphFacts::unreadable(e.to_string()),
-            None => GraphFacts::unreadable("no answer".into()),
-        })
-        .collect()
 }
 
 /// The facts of graph files, one per file in order.
@@ -125,32 +121,25 @@ impl Op for Facts {
 pub fn of_phases(
     phases: &[Vec<PathBuf>],
 ) -> (HashMap<PathBuf, GraphFacts>, HashMap<PathBuf, DiffCounts>) {
-    let (far, near): (Vec<&Vec<PathBuf>>, Vec<&Vec<PathBuf>>) = phases
-        .iter()
-        .partition(|ph| ph.first().is_some_and(|p| remote::is_remote(p)));
-    // One phase after another: each already keeps both cores busy.
-    let mut per_phase: Vec<(&Vec<PathBuf>, PhaseWire)> =
-        near.iter().map(|ph| (*ph, phase_of_local(ph))).collect();
-    for chunk in far.chunks(REMOTE_BATCH) {
-        let asked: Vec<Vec<PathBuf>> = chunk.iter().map(|ph| (*ph).clone()).collect();
-        // One request per server: a phase whose passes lie on several is read here.
-        for (ph, answer) in chunk
-            .iter()
-            .zip(remote::each_there::<PhaseFacts, _>(&asked))
-        {
+    let mut per_phase: Vec<(&Vec<PathBuf>, PhaseWire)> = Vec::with_capacity(phases.len());
+    for chunk in phases.chunks(REMOTE_BATCH) {
+        // One request per server; a phase here (or on several servers) is read here, one phase
+        // after another: each already keeps both cores busy.
+        for (ph, answer) in chunk.iter().zip(remote::each_there::<PhaseFacts, _>(chunk)) {
             let wire = match answer {
-                Some(Ok(w)) => Some(w).filter(|w| w.facts.len() == ph.len()),
-                Some(Err(_)) => None,
-                None => Some(phase_of_local(ph)),
+                Some(Ok(w)) if w.facts.len() == ph.len() => w,
+                Some(_) => PhaseWire {
+                    facts: ph
+                        .iter()
+                        .map(|_| {
+                            Wire::from(GraphFacts::unreadable("no answer from the agent".into()))
+                        })
+                        .collect(),
+                    diffs: Vec::new(),
+                },
+                None => phase_of_local(ph),
             };
-            let wire = wire.unwrap_or_else(|| PhaseWire {
-                facts: ph
-                    .iter()
-                    .map(|_| Wire::from(GraphFacts::unreadable("no answer from the agent".into())))
-                    .collect(),
-                diffs: Vec::new(),
-            });
-            per_phase.push((*ph, wire));
+            per_phase.push((ph, wire));
         }
     }
     let mut facts = HashMap::new();

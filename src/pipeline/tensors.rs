@@ -20,10 +20,11 @@ pub const SLICE_CAP: usize = 1 << 17;
 
 /// Opens and summarises one `.npy` or `.pt` file. The error is the file's problem in one line.
 pub fn summarize_file(path: &Path) -> Result<TensorSummary, String> {
-    if remote::is_remote(path) {
-        return summarize_all(&[path.to_path_buf()])
-            .pop()
-            .map_or_else(|| Err("no answer".into()), |(_, r)| r);
+    if let Some(r) = remote::each_there::<Summaries, _>(&[path.to_path_buf()])
+        .pop()
+        .flatten()
+    {
+        return r.map_err(|e| e.to_string()).and_then(|r| r);
     }
     let arr = tensor_file::open(path).map_err(|e| e.to_string())?;
     Ok(tensor_stats::summarize(&arr))
