@@ -194,7 +194,7 @@ pub fn first_bad<'a>(
                 .nodes
                 .iter()
                 .find(|n| n.name == nd.node)
-                .map_or_else(String::new, |n| n.target.clone()),
+                .map_or_else(String::new, |n| n.target.to_string()),
             _ => nd.target.clone(),
         };
         return Some(Trace {

@@ -77,7 +77,7 @@ pub fn family(node: &FxNode) -> OpFamily {
         OpKind::Output => return OpFamily::Output,
         _ => {}
     }
-    let t = node.target.as_str();
+    let t = &*node.target;
     if t.starts_with("torch.ops.higher_order.") || t == "operator.getitem" {
         return OpFamily::Control;
     }

@@ -61,12 +61,14 @@ pub struct FxNode {
     pub op: OpKind,
     /// `torch.ops.aten.mul.Tensor`, `operator.getitem`, `torch._C._nn.linear`, the method name
     /// for call_method, the attribute path for get_attr, the original placeholder name
-    /// (`L_x_`) for Dynamo aliases, `output` for the output node.
-    pub target: String,
+    /// (`L_x_`) for Dynamo aliases, `output` for the output node. Shared by the nodes of one
+    /// target when parsed (a graph has 100k nodes and a few hundred targets).
+    pub target: std::sync::Arc<str>,
     pub args: Vec<Arg>,
     pub kwargs: Vec<(String, Arg)>,
-    /// The quoted annotation as written (`f32[4, 4][4, 1]cpu`), if any.
-    pub annotation: Option<String>,
+    /// The quoted annotation as written (`f32[4, 4][4, 1]cpu`), if any: shared by the nodes
+    /// annotated alike (a model's layers repeat their shapes).
+    pub annotation: Option<std::sync::Arc<str>>,
     /// The annotation, understood.
     pub meta: Option<ValueMeta>,
     /// Shared by the nodes of one source line (a 100k-node graph has a few thousand lines).
@@ -128,7 +130,8 @@ pub enum Arg {
 pub enum ValueMeta {
     /// Boxed: a node is read far more often than its tensor type, and inline the type was a
     /// third of every node (120 of 336 bytes) that walks over nodes had to bring in.
-    Tensor(Box<TensorType>),
+    /// Shared, like the annotation it comes from.
+    Tensor(std::sync::Arc<TensorType>),
     /// `Sym(s77)`, `Sym(2*s77)`: the expression inside.
     Sym(String),
     /// An annotation we keep but do not understand.
@@ -176,7 +179,7 @@ impl FxNode {
     pub fn new(
         name: impl Into<Short>,
         op: OpKind,
-        target: String,
+        target: impl Into<std::sync::Arc<str>>,
         args: Vec<Arg>,
         kwargs: Vec<(String, Arg)>,
         line: usize,
@@ -184,7 +187,7 @@ impl FxNode {
         FxNode {
             name: name.into(),
             op,
-            target,
+            target: target.into(),
             args,
             kwargs,
             annotation: None,

@@ -57,7 +57,7 @@ impl fmt::Display for ValueMeta {
 /// `torch.ops.aten.mul.Tensor` → `aten.mul.Tensor`; `torch.ops.npu.x.default` → `npu.x`;
 /// `torch._C._nn.linear` → `linear`. Short enough for a node label, still unambiguous.
 pub fn short_target(node: &FxNode) -> String {
-    let t = node.target.as_str();
+    let t = &*node.target;
     match node.op {
         OpKind::Placeholder => "input".to_string(),
         OpKind::Output => "output".to_string(),

@@ -82,7 +82,11 @@ fn inductor_compile_writes_a_run_folder_whose_graphs_parse() {
             p.path.display(),
             g.unparsed
         );
-        let targets: Vec<String> = g.graphs[0].nodes.iter().map(|n| n.target.clone()).collect();
+        let targets: Vec<String> = g.graphs[0]
+            .nodes
+            .iter()
+            .map(|n| n.target.to_string())
+            .collect();
         // Linear → addmm (or mm + add), relu, softmax pieces.
         assert!(
             targets

@@ -302,7 +302,7 @@ fn showcase_final_graph_targets_and_get_attrs_match_expected() {
         .nodes
         .iter()
         .filter(|x| x.op == OpKind::GetAttr)
-        .map(|x| (x.name.as_str(), x.target.as_str()))
+        .map(|x| (x.name.as_str(), &*x.target))
         .collect();
     assert_eq!(
         get_attrs,
@@ -331,7 +331,7 @@ fn dynamo_aliases_method_calls_and_infix_operators() {
     // `l_input_ids_ = L_input_ids_`: one placeholder, renamed.
     let ids = node(g, "l_input_ids_");
     assert_eq!(
-        (ids.op, ids.target.as_str()),
+        (ids.op, &*ids.target),
         (OpKind::Placeholder, "L_input_ids_")
     );
     assert_eq!(ids.line, 2);
@@ -341,28 +341,25 @@ fn dynamo_aliases_method_calls_and_infix_operators() {
     assert!(g.nodes[..36].iter().all(|x| x.op == OpKind::Placeholder));
 
     let to = node(g, "hidden_states_21");
-    assert_eq!((to.op, to.target.as_str()), (OpKind::CallMethod, "to"));
+    assert_eq!((to.op, &*to.target), (OpKind::CallMethod, "to"));
     assert_eq!(to.args, [n("hidden_states_20"), ex("torch.float32")]);
     assert_eq!(to.inputs, [idx(g, "hidden_states_20")]);
 
     let mean = node(g, "variance_4");
-    assert_eq!(
-        (mean.op, mean.target.as_str()),
-        (OpKind::CallMethod, "mean")
-    );
+    assert_eq!((mean.op, &*mean.target), (OpKind::CallMethod, "mean"));
     assert_eq!(mean.args, [n("pow_5"), Arg::Int(-1)]);
     assert_eq!(mean.kwargs, [("keepdim".to_string(), Arg::Bool(true))]);
     assert_eq!(shape(mean), ["2", "8", "1"]);
 
     let add = node(g, "add_20");
     assert_eq!(
-        (add.op, add.target.as_str()),
+        (add.op, &*add.target),
         (OpKind::CallFunction, "operator.add")
     );
     assert_eq!(add.args, [n("variance_4"), Arg::Float(1e-06)]);
 
     let mul = node(g, "hidden_states_23");
-    assert_eq!(mul.target, "operator.mul");
+    assert_eq!(&*mul.target, "operator.mul");
     assert_eq!(
         mul.inputs,
         [
@@ -373,7 +370,7 @@ fn dynamo_aliases_method_calls_and_infix_operators() {
 
     let rsqrt = node(g, "rsqrt_4");
     assert_eq!(
-        (rsqrt.op, rsqrt.target.as_str()),
+        (rsqrt.op, &*rsqrt.target),
         (OpKind::CallFunction, "torch.rsqrt")
     );
     let src = rsqrt.source.as_ref().expect("source");
@@ -386,7 +383,7 @@ fn dynamo_aliases_method_calls_and_infix_operators() {
     assert!(!src.backward_of);
 
     let linear = node(g, "linear_14");
-    assert_eq!(linear.target, "torch._C._nn.linear");
+    assert_eq!(&*linear.target, "torch._C._nn.linear");
     assert_eq!(
         linear.args,
         [
@@ -409,10 +406,10 @@ fn dynamo_getitem_slices_neg_matmul_truediv() {
     );
     let g = &f.graphs[0];
     let mm = node(g, "matmul");
-    assert_eq!((mm.target.as_str(), mm.line), ("operator.matmul", 42));
+    assert_eq!((&*mm.target, mm.line), ("operator.matmul", 42));
     assert_eq!(mm.args, [n("q_1"), n("transpose_3")]);
     let gi = node(g, "getitem_3");
-    assert_eq!(gi.target, "operator.getitem");
+    assert_eq!(&*gi.target, "operator.getitem");
     let slice = ex("slice(None, None, None)");
     assert_eq!(
         gi.args,
@@ -423,7 +420,7 @@ fn dynamo_getitem_slices_neg_matmul_truediv() {
     );
     let masked = node(g, "scores_1");
     assert_eq!(
-        (masked.op, masked.target.as_str()),
+        (masked.op, &*masked.target),
         (OpKind::CallMethod, "masked_fill")
     );
     assert_eq!(
@@ -431,7 +428,7 @@ fn dynamo_getitem_slices_neg_matmul_truediv() {
         [n("scores"), n("getitem_3"), Arg::Float(f64::NEG_INFINITY)]
     );
     let softmax = node(g, "attn");
-    assert_eq!(softmax.target, "torch.nn.functional.softmax");
+    assert_eq!(&*softmax.target, "torch.nn.functional.softmax");
     assert_eq!(softmax.kwargs, [("dim".to_string(), Arg::Int(-1))]);
 
     let f = parse_fixture(
@@ -441,7 +438,7 @@ fn dynamo_getitem_slices_neg_matmul_truediv() {
     let g = &f.graphs[0];
     let neg = node(g, "neg");
     assert_eq!(
-        (neg.op, neg.target.as_str()),
+        (neg.op, &*neg.target),
         (OpKind::CallFunction, "operator.neg")
     );
     assert_eq!((neg.args.as_slice(), neg.line), ([n("x2")].as_slice(), 338));
@@ -454,7 +451,7 @@ fn dynamo_getitem_slices_neg_matmul_truediv() {
         ]
     );
     let div = node(g, "scores");
-    assert_eq!(div.target, "operator.truediv");
+    assert_eq!(&*div.target, "operator.truediv");
     assert_eq!(div.args, [n("matmul"), Arg::Float(2.8284271247461903)]);
     let cos = node(g, "cos");
     assert_eq!(
@@ -485,7 +482,7 @@ fn npugraph_ex_torch_cond_subgraphs() {
     assert_eq!(f.graphs[1].used_by, Some(cond));
     assert_eq!(f.graphs[2].used_by, Some(cond));
     assert_eq!(top.nodes[cond].subgraphs, [1, 2]);
-    assert_eq!(top.nodes[cond].target, "torch.ops.higher_order.cond");
+    assert_eq!(&*top.nodes[cond].target, "torch.ops.higher_order.cond");
     assert_eq!(
         top.nodes[cond].inputs,
         [
@@ -496,10 +493,7 @@ fn npugraph_ex_torch_cond_subgraphs() {
         ]
     );
     let ga = node(top, "true_graph_0");
-    assert_eq!(
-        (ga.op, ga.target.as_str()),
-        (OpKind::GetAttr, "true_graph_0")
-    );
+    assert_eq!((ga.op, &*ga.target), (OpKind::GetAttr, "true_graph_0"));
     assert_eq!(node(top, "getitem").args, [n("cond"), Arg::Int(0)]);
     let sin = node(&f.graphs[1], "sin");
     assert_eq!(sin.inputs, [0]);
@@ -516,10 +510,10 @@ fn npugraph_ex_torch_cond_subgraphs() {
     assert_eq!(f.graphs[0].nodes[cond].subgraphs, [1, 2]);
     let h = &f.graphs[1].nodes[0];
     assert_eq!(
-        (h.name.as_str(), h.target.as_str(), h.op),
+        (h.name.as_str(), &*h.target, h.op),
         ("h_1", "h", OpKind::Placeholder)
     );
-    assert_eq!(node(&f.graphs[1], "mul").target, "operator.mul");
+    assert_eq!(&*node(&f.graphs[1], "mul").target, "operator.mul");
     assert_eq!(node(&f.graphs[0], "sum_1").op, OpKind::CallMethod);
     assert_eq!(node(&f.graphs[0], "gt").args, [n("sum_1"), Arg::Int(0)]);
 }
@@ -574,7 +568,7 @@ fn inductor_dynamic_shapes_sym_placeholders_and_symbolic_dims() {
     assert_eq!(node(g, "arg2_1").annotation.as_deref(), Some("Sym(s77)"));
     assert_eq!(shape(node(g, "arg4_1")), ["s77", "s27", "32"]);
     let mul = node(g, "mul_12");
-    assert_eq!(mul.target, "operator.mul");
+    assert_eq!(&*mul.target, "operator.mul");
     assert_eq!(mul.args, [n("arg2_1"), n("arg3_1")]);
     assert_eq!(mul.meta, Some(ValueMeta::Sym("s27*s77".into())));
     let view = node(g, "view");
@@ -611,14 +605,11 @@ fn npugraph_ex_dynamic_shapes_dynamo_graphs() {
     let f = parse_fixture(dir, "model__1/dynamo_out_graph.txt");
     let g = &f.graphs[0];
     let s77 = node(g, "s77");
-    assert_eq!((s77.op, s77.target.as_str()), (OpKind::Placeholder, "s77"));
+    assert_eq!((s77.op, &*s77.target), (OpKind::Placeholder, "s77"));
     assert_eq!(s77.meta, Some(ValueMeta::Sym("s77".into())));
     assert_eq!(shape(node(g, "l_x_")), ["s77", "s27", "32"]);
     let split = node(g, "split");
-    assert_eq!(
-        (split.op, split.target.as_str()),
-        (OpKind::CallMethod, "split")
-    );
+    assert_eq!((split.op, &*split.target), (OpKind::CallMethod, "split"));
     assert_eq!(split.args, [n("linear"), Arg::Int(32)]);
     assert_eq!(split.kwargs, [("dim".to_string(), Arg::Int(-1))]);
     assert_eq!(node(g, "k").args, [n("split"), Arg::Int(1)]);
@@ -629,10 +620,7 @@ fn npugraph_ex_dynamic_shapes_dynamo_graphs() {
     // The orphan model__0: a scalar parameter read with `.item()` gives a constant `Sym`.
     let f = parse_fixture(dir, "model__0/dynamo_out_graph.txt");
     let item = node(&f.graphs[0], "item");
-    assert_eq!(
-        (item.op, item.target.as_str()),
-        (OpKind::CallMethod, "item")
-    );
+    assert_eq!((item.op, &*item.target), (OpKind::CallMethod, "item"));
     assert_eq!(
         item.meta,
         Some(ValueMeta::Sym("0.0000100000000000000".into()))
@@ -644,7 +632,7 @@ fn npugraph_ex_dynamic_shapes_dynamo_graphs() {
     assert_eq!(node(g, "arg2_1").meta, Some(ValueMeta::Sym("s77".into())));
     let mul = node(g, "mul_6");
     assert_eq!(
-        (mul.target.as_str(), mul.args.as_slice()),
+        (&*mul.target, mul.args.as_slice()),
         ("operator.mul", [n("arg2_1"), n("arg3_1")].as_slice())
     );
 }
@@ -664,7 +652,7 @@ fn backward_graph_tangents_and_backward_of_sources() {
     assert_eq!(placeholders.len(), 22);
     let tangents = placeholders[21];
     assert_eq!(
-        (tangents.name.as_str(), tangents.target.as_str()),
+        (tangents.name.as_str(), &*tangents.target),
         ("tangents_1", "tangents_1")
     );
     assert_eq!(shape(tangents), ["2", "8", "32"]);
@@ -729,7 +717,7 @@ fn inductor_kwargs_devices_dtypes_and_special_floats() {
         "rank_0/npugraph_ex/model__0/forward/000_aot_forward_graph.txt",
     );
     let ar = node(&f.graphs[0], "all_reduce");
-    assert_eq!(ar.target, "torch.ops._c10d_functional.all_reduce.default");
+    assert_eq!(&*ar.target, "torch.ops._c10d_functional.all_reduce.default");
     assert_eq!(
         ar.args,
         [n("mm"), Arg::Str("sum".into()), Arg::Str("0".into())]
@@ -931,7 +919,7 @@ fn unlifted_export_signature_and_pytree_output() {
     let g = &f.graphs[0];
     let names: Vec<&str> = g.nodes.iter().map(|x| x.name.as_str()).collect();
     assert_eq!(names, ["l_x_", "arg1", "add", "mul", "output"]);
-    assert_eq!(g.nodes[0].target, "arg0");
+    assert_eq!(&*g.nodes[0].target, "arg0");
     assert_eq!(shape(&g.nodes[1]), ["2"]);
     assert_eq!(node(g, "add").inputs, [0, 1]);
     let src = node(g, "add").source.as_ref().expect("source");
@@ -978,28 +966,25 @@ fn old_unquoted_annotations_call_module_inplace_and_bare_return() {
         Some(ValueMeta::Other("torch.Tensor".into()))
     );
     let sub = node(g, "sub");
-    assert_eq!((sub.op, sub.target.as_str()), (OpKind::CallModule, "sub"));
+    assert_eq!((sub.op, &*sub.target), (OpKind::CallModule, "sub"));
     assert_eq!(sub.kwargs, [("scale".to_string(), Arg::Int(2))]);
     assert_eq!(node(g, "add").inputs, [idx(g, "sub"), idx(g, "s0")]);
     let iadd = node(g, "add_1");
     assert_eq!(
-        (iadd.target.as_str(), iadd.args.as_slice()),
+        (&*iadd.target, iadd.args.as_slice()),
         ("operator.iadd", [n("add"), n("L_y_")].as_slice())
     );
-    assert_eq!(node(g, "lt").target, "operator.lt");
-    assert_eq!(node(g, "inv").target, "operator.invert");
+    assert_eq!(&*node(g, "lt").target, "operator.lt");
+    assert_eq!(&*node(g, "inv").target, "operator.invert");
     let size = node(g, "size");
     assert_eq!(
-        (size.target.as_str(), size.args.as_slice()),
+        (&*size.target, size.args.as_slice()),
         ("getattr", [n("add_1"), Arg::Str("shape".into())].as_slice())
     );
     let c = node(g, "_tensor_constant0");
-    assert_eq!(
-        (c.op, c.target.as_str()),
-        (OpKind::GetAttr, "_tensor_constant0")
-    );
+    assert_eq!((c.op, &*c.target), (OpKind::GetAttr, "_tensor_constant0"));
     assert_eq!(shape(c), ["2"]);
-    assert_eq!(node(g, "w").target, "layers.weight");
+    assert_eq!(&*node(g, "w").target, "layers.weight");
     let out = g.nodes.last().expect("output");
     assert_eq!(
         (out.args.as_slice(), out.inputs.as_slice()),
@@ -1207,7 +1192,7 @@ fn keys(f: &FxFile) -> Vec<(usize, String, String)> {
         .flat_map(|g| {
             g.nodes.iter().map(move |x| {
                 let id = if x.op == OpKind::Placeholder {
-                    x.target.as_str()
+                    &*x.target
                 } else {
                     x.name.as_str()
                 };
@@ -1532,7 +1517,7 @@ fn subscript_assignment_is_a_setitem_node() {
     let g = &f.graphs[0];
     let s = node(g, "setitem");
     assert_eq!(s.op, OpKind::CallFunction);
-    assert_eq!(s.target, "operator.setitem");
+    assert_eq!(&*s.target, "operator.setitem");
     assert_eq!(s.args, vec![n("inv_perm"), n("l_x_"), n("arange_1")]);
     // Still one node per statement: nothing named `inv_perm` twice.
     assert_eq!(g.nodes.iter().filter(|x| x.name == "inv_perm").count(), 1);

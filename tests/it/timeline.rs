@@ -463,7 +463,10 @@ fn showcase_kernel_tasks_link_to_final_pass_nodes() {
         .iter()
         .position(|t| t.name.starts_with("GatherV2"))
         .unwrap();
-    assert_eq!(target_of(gather as u32), "torch.ops.aten.embedding.default");
+    assert_eq!(
+        &*target_of(gather as u32),
+        "torch.ops.aten.embedding.default"
+    );
     let s37 = tl.trace.lane_by_name("stream37").unwrap();
     for &t in &tl.trace.lanes[s37 as usize].tasks {
         if tl.trace.tasks[t as usize].name.starts_with("IndexPutV2") {

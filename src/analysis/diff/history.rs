@@ -220,7 +220,7 @@ pub fn target_matches(n: &FxNode, t: &str) -> bool {
     if matches!(n.op, OpKind::Placeholder | OpKind::Output) {
         return false;
     }
-    n.target == t || n.target.strip_prefix("torch.ops.") == Some(t) || short_target(n) == t
+    &*n.target == t || n.target.strip_prefix("torch.ops.") == Some(t) || short_target(n) == t
 }
 
 #[cfg(test)]

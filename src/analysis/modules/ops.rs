@@ -19,7 +19,7 @@ pub fn is_compute(n: &FxNode) -> bool {
 }
 
 pub fn is_getitem(n: &FxNode) -> bool {
-    n.target == "operator.getitem" || n.target == "getitem"
+    &*n.target == "operator.getitem" || &*n.target == "getitem"
 }
 
 pub fn op_name(n: &FxNode) -> &str {

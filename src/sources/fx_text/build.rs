@@ -100,20 +100,46 @@ impl Parser {
     }
 }
 
-/// `node` with its quoted annotation as written (`ann`, understood into `meta`) and the
-/// stack-trace location in effect.
-pub(super) fn annotated(
-    mut node: FxNode,
-    ann: Option<&str>,
-    source: Option<std::sync::Arc<SourceLoc>>,
-) -> FxNode {
-    node.annotation = ann.map(str::to_string);
-    node.meta = ann.map(parse_meta);
-    node.source = source;
-    node
-}
-
 impl GraphBuilder {
+    /// An annotation's text and meaning, read once per graph: a model's layers repeat their
+    /// shapes (a 100k-node backward has a few thousand distinct annotations), and a node that
+    /// shares them is smaller and faster to build than one with its own copies.
+    pub(super) fn meta_of(&mut self, ann: &str) -> (std::sync::Arc<str>, ValueMeta) {
+        if let Some((text, meta)) = self.metas.get_key_value(ann) {
+            return (text.clone(), meta.clone());
+        }
+        let (text, meta): (std::sync::Arc<str>, ValueMeta) = (ann.into(), parse_meta(ann));
+        self.metas.insert(text.clone(), meta.clone());
+        (text, meta)
+    }
+
+    /// A target's text, shared by every node of that target (see `FxNode::target`).
+    pub(super) fn intern(&mut self, target: &str) -> std::sync::Arc<str> {
+        if let Some(t) = self.targets.get(target) {
+            return t.clone();
+        }
+        let t: std::sync::Arc<str> = target.into();
+        self.targets.insert(t.clone());
+        t
+    }
+
+    /// `node` with its quoted annotation as written (`ann`, understood into `meta`) and the
+    /// stack-trace location in effect.
+    pub(super) fn annotated(
+        &mut self,
+        mut node: FxNode,
+        ann: Option<&str>,
+        source: Option<std::sync::Arc<SourceLoc>>,
+    ) -> FxNode {
+        if let Some(ann) = ann {
+            let (text, meta) = self.meta_of(ann);
+            node.annotation = Some(text);
+            node.meta = Some(meta);
+        }
+        node.source = source;
+        node
+    }
+
     pub(super) fn add_placeholder(
         &mut self,
         name: String,
@@ -124,21 +150,17 @@ impl GraphBuilder {
         if self.graph.by_name.contains_key(name.as_str()) {
             return;
         }
-        self.push_node(
-            annotated(
-                FxNode::new(
-                    name,
-                    OpKind::Placeholder,
-                    target,
-                    Vec::new(),
-                    Vec::new(),
-                    no,
-                ),
-                ann,
-                None,
-            ),
-            &[],
+        let target = self.intern(&target);
+        let node = FxNode::new(
+            name,
+            OpKind::Placeholder,
+            target,
+            Vec::new(),
+            Vec::new(),
+            no,
         );
+        let node = self.annotated(node, ann, None);
+        self.push_node(node, &[]);
     }
 
     /// Appends `node` with `inputs` = `refs` de-duplicated in order, and indexes its name.
@@ -199,11 +221,8 @@ pub(super) fn subgraph_users(
     let mut uses: HashMap<&str, Vec<usize>> = HashMap::new();
     for (i, node) in parent.nodes.iter().enumerate() {
         match node.op {
-            OpKind::GetAttr => uses
-                .entry(node.target.as_str())
-                .or_default()
-                .extend(&node.users),
-            OpKind::CallModule => uses.entry(node.target.as_str()).or_default().push(i),
+            OpKind::GetAttr => uses.entry(&*node.target).or_default().extend(&node.users),
+            OpKind::CallModule => uses.entry(&*node.target).or_default().push(i),
             _ => {}
         }
     }

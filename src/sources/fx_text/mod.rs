@@ -34,7 +34,6 @@ mod scan;
 mod signature;
 mod statements;
 
-use build::*;
 use expr::*;
 use lines::*;
 use scan::*;
@@ -134,6 +133,10 @@ struct GraphBuilder {
     meta_block: Option<usize>,
     /// Scratch for de-duplicating `inputs`: `seen[j] == stamp` means already listed.
     seen: Vec<u32>,
+    /// Each annotation's text and meaning, by its text (see `meta_of`).
+    metas: rustc_hash::FxHashMap<std::sync::Arc<str>, ValueMeta>,
+    /// Each target's text (see `intern`).
+    targets: rustc_hash::FxHashSet<std::sync::Arc<str>>,
 }
 
 #[derive(Default)]

@@ -116,7 +116,7 @@ pub fn parse_meta(ann: &str) -> ValueMeta {
         return ValueMeta::Sym(inner.to_string());
     }
     if let Some(t) = tensor_core(ann) {
-        return ValueMeta::Tensor(Box::new(t));
+        return ValueMeta::Tensor(std::sync::Arc::new(t));
     }
     if let Some(open) = ann.find('(')
         && ann.ends_with(')')
@@ -126,7 +126,7 @@ pub fn parse_meta(ann: &str) -> ValueMeta {
         let core = inner[..top_level_comma(inner).unwrap_or(inner.len())].trim();
         if let Some(mut t) = tensor_core(core) {
             t.wrapper = Some(ann[..open].to_string());
-            return ValueMeta::Tensor(Box::new(t));
+            return ValueMeta::Tensor(std::sync::Arc::new(t));
         }
     }
     ValueMeta::Other(ann.to_string())

@@ -119,21 +119,20 @@ impl Parser {
         }
         let source = b.source.clone();
         b.body_started = true;
-        b.push_node(
-            annotated(
-                FxNode::new(
-                    name.to_string(),
-                    OpKind::CallFunction,
-                    "operator.setitem".into(),
-                    args,
-                    Vec::new(),
-                    no,
-                ),
-                None,
-                source,
+        let target = b.intern("operator.setitem");
+        let node = b.annotated(
+            FxNode::new(
+                name.to_string(),
+                OpKind::CallFunction,
+                target,
+                args,
+                Vec::new(),
+                no,
             ),
-            &self.refs,
+            None,
+            source,
         );
+        b.push_node(node, &self.refs);
         Ok(())
     }
 
@@ -172,14 +171,13 @@ impl Parser {
         let b = &mut self.graphs[g];
         let source = b.source.clone();
         b.body_started = true;
-        b.push_node(
-            annotated(
-                FxNode::new(name.to_string(), op, target, args, kwargs, no),
-                ann,
-                source,
-            ),
-            &self.refs,
+        let target = b.intern(&target);
+        let node = b.annotated(
+            FxNode::new(name.to_string(), op, target, args, kwargs, no),
+            ann,
+            source,
         );
+        b.push_node(node, &self.refs);
         Ok(())
     }
 
@@ -245,10 +243,12 @@ impl Parser {
         let b = &mut self.graphs[g];
         for (name, ann) in found {
             if let Some(&i) = b.graph.by_name.get(name) {
-                let node = &mut b.graph.nodes[i];
+                let node = &b.graph.nodes[i];
                 if node.op == OpKind::Placeholder && node.annotation.is_none() {
-                    node.annotation = Some(ann.to_string());
-                    node.meta = Some(parse_meta(ann));
+                    let (text, meta) = b.meta_of(ann);
+                    let node = &mut b.graph.nodes[i];
+                    node.annotation = Some(text);
+                    node.meta = Some(meta);
                 }
             }
             b.pending_annotations
@@ -305,7 +305,7 @@ impl Parser {
                 let from_sig = old.iter().find(|n| n.name == name);
                 pending
                     .map(|(_, a)| a.clone())
-                    .or_else(|| from_sig.and_then(|n| n.annotation.clone()))
+                    .or_else(|| from_sig.and_then(|n| n.annotation.as_deref().map(str::to_string)))
             });
             b.add_placeholder(name.to_string(), name.to_string(), ann.as_deref(), no);
         }
@@ -359,21 +359,20 @@ impl Parser {
         let b = &mut self.graphs[g];
         let source = b.source.clone();
         b.body_started = true;
-        b.push_node(
-            annotated(
-                FxNode::new(
-                    name.to_string(),
-                    OpKind::CallFunction,
-                    target.to_string(),
-                    vec![rhs.0, rhs.1],
-                    Vec::new(),
-                    no,
-                ),
-                ann,
-                source,
+        let target = b.intern(target);
+        let node = b.annotated(
+            FxNode::new(
+                name.to_string(),
+                OpKind::CallFunction,
+                target,
+                vec![rhs.0, rhs.1],
+                Vec::new(),
+                no,
             ),
-            &self.refs,
+            ann,
+            source,
         );
+        b.push_node(node, &self.refs);
         Ok(())
     }
 
@@ -408,7 +407,7 @@ impl Parser {
             FxNode::new(
                 "output",
                 OpKind::Output,
-                "output".into(),
+                "output",
                 vec![value],
                 Vec::new(),
                 no,

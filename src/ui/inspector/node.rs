@@ -17,7 +17,7 @@ pub(super) fn node_view(
     merge(&mut action, node_header(ui, graph, node));
     ui.separator();
     key_value(ui, "target", |ui| {
-        ui.add(egui::Label::new(RichText::new(&node.target).monospace()).selectable(true))
+        ui.add(egui::Label::new(RichText::new(&*node.target).monospace()).selectable(true))
             .on_hover_text("the call target as written in the dump");
     });
     value_meta(ui, node);
@@ -167,7 +167,7 @@ pub(super) fn mono_row(ui: &mut egui::Ui, key: &str, value: &str, raw: &str) {
 
 pub(super) fn node_tooltip(ui: &mut egui::Ui, node: &FxNode) {
     ui.label(RichText::new(node.name.as_str()).strong());
-    ui.label(RichText::new(&node.target).monospace());
+    ui.label(RichText::new(&*node.target).monospace());
     if let Some(m) = &node.meta {
         ui.label(RichText::new(m.to_string()).monospace());
     }
