@@ -2,21 +2,16 @@
 //! commands (`app.open(..)`, selections). View-only state (zoom, the egui_graphs graph, search
 //! text) lives in [`ViewState`], apart from the app's data.
 
-mod autotune_view;
 mod code_view;
 mod compare_bar;
-mod compiles_view;
 mod copyable;
 mod dialogs;
 pub mod fonts;
-mod graph_view;
 mod inspector;
 mod loading;
 mod logs_panel;
 mod open_remote;
 pub mod palette;
-mod ranks_view;
-mod run_panel;
 pub mod settings;
 pub mod shortcuts;
 mod status_bar;
@@ -24,12 +19,11 @@ pub mod tab;
 pub mod tabs;
 mod tensor_panel;
 mod text_diff_view;
-mod timeline_view;
 mod tree;
 
 /// The tabs' ids, for the window's users outside `ui` (the UI benchmarks of `cli`).
 pub use crate::app::TabId;
-pub use graph_view::{GraphViewState, Viewport};
+pub use tabs::graph_view::{GraphViewState, Viewport};
 
 use crate::app::{self, App};
 use crate::error::{Error, Result};
@@ -65,7 +59,7 @@ impl ViewState {
     pub fn graph(&self) -> &GraphViewState {
         &self
             .tabs
-            .get::<graph_view::GraphTab>()
+            .get::<tabs::graph_view::GraphTab>()
             .expect("registered")
             .graph
     }
@@ -73,47 +67,47 @@ impl ViewState {
     pub fn graph_mut(&mut self) -> &mut GraphViewState {
         &mut self
             .tabs
-            .get_mut::<graph_view::GraphTab>()
+            .get_mut::<tabs::graph_view::GraphTab>()
             .expect("registered")
             .graph
     }
 
-    pub fn timeline(&self) -> &timeline_view::TimelineViewState {
+    pub fn timeline(&self) -> &tabs::timeline_view::TimelineViewState {
         &self
             .tabs
-            .get::<timeline_view::TimelineTab>()
+            .get::<tabs::timeline_view::TimelineTab>()
             .expect("registered")
             .view
     }
 
-    pub fn timeline_mut(&mut self) -> &mut timeline_view::TimelineViewState {
+    pub fn timeline_mut(&mut self) -> &mut tabs::timeline_view::TimelineViewState {
         &mut self
             .tabs
-            .get_mut::<timeline_view::TimelineTab>()
+            .get_mut::<tabs::timeline_view::TimelineTab>()
             .expect("registered")
             .view
     }
 
-    pub fn autotune(&self) -> &autotune_view::AutotuneViewState {
+    pub fn autotune(&self) -> &tabs::autotune_view::AutotuneViewState {
         &self
             .tabs
-            .get::<autotune_view::AutotuneTab>()
+            .get::<tabs::autotune_view::AutotuneTab>()
             .expect("registered")
             .state
     }
 
-    pub fn autotune_mut(&mut self) -> &mut autotune_view::AutotuneViewState {
+    pub fn autotune_mut(&mut self) -> &mut tabs::autotune_view::AutotuneViewState {
         &mut self
             .tabs
-            .get_mut::<autotune_view::AutotuneTab>()
+            .get_mut::<tabs::autotune_view::AutotuneTab>()
             .expect("registered")
             .state
     }
 
-    pub fn compiles_view_mut(&mut self) -> &mut compiles_view::CompilesViewState {
+    pub fn compiles_view_mut(&mut self) -> &mut tabs::compiles_view::CompilesViewState {
         &mut self
             .tabs
-            .get_mut::<compiles_view::CompilesTab>()
+            .get_mut::<tabs::compiles_view::CompilesTab>()
             .expect("registered")
             .view
     }

@@ -123,7 +123,10 @@ fn right(
         ui.weak(text).on_hover_text(hover);
         ui.separator();
     }
-    let Some(graph) = tabs.get::<super::graph_view::GraphTab>().map(|t| &t.graph) else {
+    let Some(graph) = tabs
+        .get::<super::tabs::graph_view::GraphTab>()
+        .map(|t| &t.graph)
+    else {
         return reconnect;
     };
     let (total, shown) = graph.counts();

@@ -4,8 +4,14 @@
 //! app's navigation queue ([`crate::app::Nav`]), never through each other's state.
 
 mod accuracy;
+pub(super) mod autotune_view;
+pub(super) mod compiles_view;
+pub(super) mod graph_view;
 mod problems;
+pub(super) mod ranks_view;
+pub(super) mod run_panel;
 mod stages;
+pub(super) mod timeline_view;
 
 use super::ViewState;
 use super::tab::Tab;
@@ -15,12 +21,12 @@ use std::any::Any;
 /// Every tab, in the order of the tab bar. A new view is one line here.
 fn registry() -> Vec<Box<dyn Tab>> {
     vec![
-        Box::new(super::graph_view::GraphTab::default()),
-        Box::new(super::timeline_view::TimelineTab::default()),
-        Box::new(super::autotune_view::AutotuneTab::default()),
-        Box::new(super::compiles_view::CompilesTab::default()),
-        Box::new(super::ranks_view::RanksTab::default()),
-        Box::new(super::run_panel::RunTab::default()),
+        Box::new(graph_view::GraphTab::default()),
+        Box::new(timeline_view::TimelineTab::default()),
+        Box::new(autotune_view::AutotuneTab::default()),
+        Box::new(compiles_view::CompilesTab::default()),
+        Box::new(ranks_view::RanksTab::default()),
+        Box::new(run_panel::RunTab::default()),
         Box::new(accuracy::AccuracyTab::default()),
         Box::new(problems::ProblemsTab::default()),
     ]

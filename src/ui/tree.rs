@@ -141,7 +141,7 @@ fn run_entry(ui: &mut egui::Ui, run: &Run, open: bool, ctx: &RunCtx, click: &mut
                 ));
             }
             for model in &run.models {
-                super::compiles_view::model_note(ui, compiles, &run.name, &model.name);
+                super::tabs::compiles_view::model_note(ui, compiles, &run.name, &model.name);
                 let mut head = format!("{}  [{:?}]", model.name, model.backend);
                 if let Some(g) = &model.graph_name {
                     head.push_str(&format!(" · {g}"));

@@ -538,10 +538,10 @@ fn loading(app: &App, ui: &mut egui::Ui) {
 #[derive(Default)]
 pub struct GraphTab {
     pub graph: GraphViewState,
-    pub compare: super::compare_bar::CompareBarState,
+    pub compare: crate::ui::compare_bar::CompareBarState,
 }
 
-impl super::tab::Tab for GraphTab {
+impl crate::ui::tab::Tab for GraphTab {
     fn id(&self) -> crate::app::TabId {
         crate::app::TabId::Graph
     }
@@ -550,7 +550,7 @@ impl super::tab::Tab for GraphTab {
         "Graph"
     }
 
-    fn ui(&mut self, app: &mut App, view: &mut super::ViewState, ui: &mut egui::Ui) {
+    fn ui(&mut self, app: &mut App, view: &mut crate::ui::ViewState, ui: &mut egui::Ui) {
         if app
             .nav
             .take(|r| (*r == Nav::SideBySide).then_some(()))
@@ -558,7 +558,7 @@ impl super::tab::Tab for GraphTab {
         {
             self.graph.side_by_side = true;
         }
-        super::compare_bar::show(app, &mut self.compare, &mut view.show_text_diff, ui);
+        crate::ui::compare_bar::show(app, &mut self.compare, &mut view.show_text_diff, ui);
         show(app, &mut self.graph, ui);
     }
 }

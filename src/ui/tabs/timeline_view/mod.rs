@@ -91,7 +91,8 @@ pub fn show(app: &mut App, state: &mut TimelineViewState, ui: &mut egui::Ui) {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let Some(tl) = super::loading::show(ui, &open.timeline, &format!("loading {file}…")).cloned()
+    let Some(tl) =
+        crate::ui::loading::show(ui, &open.timeline, &format!("loading {file}…")).cloned()
     else {
         return;
     };
@@ -402,7 +403,7 @@ pub struct TimelineTab {
     pub view: TimelineViewState,
 }
 
-impl super::tab::Tab for TimelineTab {
+impl crate::ui::tab::Tab for TimelineTab {
     fn id(&self) -> crate::app::TabId {
         crate::app::TabId::Timeline
     }
@@ -411,7 +412,7 @@ impl super::tab::Tab for TimelineTab {
         "Timeline"
     }
 
-    fn ui(&mut self, app: &mut App, _: &mut super::ViewState, ui: &mut egui::Ui) {
+    fn ui(&mut self, app: &mut App, _: &mut crate::ui::ViewState, ui: &mut egui::Ui) {
         show(app, &mut self.view, ui);
     }
 }

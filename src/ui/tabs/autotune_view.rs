@@ -5,13 +5,13 @@
 //! timings with the winner marked, its files (opened in the code viewer), the post-grad FX
 //! nodes its name lists, and what evidence is missing. Log text can be pasted in.
 
-use super::code_view::{CodeViewState, text_body};
 use crate::app::App;
 use crate::model::autotune::{AutotuneReport, FusedKernel};
+use crate::ui::code_view::{CodeViewState, text_body};
 use egui::RichText;
 use egui_plot::{Bar, BarChart, Legend, Plot, PlotPoint, Text};
 
-use super::palette::{CANDIDATE as OTHER, WINNER};
+use crate::ui::palette::{CANDIDATE as OTHER, WINNER};
 
 #[derive(Default)]
 pub struct AutotuneViewState {
@@ -44,7 +44,7 @@ pub struct AutotuneTab {
     pub state: AutotuneViewState,
 }
 
-impl super::tab::Tab for AutotuneTab {
+impl crate::ui::tab::Tab for AutotuneTab {
     fn id(&self) -> crate::app::TabId {
         crate::app::TabId::Autotune
     }
@@ -53,7 +53,7 @@ impl super::tab::Tab for AutotuneTab {
         "Autotune"
     }
 
-    fn ui(&mut self, app: &mut App, _: &mut super::ViewState, ui: &mut egui::Ui) {
+    fn ui(&mut self, app: &mut App, _: &mut crate::ui::ViewState, ui: &mut egui::Ui) {
         show(app, &mut self.state, ui);
     }
 
@@ -531,7 +531,7 @@ fn kernel_file_window(app: &mut App, state: &mut AutotuneViewState, ctx: &egui::
         .default_size([720.0, 520.0])
         .vscroll(false)
         .show(ctx, |ui| {
-            if let Some(c) = super::loading::show(ui, &code, "") {
+            if let Some(c) = crate::ui::loading::show(ui, &code, "") {
                 text_body(ui, &mut state.code, c, &path);
             }
         });

@@ -55,7 +55,7 @@ pub struct CompilesTab {
     pub view: CompilesViewState,
 }
 
-impl super::tab::Tab for CompilesTab {
+impl crate::ui::tab::Tab for CompilesTab {
     fn id(&self) -> crate::app::TabId {
         crate::app::TabId::Compiles
     }
@@ -64,7 +64,7 @@ impl super::tab::Tab for CompilesTab {
         "Compiles"
     }
 
-    fn ui(&mut self, app: &mut App, _: &mut super::ViewState, ui: &mut egui::Ui) {
+    fn ui(&mut self, app: &mut App, _: &mut crate::ui::ViewState, ui: &mut egui::Ui) {
         show(app, &mut self.view, ui);
     }
 

@@ -19,7 +19,7 @@ pub struct RanksTab {
     pub state: RanksViewState,
 }
 
-impl super::tab::Tab for RanksTab {
+impl crate::ui::tab::Tab for RanksTab {
     fn id(&self) -> crate::app::TabId {
         crate::app::TabId::Ranks
     }
@@ -28,7 +28,7 @@ impl super::tab::Tab for RanksTab {
         "Ranks"
     }
 
-    fn ui(&mut self, app: &mut App, _: &mut super::ViewState, ui: &mut egui::Ui) {
+    fn ui(&mut self, app: &mut App, _: &mut crate::ui::ViewState, ui: &mut egui::Ui) {
         show(app, &mut self.state, ui);
     }
 }

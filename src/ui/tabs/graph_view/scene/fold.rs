@@ -59,7 +59,7 @@ impl Scene {
             let l = look(n)?;
             Some(crate::analysis::fold::structure_key(&l.target, &l.subtitle))
         });
-        let looks: Vec<Option<Arc<crate::ui::graph_view::shapes::NodeLook>>> =
+        let looks: Vec<Option<Arc<crate::ui::tabs::graph_view::shapes::NodeLook>>> =
             (0..tree.module_of.len() as u32).map(look).collect();
         let differs = groups
             .iter()
@@ -217,7 +217,7 @@ impl Scene {
             "{}\n{} nodes in this pass ({} in all passes)",
             md.path, st.present, md.total
         );
-        match crate::ui::graph_view::fold_paint::badge(st.added, st.removed, st.changed) {
+        match crate::ui::tabs::graph_view::fold_paint::badge(st.added, st.removed, st.changed) {
             Some(b) => s.push_str(&format!("\nthis pass: {b} (added, removed, changed)")),
             None => s.push_str("\nthis pass changed nothing here"),
         }

@@ -448,7 +448,7 @@ pub struct RunTab {
     pub state: RunPanelState,
 }
 
-impl super::tab::Tab for RunTab {
+impl crate::ui::tab::Tab for RunTab {
     fn id(&self) -> crate::app::TabId {
         crate::app::TabId::Run
     }
@@ -457,7 +457,7 @@ impl super::tab::Tab for RunTab {
         "Run"
     }
 
-    fn ui(&mut self, app: &mut App, _: &mut super::ViewState, ui: &mut egui::Ui) {
+    fn ui(&mut self, app: &mut App, _: &mut crate::ui::ViewState, ui: &mut egui::Ui) {
         show(app, &mut self.state, ui);
     }
 }
