@@ -73,43 +73,33 @@ impl ViewState {
     }
 
     pub fn timeline(&self) -> &tabs::timeline_view::TimelineViewState {
-        &self
-            .tabs
-            .get::<tabs::timeline_view::TimelineTab>()
+        self.tabs
+            .get::<tabs::timeline_view::TimelineViewState>()
             .expect("registered")
-            .view
     }
 
     pub fn timeline_mut(&mut self) -> &mut tabs::timeline_view::TimelineViewState {
-        &mut self
-            .tabs
-            .get_mut::<tabs::timeline_view::TimelineTab>()
+        self.tabs
+            .get_mut::<tabs::timeline_view::TimelineViewState>()
             .expect("registered")
-            .view
     }
 
     pub fn autotune(&self) -> &tabs::autotune_view::AutotuneViewState {
-        &self
-            .tabs
-            .get::<tabs::autotune_view::AutotuneTab>()
+        self.tabs
+            .get::<tabs::autotune_view::AutotuneViewState>()
             .expect("registered")
-            .state
     }
 
     pub fn autotune_mut(&mut self) -> &mut tabs::autotune_view::AutotuneViewState {
-        &mut self
-            .tabs
-            .get_mut::<tabs::autotune_view::AutotuneTab>()
+        self.tabs
+            .get_mut::<tabs::autotune_view::AutotuneViewState>()
             .expect("registered")
-            .state
     }
 
     pub fn compiles_view_mut(&mut self) -> &mut tabs::compiles_view::CompilesViewState {
-        &mut self
-            .tabs
-            .get_mut::<tabs::compiles_view::CompilesTab>()
+        self.tabs
+            .get_mut::<tabs::compiles_view::CompilesViewState>()
             .expect("registered")
-            .view
     }
 }
 

@@ -22,11 +22,11 @@ use std::any::Any;
 fn registry() -> Vec<Box<dyn Tab>> {
     vec![
         Box::new(graph_view::GraphTab::default()),
-        Box::new(timeline_view::TimelineTab::default()),
-        Box::new(autotune_view::AutotuneTab::default()),
-        Box::new(compiles_view::CompilesTab::default()),
-        Box::new(ranks_view::RanksTab::default()),
-        Box::new(run_panel::RunTab::default()),
+        Box::new(timeline_view::TimelineViewState::default()),
+        Box::new(autotune_view::AutotuneViewState::default()),
+        Box::new(compiles_view::CompilesViewState::default()),
+        Box::new(ranks_view::RanksViewState::default()),
+        Box::new(run_panel::RunPanelState::default()),
         Box::new(accuracy::AccuracyTab::default()),
         Box::new(problems::ProblemsTab::default()),
     ]

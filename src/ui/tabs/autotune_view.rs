@@ -39,12 +39,7 @@ impl AutotuneViewState {
 }
 
 /// The Autotune tab.
-#[derive(Default)]
-pub struct AutotuneTab {
-    pub state: AutotuneViewState,
-}
-
-impl crate::ui::tab::Tab for AutotuneTab {
+impl crate::ui::tab::Tab for AutotuneViewState {
     fn id(&self) -> crate::app::TabId {
         crate::app::TabId::Autotune
     }
@@ -54,7 +49,7 @@ impl crate::ui::tab::Tab for AutotuneTab {
     }
 
     fn ui(&mut self, app: &mut App, _: &mut crate::ui::ViewState, ui: &mut egui::Ui) {
-        show(app, &mut self.state, ui);
+        show(app, self, ui);
     }
 
     fn tree_section(&mut self, app: &mut App, ui: &mut egui::Ui) {
@@ -64,7 +59,7 @@ impl crate::ui::tab::Tab for AutotuneTab {
         if let Some(name) = kernel {
             app.nav
                 .push(crate::app::Nav::ShowTab(crate::app::TabId::Autotune));
-            self.state.selected = Some(name);
+            self.selected = Some(name);
         }
     }
 }

@@ -14,12 +14,7 @@ pub struct RanksViewState {
 }
 
 /// The Ranks tab.
-#[derive(Default)]
-pub struct RanksTab {
-    pub state: RanksViewState,
-}
-
-impl crate::ui::tab::Tab for RanksTab {
+impl crate::ui::tab::Tab for RanksViewState {
     fn id(&self) -> crate::app::TabId {
         crate::app::TabId::Ranks
     }
@@ -29,7 +24,7 @@ impl crate::ui::tab::Tab for RanksTab {
     }
 
     fn ui(&mut self, app: &mut App, _: &mut crate::ui::ViewState, ui: &mut egui::Ui) {
-        show(app, &mut self.state, ui);
+        show(app, self, ui);
     }
 }
 

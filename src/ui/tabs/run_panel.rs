@@ -443,12 +443,7 @@ fn console(app: &App, state: &mut RunPanelState, ui: &mut egui::Ui) {
 }
 
 /// The Run tab: launch a compile and follow its console.
-#[derive(Default)]
-pub struct RunTab {
-    pub state: RunPanelState,
-}
-
-impl crate::ui::tab::Tab for RunTab {
+impl crate::ui::tab::Tab for RunPanelState {
     fn id(&self) -> crate::app::TabId {
         crate::app::TabId::Run
     }
@@ -458,6 +453,6 @@ impl crate::ui::tab::Tab for RunTab {
     }
 
     fn ui(&mut self, app: &mut App, _: &mut crate::ui::ViewState, ui: &mut egui::Ui) {
-        show(app, &mut self.state, ui);
+        show(app, self, ui);
     }
 }

@@ -50,12 +50,7 @@ pub(crate) enum Action {
 }
 
 /// The Compiles tab.
-#[derive(Default)]
-pub struct CompilesTab {
-    pub view: CompilesViewState,
-}
-
-impl crate::ui::tab::Tab for CompilesTab {
+impl crate::ui::tab::Tab for CompilesViewState {
     fn id(&self) -> crate::app::TabId {
         crate::app::TabId::Compiles
     }
@@ -65,7 +60,7 @@ impl crate::ui::tab::Tab for CompilesTab {
     }
 
     fn ui(&mut self, app: &mut App, _: &mut crate::ui::ViewState, ui: &mut egui::Ui) {
-        show(app, &mut self.view, ui);
+        show(app, self, ui);
     }
 
     fn tree_section(&mut self, app: &mut App, ui: &mut egui::Ui) {

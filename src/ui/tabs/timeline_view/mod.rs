@@ -398,12 +398,7 @@ fn update_range_stats(state: &mut TimelineViewState, tl: &Timeline) {
 }
 
 /// The timeline tab: a capture's kernels on their streams, or compile time as a flame chart.
-#[derive(Default)]
-pub struct TimelineTab {
-    pub view: TimelineViewState,
-}
-
-impl crate::ui::tab::Tab for TimelineTab {
+impl crate::ui::tab::Tab for TimelineViewState {
     fn id(&self) -> crate::app::TabId {
         crate::app::TabId::Timeline
     }
@@ -413,6 +408,6 @@ impl crate::ui::tab::Tab for TimelineTab {
     }
 
     fn ui(&mut self, app: &mut App, _: &mut crate::ui::ViewState, ui: &mut egui::Ui) {
-        show(app, &mut self.view, ui);
+        show(app, self, ui);
     }
 }
