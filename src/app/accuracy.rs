@@ -220,7 +220,7 @@ impl App {
         let d = c.first_divergence.as_ref()?;
         if let Some(node) = &d.node {
             self.reveal_node(node.clone());
-            self.nav.push(Nav::ShowTab(crate::app::TabId::Graph));
+            self.nav.push(Nav::ShowTab(crate::app::TabId::GRAPH));
         }
         Some(d.why.clone())
     }

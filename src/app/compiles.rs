@@ -228,6 +228,6 @@ impl App {
             load_time: Some(t.elapsed()),
         });
         self.nav
-            .push(super::Nav::ShowTab(crate::app::TabId::Timeline));
+            .push(super::Nav::ShowTab(crate::app::TabId::TIMELINE));
     }
 }

@@ -13,6 +13,7 @@ pub mod loading;
 pub mod logs;
 pub mod msprobe_links;
 pub mod nav;
+pub mod part;
 pub mod phase;
 pub mod phase_jobs;
 pub mod ranks;

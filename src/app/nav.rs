@@ -5,30 +5,40 @@
 
 use std::collections::VecDeque;
 
-/// The views of the centre of the window, as requests name them. `ui::tabs` registers one tab
-/// for each, once (its test checks both).
+/// A view of the centre of the window, as requests name it: its name, written once as a
+/// constant (the app's own views below; a feature's view beside the feature). `ui::tabs`
+/// registers one tab per id, and a request for an id no tab has is a bug it reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum TabId {
-    Graph,
-    Timeline,
-    Autotune,
-    Compiles,
-    Ranks,
-    Run,
-    Accuracy,
-    Problems,
-}
+pub struct TabId(&'static str);
 
 impl TabId {
+    pub const fn new(name: &'static str) -> Self {
+        TabId(name)
+    }
+
+    pub fn name(self) -> &'static str {
+        self.0
+    }
+
+    pub const GRAPH: TabId = TabId("graph");
+    pub const TIMELINE: TabId = TabId("timeline");
+    pub const AUTOTUNE: TabId = TabId("autotune");
+    pub const COMPILES: TabId = TabId("compiles");
+    pub const RANKS: TabId = TabId("ranks");
+    pub const RUN: TabId = TabId("run");
+    pub const ACCURACY: TabId = TabId("accuracy");
+    pub const PROBLEMS: TabId = TabId("problems");
+
+    /// The views the app itself navigates to (a test checks each is registered).
     pub const ALL: [TabId; 8] = [
-        TabId::Graph,
-        TabId::Timeline,
-        TabId::Autotune,
-        TabId::Compiles,
-        TabId::Ranks,
-        TabId::Run,
-        TabId::Accuracy,
-        TabId::Problems,
+        TabId::GRAPH,
+        TabId::TIMELINE,
+        TabId::AUTOTUNE,
+        TabId::COMPILES,
+        TabId::RANKS,
+        TabId::RUN,
+        TabId::ACCURACY,
+        TabId::PROBLEMS,
     ];
 }
 
@@ -99,13 +109,13 @@ mod tests {
     fn a_request_waits_for_its_view_and_others_stay_queued() {
         let mut q = NavQueue::default();
         q.push(Nav::CodeLine(7));
-        q.push(Nav::ShowTab(TabId::Timeline));
-        q.push(Nav::ShowTab(TabId::Timeline));
+        q.push(Nav::ShowTab(TabId::TIMELINE));
+        q.push(Nav::ShowTab(TabId::TIMELINE));
         let tab = q.take(|r| match r {
             Nav::ShowTab(t) => Some(*t),
             _ => None,
         });
-        assert_eq!(tab, Some(TabId::Timeline));
+        assert_eq!(tab, Some(TabId::TIMELINE));
         assert_eq!(q.0.len(), 1, "a repeated request is queued once");
         q.phase_changed();
         assert!(q.is_empty(), "a code line of the old phase is dropped");

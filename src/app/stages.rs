@@ -126,6 +126,6 @@ impl App {
             .and_then(|ph| ph.history(&pair.node)?.get(pass)?.name.clone())
             .unwrap_or_else(|| pair.node.clone());
         self.reveal_node(name);
-        self.nav.push(Nav::ShowTab(crate::app::TabId::Graph));
+        self.nav.push(Nav::ShowTab(crate::app::TabId::GRAPH));
     }
 }

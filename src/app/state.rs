@@ -43,6 +43,8 @@ pub struct App {
     pub accuracy: super::accuracy::AccuracyState,
     /// Requests between views (show a tab, reveal a node, …).
     pub nav: super::nav::NavQueue,
+    /// The state of each feature that owns its own (`part`).
+    pub(super) parts: super::part::Parts,
     pub(super) jobs: Jobs<App>,
     pub(super) generation: u64,
 }
@@ -264,6 +266,7 @@ impl App {
                 self.phase = None;
                 self.log = None;
                 self.layouts.clear();
+                self.parts.clear();
                 let first = index.default_graph().map(Path::to_path_buf);
                 self.workspace = Some(Workspace {
                     index,

@@ -121,7 +121,7 @@ impl App {
         }
         self.open_timeline(path);
         self.nav
-            .push(super::Nav::ShowTab(crate::app::TabId::Timeline));
+            .push(super::Nav::ShowTab(crate::app::TabId::TIMELINE));
     }
 
     /// Selects a task of the open timeline (or nothing), and the FX node it is linked to.

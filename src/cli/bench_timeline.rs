@@ -28,7 +28,7 @@ pub fn run(file: &Path, rounds: usize, frames: usize) -> Result<()> {
 
     let mut state = Fxray::headless(|app| app.open_timeline(file), Duration::from_secs(120))
         .ok_or_else(|| Error::Internal("loading timed out".into()))?;
-    state.view.tabs.show(crate::ui::TabId::Timeline);
+    state.view.tabs.show(crate::ui::TabId::TIMELINE);
     let ctx = egui::Context::default();
     let size = egui::vec2(1600.0, 900.0);
     let input = || egui::RawInput {

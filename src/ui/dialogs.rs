@@ -84,7 +84,7 @@ impl Dialogs {
             Purpose::Golden | Purpose::GoldenFile => {
                 app.compare_with_golden(&path);
                 app.nav
-                    .push(crate::app::Nav::ShowTab(crate::app::TabId::Accuracy));
+                    .push(crate::app::Nav::ShowTab(crate::app::TabId::ACCURACY));
             }
             Purpose::ExportSvg { dark } => app.export_current(path, false, dark),
             Purpose::ExportPng { dark } => app.export_current(path, true, dark),

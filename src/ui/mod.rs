@@ -341,7 +341,7 @@ fn handle_dropped_files(app: &mut App, ctx: &egui::Context) {
         // Shift held: the dropped folder is the golden run to compare the open one with.
         if shift && app.workspace.is_some() {
             app.compare_with_golden(&p);
-            app.nav.push(app::Nav::ShowTab(crate::app::TabId::Accuracy));
+            app.nav.push(app::Nav::ShowTab(crate::app::TabId::ACCURACY));
         } else if app::timeline::is_trace_file(&p) {
             app.open_trace_file(&p);
         } else {

@@ -8,7 +8,7 @@ use std::any::Any;
 
 /// One view of the centre of the window.
 pub trait Tab: Any {
-    /// Its id, as navigation requests name it (`Nav::ShowTab(TabId::Ranks)`).
+    /// Its id, as navigation requests name it (`Nav::ShowTab(TabId::RANKS)`).
     fn id(&self) -> crate::app::TabId;
     /// The tab's label.
     fn title(&self) -> &'static str;

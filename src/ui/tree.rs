@@ -65,7 +65,7 @@ pub fn show(app: &mut App, view: &mut ViewState, tabs: &mut super::tabs::Tabs, u
         Some(Click::Capture(p)) => {
             app.open_timeline(&p);
             app.nav
-                .push(crate::app::Nav::ShowTab(crate::app::TabId::Timeline));
+                .push(crate::app::Nav::ShowTab(crate::app::TabId::TIMELINE));
         }
         None => {}
     }

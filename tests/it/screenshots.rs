@@ -156,7 +156,7 @@ fn cond_branches_as_groups() {
 fn autotune_candidates_and_winner() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/autotune/topn");
     let mut h = harness(&root, egui::vec2(1500., 900.));
-    h.state_mut().view.tabs.show(fxray::app::TabId::Autotune);
+    h.state_mut().view.tabs.show(fxray::app::TabId::AUTOTUNE);
     settle(&mut h);
     let chart = h.state().view.autotune().chart().cloned().expect("a chart");
     assert_eq!(chart.winner, Some(1));

@@ -206,7 +206,7 @@ fn the_window_names_the_pass_and_shows_it_with_the_node() {
         notice.starts_with("original against optimized: pass 004"),
         "{notice}"
     );
-    h.state_mut().view.tabs.show(fxray::app::TabId::Accuracy);
+    h.state_mut().view.tabs.show(fxray::app::TabId::ACCURACY);
     h.run_steps(2);
     let want = "pass 004 apply_pattern_passes changed `gelu` (aten.gelu; kwargs, renamed), now \
                 `gelu_default`: its inputs agree, its output departs";
@@ -216,7 +216,7 @@ fn the_window_names_the_pass_and_shows_it_with_the_node() {
     h.get_by_label("Show in 004 apply_pattern_passes").click();
     h.run_steps(4);
     settle(&mut h);
-    assert_eq!(h.state().view.central(), fxray::app::TabId::Graph);
+    assert_eq!(h.state().view.central(), fxray::app::TabId::GRAPH);
     assert_eq!(current_pass(&h), 4);
     assert_eq!(selected(&h).as_deref(), Some("gelu_default"));
     let canvas = h.state().view.graph().canvas.expect("canvas");

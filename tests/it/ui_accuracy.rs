@@ -86,11 +86,11 @@ fn a_golden_colours_the_graph_and_first_divergence_selects_the_perturbed_node() 
         "a box of exact nodes is not coloured as the worst"
     );
     // The Accuracy tab: First divergence selects the node and opens the boxes around it.
-    h.state_mut().view.tabs.show(fxray::app::TabId::Accuracy);
+    h.state_mut().view.tabs.show(fxray::app::TabId::ACCURACY);
     h.run_steps(2);
     h.get_by_label("First divergence").click();
     h.run_steps(4);
-    assert_eq!(h.state().view.central(), fxray::app::TabId::Graph);
+    assert_eq!(h.state().view.central(), fxray::app::TabId::GRAPH);
     assert_eq!(selected(&h).as_deref(), Some(NODE));
     settle(&mut h);
     let canvas = h.state().view.graph().canvas.expect("canvas");
@@ -111,7 +111,7 @@ fn a_golden_colours_the_graph_and_first_divergence_selects_the_perturbed_node() 
 fn a_row_of_the_accuracy_table_selects_its_node() {
     let tmp = tempfile::tempdir().unwrap();
     let mut h = compared(tmp.path());
-    h.state_mut().view.tabs.show(fxray::app::TabId::Accuracy);
+    h.state_mut().view.tabs.show(fxray::app::TabId::ACCURACY);
     h.run_steps(2);
     // msprobe's rules pass every pair (the perturbation is small); sorted by the error a node
     // adds, the perturbed node's rows come first.
@@ -125,7 +125,7 @@ fn a_row_of_the_accuracy_table_selects_its_node() {
         .click();
     h.run_steps(3);
     assert_eq!(selected(&h).as_deref(), Some(NODE));
-    assert_eq!(h.state().view.central(), fxray::app::TabId::Graph);
+    assert_eq!(h.state().view.central(), fxray::app::TabId::GRAPH);
 }
 
 /// The tensor panel's step picker acts on both sides: picking step 1 compares step 1 of the run

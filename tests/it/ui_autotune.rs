@@ -21,7 +21,7 @@ fn autotune_tab(case: &str) -> Harness<'static, Fxray> {
     settle(&mut h);
     h.get_by_label("Autotune").click();
     settle(&mut h);
-    assert_eq!(h.state().view.central(), fxray::app::TabId::Autotune);
+    assert_eq!(h.state().view.central(), fxray::app::TabId::AUTOTUNE);
     h
 }
 
@@ -71,7 +71,7 @@ fn a_kernel_links_to_its_fused_fx_nodes() {
     h.get_by_label_contains("Fused FX nodes (add, erf, mul)");
     h.get_by_label("erf").click();
     settle(&mut h);
-    assert_eq!(h.state().view.central(), fxray::app::TabId::Graph);
+    assert_eq!(h.state().view.central(), fxray::app::TabId::GRAPH);
     let ph = h.state().app.phase.as_ref().expect("a phase");
     assert_eq!(ph.selected.as_deref(), Some("erf"));
     assert!(
@@ -98,7 +98,7 @@ fn incomplete_evidence_is_shown_not_hidden() {
 #[test]
 fn pasted_log_without_a_folder() {
     let mut h = harness(App::new());
-    h.state_mut().view.tabs.show(fxray::app::TabId::Autotune);
+    h.state_mut().view.tabs.show(fxray::app::TabId::AUTOTUNE);
     h.run_steps(2);
     h.get_by_label("Paste log…").click();
     h.run_steps(2);
@@ -139,7 +139,7 @@ fn odd_pasted_text_renders_every_kernel() {
         .collect();
     assert_eq!(names.len(), 2, "{names:?}");
     let mut h = harness(app);
-    h.state_mut().view.tabs.show(fxray::app::TabId::Autotune);
+    h.state_mut().view.tabs.show(fxray::app::TabId::AUTOTUNE);
     for n in names {
         h.state_mut().view.autotune_mut().selected = Some(n.clone());
         h.run_steps(2);
@@ -158,7 +158,7 @@ fn the_run_tree_lists_kernels_and_opens_the_tab() {
     h.run_steps(2);
     h.get_by_label("autofused_permute_1b6e94…").click();
     settle(&mut h);
-    assert_eq!(h.state().view.central(), fxray::app::TabId::Autotune);
+    assert_eq!(h.state().view.central(), fxray::app::TabId::AUTOTUNE);
     let chart = h.state().view.autotune().chart().cloned().expect("a chart");
     assert!(chart.kernel.starts_with("autofused_permute_"));
     assert_eq!(chart.winner, Some(0));

@@ -12,7 +12,7 @@ fn open_compiles() -> egui_kittest::Harness<'static, fxray::ui::Fxray> {
     settle(&mut h);
     h.get_by_label("Compiles").click();
     settle(&mut h);
-    assert_eq!(h.state().view.central(), fxray::app::TabId::Compiles);
+    assert_eq!(h.state().view.central(), fxray::app::TabId::COMPILES);
     h
 }
 
@@ -43,7 +43,7 @@ fn breaks_are_listed_with_their_lines_and_a_click_shows_both_sides() {
     assert_eq!(h.get_all_by_label("open model__1").count(), 2);
     h.get_by_label("open model__2").click();
     settle(&mut h);
-    assert_eq!(h.state().view.central(), fxray::app::TabId::Graph);
+    assert_eq!(h.state().view.central(), fxray::app::TabId::GRAPH);
     let shown = h.state().app.phase.as_ref().and_then(|p| p.current_path());
     let shown = shown.expect("a graph is shown");
     assert!(
@@ -78,7 +78,7 @@ fn flame_chart_total_equals_the_compilation_metrics() {
     );
     h.get_all_by_label("🔥 Flame chart").last().unwrap().click();
     settle(&mut h);
-    assert_eq!(h.state().view.central(), fxray::app::TabId::Timeline);
+    assert_eq!(h.state().view.central(), fxray::app::TabId::TIMELINE);
     let want = {
         let story = &h.state().app.compiles.stories[0];
         story.trace.compile("3/1").unwrap().time_s().unwrap()
@@ -153,7 +153,7 @@ fn graphs_found_only_in_the_trace_open_as_passes_of_their_compile() {
     h.run_steps(3);
     h.get_by_label("open model__4").click();
     settle(&mut h);
-    assert_eq!(h.state().view.central(), fxray::app::TabId::Graph);
+    assert_eq!(h.state().view.central(), fxray::app::TabId::GRAPH);
     let phase = h.state().app.phase.as_ref().expect("a graph is open");
     let shown = phase.current_path().unwrap().to_path_buf();
     assert!(

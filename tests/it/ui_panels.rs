@@ -311,15 +311,15 @@ fn problems_tab_lists_a_broken_pass_and_a_click_shows_it() {
     std::fs::write(&broken, [0u8, 159, 146, 150, 0, 0, 7]).unwrap();
     let mut h = harness(opened(dir.path()));
     settle(&mut h);
-    h.state_mut().view.tabs.show(fxray::app::TabId::Problems);
+    h.state_mut().view.tabs.show(fxray::app::TabId::PROBLEMS);
     h.run_steps(3);
-    assert_eq!(h.state().view.central(), fxray::app::TabId::Problems);
+    assert_eq!(h.state().view.central(), fxray::app::TabId::PROBLEMS);
     let name = broken.file_name().unwrap().to_string_lossy().into_owned();
     h.get_by_label(&name).click();
     h.run_steps(3);
     assert_eq!(
         h.state().view.central(),
-        fxray::app::TabId::Graph,
+        fxray::app::TabId::GRAPH,
         "a click shows the graph"
     );
     let shown = h

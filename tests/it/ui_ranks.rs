@@ -194,7 +194,7 @@ fn rank_matrix_marks_the_diverging_rank_and_a_cell_opens_side_by_side() {
         .click();
     settle(&mut h);
     let s = h.state();
-    assert_eq!(s.view.central(), fxray::app::TabId::Graph);
+    assert_eq!(s.view.central(), fxray::app::TabId::GRAPH);
     assert!(s.view.graph().side_by_side, "side by side");
     let now = on_screen(&h);
     assert_eq!(now, pass_of(&h.state().app, 2, "forward", 0));

@@ -25,7 +25,7 @@ fn showcase_timeline() -> Harness<'static, Fxray> {
     settle(&mut h);
     h.get_by_label("⏱ capture graph_1 · aligned").click();
     settle(&mut h);
-    assert_eq!(h.state().view.central(), fxray::app::TabId::Timeline);
+    assert_eq!(h.state().view.central(), fxray::app::TabId::TIMELINE);
     let open = h
         .state()
         .app
@@ -383,7 +383,7 @@ fn a_trace_file_opened_directly_shows_its_timeline() {
     app.open_trace_file(&raw);
     let mut h = harness(app);
     settle(&mut h);
-    assert_eq!(h.state().view.central(), fxray::app::TabId::Timeline);
+    assert_eq!(h.state().view.central(), fxray::app::TabId::TIMELINE);
     h.get_by_label("135 tasks · 4 streams · 12 record/wait pairs");
     h.get_by_label("⏱ capture graph_1 · raw");
     assert!(h.state().app.error.is_none(), "{:?}", h.state().app.error);
@@ -400,7 +400,7 @@ fn a_trace_file_opened_directly_shows_its_timeline() {
     app.open_trace_file(&p);
     let mut h = harness(app);
     settle(&mut h);
-    assert_eq!(h.state().view.central(), fxray::app::TabId::Timeline);
+    assert_eq!(h.state().view.central(), fxray::app::TabId::TIMELINE);
     h.get_by_label("2 tasks · 2 streams · 0 record/wait pairs");
     assert!(
         h.query_by_label_contains("ts/dur are logical").is_none(),

@@ -110,7 +110,7 @@ fn ordered(v: Option<f64>) -> (bool, i64) {
 
 impl Tab for AccuracyTab {
     fn id(&self) -> crate::app::TabId {
-        crate::app::TabId::Accuracy
+        crate::app::TabId::ACCURACY
     }
 
     fn title(&self) -> &'static str {
@@ -317,7 +317,7 @@ impl Tab for AccuracyTab {
         }
         if let Some(n) = select {
             app.reveal_node(n);
-            app.nav.push(Nav::ShowTab(crate::app::TabId::Graph));
+            app.nav.push(Nav::ShowTab(crate::app::TabId::GRAPH));
         }
     }
 }

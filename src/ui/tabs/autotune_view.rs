@@ -41,7 +41,7 @@ impl AutotuneViewState {
 /// The Autotune tab.
 impl crate::ui::tab::Tab for AutotuneViewState {
     fn id(&self) -> crate::app::TabId {
-        crate::app::TabId::Autotune
+        crate::app::TabId::AUTOTUNE
     }
 
     fn title(&self) -> &'static str {
@@ -58,7 +58,7 @@ impl crate::ui::tab::Tab for AutotuneViewState {
         tree_section(ui, &ws.index, &mut kernel);
         if let Some(name) = kernel {
             app.nav
-                .push(crate::app::Nav::ShowTab(crate::app::TabId::Autotune));
+                .push(crate::app::Nav::ShowTab(crate::app::TabId::AUTOTUNE));
             self.selected = Some(name);
         }
     }
@@ -473,7 +473,7 @@ fn side(app: &mut App, k: &FusedKernel, ui: &mut egui::Ui) {
                 {
                     app.reveal_fused_node(p, n);
                     app.nav
-                        .push(crate::app::Nav::ShowTab(crate::app::TabId::Graph));
+                        .push(crate::app::Nav::ShowTab(crate::app::TabId::GRAPH));
                 }
             }
         });

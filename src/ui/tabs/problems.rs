@@ -118,7 +118,7 @@ fn collect(app: &App) -> Vec<Problem> {
 
 impl Tab for ProblemsTab {
     fn id(&self) -> crate::app::TabId {
-        crate::app::TabId::Problems
+        crate::app::TabId::PROBLEMS
     }
 
     fn title(&self) -> &'static str {
@@ -178,7 +178,7 @@ impl Tab for ProblemsTab {
         );
         if let Some(g) = open {
             app.select_graph(&g);
-            app.nav.push(Nav::ShowTab(crate::app::TabId::Graph));
+            app.nav.push(Nav::ShowTab(crate::app::TabId::GRAPH));
         }
     }
 }

@@ -16,7 +16,7 @@ pub struct RanksViewState {
 /// The Ranks tab.
 impl crate::ui::tab::Tab for RanksViewState {
     fn id(&self) -> crate::app::TabId {
-        crate::app::TabId::Ranks
+        crate::app::TabId::RANKS
     }
 
     fn title(&self) -> &'static str {
@@ -128,6 +128,6 @@ fn show(app: &mut App, state: &mut RanksViewState, ui: &mut egui::Ui) {
     if let Some((row, rank)) = open {
         app.open_rank_cell(li, row, rank);
         app.nav.push(Nav::SideBySide);
-        app.nav.push(Nav::ShowTab(crate::app::TabId::Graph));
+        app.nav.push(Nav::ShowTab(crate::app::TabId::GRAPH));
     }
 }

@@ -445,7 +445,7 @@ fn console(app: &App, state: &mut RunPanelState, ui: &mut egui::Ui) {
 /// The Run tab: launch a compile and follow its console.
 impl crate::ui::tab::Tab for RunPanelState {
     fn id(&self) -> crate::app::TabId {
-        crate::app::TabId::Run
+        crate::app::TabId::RUN
     }
 
     fn title(&self) -> &'static str {

@@ -52,7 +52,7 @@ pub(crate) enum Action {
 /// The Compiles tab.
 impl crate::ui::tab::Tab for CompilesViewState {
     fn id(&self) -> crate::app::TabId {
-        crate::app::TabId::Compiles
+        crate::app::TabId::COMPILES
     }
 
     fn title(&self) -> &'static str {
@@ -68,7 +68,7 @@ impl crate::ui::tab::Tab for CompilesViewState {
         tree_notes::tree_section(ui, &app.compiles, &mut pick);
         if let Some(c) = pick {
             app.compiles.select(c);
-            app.nav.push(Nav::ShowTab(crate::app::TabId::Compiles));
+            app.nav.push(Nav::ShowTab(crate::app::TabId::COMPILES));
         }
     }
 }
@@ -120,7 +120,7 @@ fn show(app: &mut App, view: &mut CompilesViewState, ui: &mut egui::Ui) {
         Some(Action::SelectBreak(c, b)) => app.compiles.select_break(c, b),
         Some(Action::OpenGraph(p)) => {
             app.select_graph(&p);
-            app.nav.push(Nav::ShowTab(crate::app::TabId::Graph));
+            app.nav.push(Nav::ShowTab(crate::app::TabId::GRAPH));
         }
         Some(Action::Flame(s, id)) => {
             if let Some(story) = stories.get(s) {

@@ -543,7 +543,7 @@ pub struct GraphTab {
 
 impl crate::ui::tab::Tab for GraphTab {
     fn id(&self) -> crate::app::TabId {
-        crate::app::TabId::Graph
+        crate::app::TabId::GRAPH
     }
 
     fn title(&self) -> &'static str {

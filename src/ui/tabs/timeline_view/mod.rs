@@ -400,7 +400,7 @@ fn update_range_stats(state: &mut TimelineViewState, tl: &Timeline) {
 /// The timeline tab: a capture's kernels on their streams, or compile time as a flame chart.
 impl crate::ui::tab::Tab for TimelineViewState {
     fn id(&self) -> crate::app::TabId {
-        crate::app::TabId::Timeline
+        crate::app::TabId::TIMELINE
     }
 
     fn title(&self) -> &'static str {

@@ -1,0 +1,167 @@
+//! Features that own their state. A feature's state is a type kept in the app's store by its
+//! type ([`Parts`]), created on first use: the app has no field for it. Its background work
+//! answers with its own messages (`Apply<ItsState>`), routed back to it here, and its commands
+//! are methods of its state that take a narrow context ([`Cx`]: the open workspace, the
+//! navigation queue, a way to start work) instead of the whole app. A feature written this way
+//! never names `App`, and a tab that shows it gets its state and that context
+//! (`app.part::<T>()`).
+
+use super::App;
+use super::jobs::{Apply, Jobs, Outbox};
+use super::nav::NavQueue;
+use super::workspace::Workspace;
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
+use std::marker::PhantomData;
+
+/// The features' states, one of each type.
+#[derive(Default)]
+pub struct Parts(HashMap<TypeId, Box<dyn Any>>);
+
+impl Parts {
+    /// The state of feature `T`, made on first use.
+    pub fn get<T: Default + 'static>(&mut self) -> &mut T {
+        self.0
+            .entry(TypeId::of::<T>())
+            .or_insert_with(|| Box::new(T::default()))
+            .downcast_mut()
+            .expect("a part is stored under its own type")
+    }
+
+    /// The state of feature `T` if it was ever used.
+    pub fn peek<T: 'static>(&self) -> Option<&T> {
+        self.0.get(&TypeId::of::<T>())?.downcast_ref()
+    }
+
+    /// Forgets every feature's state (another tree was opened).
+    pub(super) fn clear(&mut self) {
+        self.0.clear();
+    }
+}
+
+/// What a feature may use of the app besides its own state.
+pub struct Cx<'a> {
+    /// The open tree, if any.
+    pub workspace: Option<&'a Workspace>,
+    /// Requests to the views (show a tab, reveal a node).
+    pub nav: &'a mut NavQueue,
+    jobs: &'a Jobs<App>,
+    generation: u64,
+}
+
+impl Cx<'_> {
+    /// Runs `work` on a thread of its own; what it sends is applied to feature `T`'s state,
+    /// unless another tree was opened meanwhile or the message says it is stale.
+    pub fn spawn<T: Default + 'static>(&self, work: impl FnOnce(&PartOutbox<T>) + Send + 'static) {
+        let generation = self.generation;
+        self.jobs.spawn(move |out| {
+            work(&PartOutbox {
+                out: out.clone(),
+                generation,
+                _part: PhantomData,
+            })
+        });
+    }
+}
+
+/// Where a feature's job sends its messages.
+pub struct PartOutbox<T> {
+    out: Outbox<App>,
+    generation: u64,
+    _part: PhantomData<fn(T)>,
+}
+
+impl<T: Default + 'static> PartOutbox<T> {
+    pub fn send<M: Apply<T>>(&self, message: M) {
+        self.out.send(ToPart {
+            message,
+            generation: self.generation,
+            _part: PhantomData::<fn(T)>,
+        });
+    }
+}
+
+/// A feature's message on its way through the app's one channel.
+struct ToPart<T, M> {
+    message: M,
+    generation: u64,
+    _part: PhantomData<fn(T)>,
+}
+
+impl<T: Default + 'static, M: Apply<T>> Apply<App> for ToPart<T, M> {
+    fn is_current(&self, app: &App) -> bool {
+        self.generation == app.generation
+            && app
+                .parts
+                .peek::<T>()
+                .is_some_and(|s| self.message.is_current(s))
+    }
+
+    fn apply(self, app: &mut App) {
+        self.message.apply(app.parts.get::<T>());
+    }
+}
+
+impl App {
+    /// Feature `T`'s state and the context its commands take.
+    pub fn part<T: Default + 'static>(&mut self) -> (&mut T, Cx<'_>) {
+        let cx = Cx {
+            workspace: self.workspace.as_ref(),
+            nav: &mut self.nav,
+            jobs: &self.jobs,
+            generation: self.generation,
+        };
+        (self.parts.get::<T>(), cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[derive(Default)]
+    struct Counter {
+        asked: u32,
+        got: Vec<u32>,
+    }
+
+    /// An answer to request `.0`, carrying `.1`.
+    struct Got(u32, u32);
+
+    impl Apply<Counter> for Got {
+        fn is_current(&self, s: &Counter) -> bool {
+            self.0 == s.asked
+        }
+        fn apply(self, s: &mut Counter) {
+            s.got.push(self.1);
+        }
+    }
+
+    #[test]
+    fn a_parts_work_comes_back_to_it_and_stale_answers_are_dropped() {
+        let mut app = App::new();
+        let (c, cx) = app.part::<Counter>();
+        c.asked = 1;
+        cx.spawn::<Counter>(|out| out.send(Got(1, 10)));
+        // Computed for a request the feature no longer waits for.
+        cx.spawn::<Counter>(|out| out.send(Got(0, 20)));
+        assert!(app.wait_idle(Duration::from_secs(10)));
+        assert_eq!(
+            app.parts.peek::<Counter>().map(|c| c.got.clone()),
+            Some(vec![10])
+        );
+        // Started before another tree was opened: dropped, whatever it says.
+        let (_, cx) = app.part::<Counter>();
+        cx.spawn::<Counter>(|out| {
+            std::thread::sleep(Duration::from_millis(50));
+            out.send(Got(1, 30));
+        });
+        app.generation += 1;
+        assert!(app.wait_idle(Duration::from_secs(10)));
+        assert_eq!(
+            app.parts.peek::<Counter>().map(|c| c.got.clone()),
+            Some(vec![10])
+        );
+    }
+}
