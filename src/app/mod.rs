@@ -11,6 +11,7 @@ pub mod jobs;
 pub mod live;
 pub mod loading;
 pub mod logs;
+pub mod modules;
 pub mod msprobe_links;
 pub mod nav;
 pub mod part;

@@ -7,6 +7,7 @@ mod accuracy;
 pub(super) mod autotune_view;
 pub(super) mod compiles_view;
 pub(super) mod graph_view;
+mod modules;
 mod problems;
 pub(super) mod ranks_view;
 pub(super) mod run_panel;
@@ -29,6 +30,7 @@ fn registry() -> Vec<Box<dyn Tab>> {
         Box::new(run_panel::RunPanelState::default()),
         Box::new(accuracy::AccuracyTab::default()),
         Box::new(problems::ProblemsTab::default()),
+        Box::new(modules::ModulesTab),
     ]
 }
 
