@@ -1,9 +1,10 @@
 //! AscendC autotune candidates per fused kernel (issue 9): the report of the opened folder,
 //! built in the background the first time the view asks for it, and log text pasted by the
-//! user (or handed over by a runner's console) joined on top of it.
+//! user (or handed over by a runner's console) joined on top of it. A feature that owns its
+//! state (`app::part`).
 
-use super::App;
 use super::jobs::Apply;
+use super::part::Cx;
 use crate::model::autotune::AutotuneReport;
 use crate::model::output_code::OutputCodeIndex;
 use crate::sources::read;
@@ -55,46 +56,40 @@ pub enum AutotuneMsg {
     },
 }
 
-impl App {
+impl AutotuneState {
     /// Builds the report for the open workspace unless it is already built (or building).
     /// Cheap to call every frame.
-    pub fn ensure_autotune(&mut self) {
-        let key = self.workspace_key();
-        if key.is_none() && self.autotune.pasted.is_none() {
+    pub fn ensure(&mut self, cx: &Cx) {
+        let key = workspace_key(cx);
+        if key.is_none() && self.pasted.is_none() {
             return;
         }
-        if self.autotune.built_for.as_ref() == Some(&key) {
+        if self.built_for.as_ref() == Some(&key) {
             return;
         }
-        self.autotune.built_for = Some(key);
-        self.rebuild_autotune();
+        self.built_for = Some(key);
+        self.rebuild(cx);
     }
 
     /// Joins `text` (log lines copied from a console) with the open folder's evidence;
     /// empty text drops what was pasted before.
-    pub fn paste_autotune_log(&mut self, text: &str) {
-        self.autotune.pasted = (!text.trim().is_empty()).then(|| Arc::new(text.to_string()));
-        self.autotune.built_for = Some(self.workspace_key());
-        self.rebuild_autotune();
-    }
-
-    fn workspace_key(&self) -> WorkspaceKey {
-        self.workspace
-            .as_ref()
-            .map(|ws| (ws.index.root.clone(), ws.index.files_seen))
+    pub fn paste_log(&mut self, cx: &Cx, text: &str) {
+        self.pasted = (!text.trim().is_empty()).then(|| Arc::new(text.to_string()));
+        self.built_for = Some(workspace_key(cx));
+        self.rebuild(cx);
     }
 
     /// Reads one of a kernel's files for the code viewer (in the background).
-    pub fn open_kernel_file(&mut self, path: &std::path::Path) {
-        if self.autotune.file.as_ref().is_some_and(|f| f.path == path) {
+    pub fn open_kernel_file(&mut self, cx: &Cx, path: &std::path::Path) {
+        if self.file.as_ref().is_some_and(|f| f.path == path) {
             return;
         }
-        self.autotune.file = Some(KernelFile {
+        self.file = Some(KernelFile {
             path: path.to_path_buf(),
             code: super::Loading::Loading,
         });
         let path = path.to_path_buf();
-        self.jobs.spawn(move |out| {
+        cx.spawn::<AutotuneState>(move |out| {
             let result = read::read_text(&path)
                 .map(|t| Arc::new(OutputCodeIndex::new(&t.text)))
                 .map_err(|e| e.to_string());
@@ -103,22 +98,16 @@ impl App {
     }
 
     pub fn close_kernel_file(&mut self) {
-        self.autotune.file = None;
+        self.file = None;
     }
 
-    /// Shows a fused FX node in the post-grad graph it belongs to.
-    pub fn reveal_fused_node(&mut self, post_grad: &std::path::Path, node: &str) {
-        self.select_graph(post_grad);
-        self.reveal_node(node.to_string());
-    }
-
-    fn rebuild_autotune(&mut self) {
-        self.autotune.request += 1;
-        self.autotune.loading = true;
-        let request = self.autotune.request;
-        let index = self.workspace.as_ref().map(|ws| ws.index.clone());
-        let pasted = self.autotune.pasted.clone();
-        self.jobs.spawn(move |out| {
+    fn rebuild(&mut self, cx: &Cx) {
+        self.request += 1;
+        self.loading = true;
+        let request = self.request;
+        let index = cx.workspace.map(|ws| ws.index.clone());
+        let pasted = self.pasted.clone();
+        cx.spawn::<AutotuneState>(move |out| {
             let report = crate::pipeline::autotune::build_report(
                 index.as_ref(),
                 pasted.as_deref().map(String::as_str),
@@ -131,24 +120,27 @@ impl App {
     }
 }
 
-impl Apply<App> for AutotuneMsg {
-    fn is_current(&self, app: &App) -> bool {
+fn workspace_key(cx: &Cx) -> WorkspaceKey {
+    cx.workspace
+        .map(|ws| (ws.index.root.clone(), ws.index.files_seen))
+}
+
+impl Apply<AutotuneState> for AutotuneMsg {
+    fn is_current(&self, state: &AutotuneState) -> bool {
         match self {
-            AutotuneMsg::Report { request, .. } => *request == app.autotune.request,
-            AutotuneMsg::File { path, .. } => {
-                app.autotune.file.as_ref().is_some_and(|f| &f.path == path)
-            }
+            AutotuneMsg::Report { request, .. } => *request == state.request,
+            AutotuneMsg::File { path, .. } => state.file.as_ref().is_some_and(|f| &f.path == path),
         }
     }
 
-    fn apply(self, app: &mut App) {
+    fn apply(self, state: &mut AutotuneState) {
         match self {
             AutotuneMsg::Report { report, .. } => {
-                app.autotune.report = Some(report);
-                app.autotune.loading = false;
+                state.report = Some(report);
+                state.loading = false;
             }
             AutotuneMsg::File { result, .. } => {
-                if let Some(f) = app.autotune.file.as_mut() {
+                if let Some(f) = state.file.as_mut() {
                     f.code = result.into();
                 }
             }

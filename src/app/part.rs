@@ -1,5 +1,6 @@
 //! Features that own their state. A feature's state is a type kept in the app's store by its
-//! type ([`Parts`]), created on first use: the app has no field for it. Its background work
+//! type ([`Parts`]), created on first use and kept across opens (it keys what it shows on what
+//! it was made for): the app has no field for it. Its background work
 //! answers with its own messages (`Apply<ItsState>`), routed back to it here, and its commands
 //! are methods of its state that take a narrow context ([`Cx`]: the open workspace, the
 //! navigation queue, a way to start work) instead of the whole app. A feature written this way
@@ -31,11 +32,6 @@ impl Parts {
     /// The state of feature `T` if it was ever used.
     pub fn peek<T: 'static>(&self) -> Option<&T> {
         self.0.get(&TypeId::of::<T>())?.downcast_ref()
-    }
-
-    /// Forgets every feature's state (another tree was opened).
-    pub(super) fn clear(&mut self) {
-        self.0.clear();
     }
 }
 
@@ -103,6 +99,11 @@ impl<T: Default + 'static, M: Apply<T>> Apply<App> for ToPart<T, M> {
 }
 
 impl App {
+    /// Feature `T`'s state if it was ever used (for reading it where the app is not mutable).
+    pub fn peek<T: 'static>(&self) -> Option<&T> {
+        self.parts.peek::<T>()
+    }
+
     /// Feature `T`'s state and the context its commands take.
     pub fn part<T: Default + 'static>(&mut self) -> (&mut T, Cx<'_>) {
         let cx = Cx {

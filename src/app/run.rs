@@ -351,7 +351,8 @@ impl App {
         );
         self.run.history.truncate(PAST_RUNS);
         if let Some(text) = autotune {
-            self.paste_autotune_log(&text);
+            let (state, cx) = self.part::<super::autotune::AutotuneState>();
+            state.paste_log(&cx, &text);
         }
     }
 }

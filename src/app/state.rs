@@ -32,7 +32,6 @@ pub struct App {
     /// Layouts already computed, by phase key: coming back to a phase is instant.
     pub timeline: super::timeline::TimelineState,
     pub tensors: super::tensors::TensorsState,
-    pub autotune: super::autotune::AutotuneState,
     /// (layout, passes it covers).
     pub(super) layouts: HashMap<PathBuf, (Arc<PhaseLayout>, usize)>,
     pub live: super::live::Live,
@@ -266,7 +265,6 @@ impl App {
                 self.phase = None;
                 self.log = None;
                 self.layouts.clear();
-                self.parts.clear();
                 let first = index.default_graph().map(Path::to_path_buf);
                 self.workspace = Some(Workspace {
                     index,

@@ -336,6 +336,9 @@ fn autotune_lines_a_run_prints_reach_the_autotune_view() {
         std::thread::sleep(Duration::from_millis(10));
     }
     assert!(app.wait_idle(Duration::from_secs(30)));
-    let report = app.autotune.report.clone().expect("an autotune report");
+    let report = app
+        .peek::<fxray::app::autotune::AutotuneState>()
+        .and_then(|a| a.report.clone())
+        .expect("an autotune report");
     assert!(!report.kernels.is_empty());
 }

@@ -29,7 +29,13 @@ fn autotune_tab(case: &str) -> Harness<'static, Fxray> {
 fn selecting_a_kernel_charts_its_candidates_with_the_winner() {
     let mut h = autotune_tab("topn");
     h.get_by_label_contains("3 fused kernels");
-    assert_eq!(h.state().app.autotune.builds(), 1);
+    assert_eq!(
+        h.state()
+            .app
+            .peek::<fxray::app::autotune::AutotuneState>()
+            .map(|a| a.builds()),
+        Some(1)
+    );
     // The first kernel is selected by default: gelu's add/erf/mul, candidate #1 won.
     let chart = h.state().view.autotune().chart().cloned().expect("a chart");
     assert!(chart.kernel.starts_with("autofused_add_erf_mul_"));
@@ -59,7 +65,12 @@ fn kernel_files_open_in_the_code_viewer() {
     let mut h = autotune_tab("topn");
     h.get_by_label("asc_graph.py").click();
     settle(&mut h);
-    let file = h.state().app.autotune.file.as_ref().expect("a file open");
+    let file = h
+        .state()
+        .app
+        .peek::<fxray::app::autotune::AutotuneState>()
+        .and_then(|a| a.file.as_ref())
+        .expect("a file open");
     assert!(file.path.ends_with("asc_graph.py"));
     assert!(file.code.ready().is_some(), "read: {:?}", file.code.error());
     h.get_by_label_contains("graph = ascir.HintGraph('autofused_add_erf_mul_");
@@ -121,7 +132,9 @@ fn pasted_log_without_a_folder() {
 #[test]
 fn odd_pasted_text_renders_every_kernel() {
     let mut app = App::new();
-    app.paste_autotune_log(
+    let (autotune, cx) = app.part::<fxray::app::autotune::AutotuneState>();
+    autotune.paste_log(
+        &cx,
         "Kernel /c/autofused_ü_éééééééééééééééé/static_kernel/ééééééééééééééé/kernel.so: Timing = 1 us\n\
          Autotune completed /c/autofused_z_0/x, best kernel index: 5, detail:\n\
          Kernel /c/autofused_z_0/x/static_kernel/k/kernel.so: Timing = nan us\n\
@@ -129,7 +142,8 @@ fn odd_pasted_text_renders_every_kernel() {
     );
     assert!(app.wait_idle(crate::common::ui::WAIT));
     let names: Vec<String> = app
-        .autotune
+        .peek::<fxray::app::autotune::AutotuneState>()
+        .unwrap()
         .report
         .as_ref()
         .unwrap()

@@ -355,7 +355,8 @@ fn the_app_and_every_command_leave_the_viewed_tree_byte_for_byte_unchanged() {
     app.open_trace_file(&capture);
     app.attach_dump(&dump);
     app.reveal_node("mul_1".into());
-    app.paste_autotune_log("");
+    let (autotune, cx) = app.part::<fxray::app::autotune::AutotuneState>();
+    autotune.paste_log(&cx, "");
     assert!(app.wait_idle(crate::common::ui::WAIT));
     drop(app);
     // Every command that reads a folder, run on the same tree.

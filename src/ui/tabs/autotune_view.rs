@@ -6,6 +6,7 @@
 //! nodes its name lists, and what evidence is missing. Log text can be pasted in.
 
 use crate::app::App;
+use crate::app::autotune::AutotuneState;
 use crate::model::autotune::{AutotuneReport, FusedKernel};
 use crate::ui::code_view::{CodeViewState, text_body};
 use egui::RichText;
@@ -65,15 +66,18 @@ impl crate::ui::tab::Tab for AutotuneViewState {
 }
 
 fn show(app: &mut App, state: &mut AutotuneViewState, ui: &mut egui::Ui) {
-    app.ensure_autotune();
+    {
+        let (a, cx) = app.part::<AutotuneState>();
+        a.ensure(&cx);
+    }
     toolbar(app, state, ui);
     if state.paste_open {
         paste_box(app, state, ui);
     }
     kernel_file_window(app, state, ui.ctx());
-    let Some(report) = app.autotune.report.clone() else {
+    let Some(report) = autotune(app).report.clone() else {
         state.chart = None;
-        if app.autotune.loading {
+        if autotune(app).loading {
             crate::ui::loading::busy(ui, "Looking for autotune evidence…");
         } else {
             ui.weak("Open a folder, or paste inductor_asc log lines.");
@@ -116,7 +120,7 @@ fn show(app: &mut App, state: &mut AutotuneViewState, ui: &mut egui::Ui) {
 
 fn toolbar(app: &mut App, state: &mut AutotuneViewState, ui: &mut egui::Ui) {
     ui.horizontal(|ui| {
-        match &app.autotune.report {
+        match &autotune(app).report {
             Some(r) => {
                 let s = &r.sources;
                 ui.label(format!("{} fused kernels", r.kernels.len()));
@@ -135,11 +139,11 @@ fn toolbar(app: &mut App, state: &mut AutotuneViewState, ui: &mut egui::Ui) {
                 ui.label("Autotune");
             }
         }
-        if app.autotune.loading {
+        if autotune(app).loading {
             crate::ui::loading::busy(ui, "");
         }
         ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
-            let label = if app.autotune.pasted.is_some() {
+            let label = if autotune(app).pasted.is_some() {
                 "Pasted log ✓"
             } else {
                 "Paste log…"
@@ -167,12 +171,18 @@ fn paste_box(app: &mut App, state: &mut AutotuneViewState, ui: &mut egui::Ui) {
             });
         ui.horizontal(|ui| {
             if ui.button("Join pasted log").clicked() {
-                app.paste_autotune_log(&state.paste_text);
+                {
+                    let (a, cx) = app.part::<AutotuneState>();
+                    a.paste_log(&cx, &state.paste_text);
+                }
                 state.paste_open = false;
             }
-            if app.autotune.pasted.is_some() && ui.button("Forget pasted log").clicked() {
+            if autotune(app).pasted.is_some() && ui.button("Forget pasted log").clicked() {
                 state.paste_text.clear();
-                app.paste_autotune_log("");
+                {
+                    let (a, cx) = app.part::<AutotuneState>();
+                    a.paste_log(&cx, "");
+                }
             }
         });
     });
@@ -430,7 +440,10 @@ fn side(app: &mut App, k: &FusedKernel, ui: &mut egui::Ui) {
                         Some(p) => {
                             let r = ui.link(RichText::new(key).monospace());
                             if r.clicked() {
-                                app.open_kernel_file(p);
+                                {
+                                    let (a, cx) = app.part::<AutotuneState>();
+                                    a.open_kernel_file(&cx, p);
+                                }
                             }
                             r
                         }
@@ -471,7 +484,10 @@ fn side(app: &mut App, k: &FusedKernel, ui: &mut egui::Ui) {
                     .clicked()
                     && let Some(p) = &k.post_grad
                 {
-                    app.reveal_fused_node(p, n);
+                    {
+                        app.select_graph(p);
+                        app.reveal_node(n.to_string());
+                    }
                     app.nav
                         .push(crate::app::Nav::ShowTab(crate::app::TabId::GRAPH));
                 }
@@ -491,7 +507,10 @@ fn side(app: &mut App, k: &FusedKernel, ui: &mut egui::Ui) {
                 .on_hover_text(f.display().to_string())
                 .clicked()
             {
-                app.open_kernel_file(f);
+                {
+                    let (a, cx) = app.part::<AutotuneState>();
+                    a.open_kernel_file(&cx, f);
+                }
             }
         }
     }
@@ -509,7 +528,7 @@ fn side(app: &mut App, k: &FusedKernel, ui: &mut egui::Ui) {
 }
 
 fn kernel_file_window(app: &mut App, state: &mut AutotuneViewState, ctx: &egui::Context) {
-    let Some(file) = &app.autotune.file else {
+    let Some(file) = &autotune(app).file else {
         return;
     };
     let title = file
@@ -531,6 +550,11 @@ fn kernel_file_window(app: &mut App, state: &mut AutotuneViewState, ctx: &egui::
             }
         });
     if !open {
-        app.close_kernel_file();
+        autotune(app).close_kernel_file();
     }
+}
+
+/// The feature's state (`app::autotune`, a part of the app).
+fn autotune(app: &mut App) -> &mut AutotuneState {
+    app.part::<AutotuneState>().0
 }
