@@ -29,6 +29,11 @@ pub struct AutotuneState {
     pub file: Option<KernelFile>,
 }
 
+/// The report is remade for each tree; what was pasted stays.
+impl super::part::Feature for AutotuneState {
+    const OF_THE_TREE: bool = false;
+}
+
 impl AutotuneState {
     /// How many times a report was asked for (a report is built once per folder state).
     pub fn builds(&self) -> u64 {

@@ -1,7 +1,9 @@
-//! A log file opened in the logs panel, parsed in the background.
+//! A log file opened in the logs panel, parsed in the background. A feature that owns its
+//! state (`app::part`): it is about the open tree, so opening another drops it.
 
+use super::Loading;
 use super::jobs::Apply;
-use super::{App, Loading};
+use super::part::{Cx, Feature};
 use crate::model::log::ParsedLog;
 use crate::sources::{debug_log, read};
 use std::path::{Path, PathBuf};
@@ -13,18 +15,26 @@ pub struct LogView {
     pub log: Loading<Arc<ParsedLog>>,
 }
 
-impl App {
+/// The log on screen, if any.
+#[derive(Default)]
+pub struct LogState {
+    pub view: Option<LogView>,
+}
+
+impl Feature for LogState {}
+
+impl LogState {
     /// Opens a log file in the logs panel (parsed in the background).
-    pub fn open_log(&mut self, path: &Path) {
-        if self.log.as_ref().is_some_and(|l| l.path == path) {
+    pub fn open(&mut self, cx: &Cx, path: &Path) {
+        if self.view.as_ref().is_some_and(|l| l.path == path) {
             return;
         }
-        self.log = Some(LogView {
+        self.view = Some(LogView {
             path: path.to_path_buf(),
             log: Loading::Loading,
         });
         let path = path.to_path_buf();
-        self.jobs.spawn(move |out| {
+        cx.spawn::<LogState>(move |out| {
             let result = read::read_text(&path)
                 .map(|t| Arc::new(debug_log::parse_log(&t.text)))
                 .map_err(|e| e.to_string());
@@ -34,18 +44,18 @@ impl App {
 }
 
 /// A log file, parsed, for the logs panel showing `path`.
-pub struct LogMsg {
+struct LogMsg {
     path: PathBuf,
     result: Result<Arc<ParsedLog>, String>,
 }
 
-impl Apply<App> for LogMsg {
-    fn is_current(&self, app: &App) -> bool {
-        app.log.as_ref().is_some_and(|l| l.path == self.path)
+impl Apply<LogState> for LogMsg {
+    fn is_current(&self, state: &LogState) -> bool {
+        state.view.as_ref().is_some_and(|l| l.path == self.path)
     }
 
-    fn apply(self, app: &mut App) {
-        if let Some(lv) = app.log.as_mut() {
+    fn apply(self, state: &mut LogState) {
+        if let Some(lv) = state.view.as_mut() {
             lv.log = self
                 .result
                 .map_err(|e| format!("Could not read {}: {e}", lv.path.display()))

@@ -20,6 +20,8 @@ pub struct ModulesState {
     pub report: Loading<Arc<ModuleReport>>,
 }
 
+impl super::part::Feature for ModulesState {}
+
 impl ModulesState {
     /// Makes the report of `pass` unless it is made or under way. Cheap to call every frame.
     pub fn want(&mut self, cx: &Cx, pass: &Path) {

@@ -15,23 +15,36 @@ use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::marker::PhantomData;
 
-/// The features' states, one of each type.
+/// A feature's state.
+pub trait Feature: Default + 'static {
+    /// Whether the state is about the open tree, and so dropped when another tree opens (a log
+    /// of it on screen), or is the user's and kept (a log pasted by hand).
+    const OF_THE_TREE: bool = true;
+}
+
+/// The features' states, one of each type (and whether it is about the open tree).
 #[derive(Default)]
-pub struct Parts(HashMap<TypeId, Box<dyn Any>>);
+pub struct Parts(HashMap<TypeId, (bool, Box<dyn Any>)>);
 
 impl Parts {
     /// The state of feature `T`, made on first use.
-    pub fn get<T: Default + 'static>(&mut self) -> &mut T {
+    pub fn get<T: Feature>(&mut self) -> &mut T {
         self.0
             .entry(TypeId::of::<T>())
-            .or_insert_with(|| Box::new(T::default()))
+            .or_insert_with(|| (T::OF_THE_TREE, Box::new(T::default())))
+            .1
             .downcast_mut()
             .expect("a part is stored under its own type")
     }
 
     /// The state of feature `T` if it was ever used.
     pub fn peek<T: 'static>(&self) -> Option<&T> {
-        self.0.get(&TypeId::of::<T>())?.downcast_ref()
+        self.0.get(&TypeId::of::<T>())?.1.downcast_ref()
+    }
+
+    /// Drops the states about the open tree (another one was opened).
+    pub(super) fn forget_the_tree(&mut self) {
+        self.0.retain(|_, (of_the_tree, _)| !*of_the_tree);
     }
 }
 
@@ -48,7 +61,7 @@ pub struct Cx<'a> {
 impl Cx<'_> {
     /// Runs `work` on a thread of its own; what it sends is applied to feature `T`'s state,
     /// unless another tree was opened meanwhile or the message says it is stale.
-    pub fn spawn<T: Default + 'static>(&self, work: impl FnOnce(&PartOutbox<T>) + Send + 'static) {
+    pub fn spawn<T: Feature>(&self, work: impl FnOnce(&PartOutbox<T>) + Send + 'static) {
         let generation = self.generation;
         self.jobs.spawn(move |out| {
             work(&PartOutbox {
@@ -67,7 +80,7 @@ pub struct PartOutbox<T> {
     _part: PhantomData<fn(T)>,
 }
 
-impl<T: Default + 'static> PartOutbox<T> {
+impl<T: Feature> PartOutbox<T> {
     pub fn send<M: Apply<T>>(&self, message: M) {
         self.out.send(ToPart {
             message,
@@ -84,7 +97,7 @@ struct ToPart<T, M> {
     _part: PhantomData<fn(T)>,
 }
 
-impl<T: Default + 'static, M: Apply<T>> Apply<App> for ToPart<T, M> {
+impl<T: Feature, M: Apply<T>> Apply<App> for ToPart<T, M> {
     fn is_current(&self, app: &App) -> bool {
         self.generation == app.generation
             && app
@@ -105,7 +118,7 @@ impl App {
     }
 
     /// Feature `T`'s state and the context its commands take.
-    pub fn part<T: Default + 'static>(&mut self) -> (&mut T, Cx<'_>) {
+    pub fn part<T: Feature>(&mut self) -> (&mut T, Cx<'_>) {
         let cx = Cx {
             workspace: self.workspace.as_ref(),
             nav: &mut self.nav,
@@ -126,6 +139,8 @@ mod tests {
         asked: u32,
         got: Vec<u32>,
     }
+
+    impl Feature for Counter {}
 
     /// An answer to request `.0`, carrying `.1`.
     struct Got(u32, u32);
@@ -164,5 +179,24 @@ mod tests {
             app.parts.peek::<Counter>().map(|c| c.got.clone()),
             Some(vec![10])
         );
+    }
+
+    #[derive(Default)]
+    struct Pasted(u32);
+
+    impl Feature for Pasted {
+        const OF_THE_TREE: bool = false;
+    }
+
+    #[test]
+    fn opening_a_tree_drops_what_was_about_the_last_one_and_keeps_the_users() {
+        let mut app = App::new();
+        app.part::<Counter>().0.asked = 7;
+        app.part::<Pasted>().0.0 = 7;
+        app.open(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/showcase"));
+        assert!(app.wait_idle(Duration::from_secs(60)));
+        assert!(app.workspace.is_some());
+        assert_eq!(app.part::<Counter>().0.asked, 0);
+        assert_eq!(app.part::<Pasted>().0.0, 7);
     }
 }

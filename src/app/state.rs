@@ -25,7 +25,6 @@ pub struct App {
     pub recent: Vec<PathBuf>,
     /// The phase (or single graph) on screen.
     pub phase: Option<PhaseState>,
-    pub log: Option<super::logs::LogView>,
     pub text_diff: Option<super::text_diff::TextDiffView>,
     /// The last finished action worth telling the user about ("exported to …").
     pub notice: Option<String>,
@@ -263,8 +262,8 @@ impl App {
                     self.remember(p);
                 }
                 self.phase = None;
-                self.log = None;
                 self.layouts.clear();
+                self.parts.forget_the_tree();
                 let first = index.default_graph().map(Path::to_path_buf);
                 self.workspace = Some(Workspace {
                     index,

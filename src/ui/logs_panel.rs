@@ -6,6 +6,7 @@
 //! only when the log or the filter changes; only visible rows are laid out.
 
 use super::code_view::contains_ignore_case;
+use crate::app::logs::LogState;
 use crate::app::phase::{PhaseState, find_node};
 use crate::app::{App, Workspace};
 use crate::model::index::{LogKind, Run};
@@ -149,7 +150,7 @@ pub fn show(app: &mut App, state: &mut LogsPanelState, ui: &mut egui::Ui) {
     }
     ui.horizontal(|ui| pick_log(app, ui));
     let Some(ws) = &app.workspace else { return };
-    let Some(lv) = &app.log else {
+    let Some(lv) = app.peek::<LogState>().and_then(|s| s.view.as_ref()) else {
         ui.weak("This run has no log files.");
         return;
     };
@@ -182,12 +183,14 @@ pub fn show(app: &mut App, state: &mut LogsPanelState, ui: &mut egui::Ui) {
 fn pick_log(app: &mut App, ui: &mut egui::Ui) {
     let Some(ws) = &app.workspace else { return };
     let run = current_run(ws, app.phase.as_ref());
-    let mut pick = log_picker(ui, run, app.log.as_ref().map(|l| l.path.as_path()));
-    if app.log.is_none() {
+    let open = app.peek::<LogState>().and_then(|s| s.view.as_ref());
+    let mut pick = log_picker(ui, run, open.map(|l| l.path.as_path()));
+    if open.is_none() {
         pick = pick.or_else(|| run.and_then(default_log));
     }
     if let Some(p) = pick {
-        app.open_log(&p);
+        let (log, cx) = app.part::<LogState>();
+        log.open(&cx, &p);
     }
 }
 

@@ -59,7 +59,8 @@ pub fn show(app: &mut App, view: &mut ViewState, tabs: &mut super::tabs::Tabs, u
     match click {
         Some(Click::Graph(p)) => app.select_graph(&p),
         Some(Click::Log(p)) => {
-            app.open_log(&p);
+            let (log, cx) = app.part::<crate::app::logs::LogState>();
+            log.open(&cx, &p);
             view.show_logs = true;
         }
         Some(Click::Capture(p)) => {

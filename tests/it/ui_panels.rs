@@ -214,7 +214,12 @@ fn logs_harness() -> Harness<'static, Fxray> {
 #[test]
 fn logs_panel_lists_debug_log_and_filters_by_level() {
     let mut h = logs_harness();
-    let log = h.state().app.log.as_ref().map(|l| l.path.clone());
+    let log = h
+        .state()
+        .app
+        .peek::<fxray::app::logs::LogState>()
+        .and_then(|s| s.view.as_ref())
+        .map(|l| l.path.clone());
     assert!(
         log.is_some_and(|p| p.ends_with("npugraph_ex/debug.log")),
         "debug.log auto-opened"

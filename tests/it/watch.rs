@@ -346,7 +346,8 @@ fn the_app_and_every_command_leave_the_viewed_tree_byte_for_byte_unchanged() {
     let log = app.workspace.as_ref().unwrap().index.runs[0].logs[0]
         .path
         .clone();
-    app.open_log(&log);
+    let (logs, cx) = app.part::<fxray::app::logs::LogState>();
+    logs.open(&cx, &log);
     assert!(app.wait_idle(crate::common::ui::WAIT));
     // …a capture's timeline, the dumped tensors of a node, the autotune report.
     let ws = app.workspace.as_ref().unwrap();
