@@ -156,6 +156,17 @@ impl PhaseState {
         self.passes.get(self.current).map(|p| p.path.as_path())
     }
 
+    /// The graph files a text diff of the pass on screen compares: its A (the graph it is
+    /// compared with, else the pass before), then the pass itself.
+    pub fn text_diff_pair(&self) -> Option<(PathBuf, PathBuf)> {
+        let b = self.current_path()?.to_path_buf();
+        let a = match &self.compare {
+            Some(c) if c.b_pass == self.current => c.a_path.clone(),
+            _ => self.passes.get(self.current.checked_sub(1)?)?.path.clone(),
+        };
+        Some((a, b))
+    }
+
     pub fn all_loaded(&self) -> bool {
         self.files
             .iter()

@@ -25,7 +25,6 @@ pub struct App {
     pub recent: Vec<PathBuf>,
     /// The phase (or single graph) on screen.
     pub phase: Option<PhaseState>,
-    pub text_diff: Option<super::text_diff::TextDiffView>,
     /// The last finished action worth telling the user about ("exported to …").
     pub notice: Option<String>,
     /// Layouts already computed, by phase key: coming back to a phase is instant.

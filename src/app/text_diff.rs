@@ -1,6 +1,9 @@
-//! The text diff of two graph files (A, then the pass on screen), for the text diff view.
+//! The text diff of two graph files (A, then the pass on screen), for the text diff view. A
+//! feature that owns its state (`app::part`).
 
-use super::{App, Loading};
+use super::Loading;
+use super::jobs::Apply;
+use super::part::{Cx, Feature};
 use crate::sources::read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -12,26 +15,23 @@ pub struct TextDiffView {
     pub lines: Loading<Arc<Vec<crate::analysis::diff::TextDiffLine>>>,
 }
 
-impl App {
-    /// Opens the text diff of the compared graphs (A → the pass on screen).
-    pub fn open_text_diff(&mut self) {
-        let Some(ph) = &self.phase else { return };
-        let Some(b) = ph.current_path().map(Path::to_path_buf) else {
-            return;
-        };
-        let a = match &ph.compare {
-            Some(c) if c.b_pass == ph.current => c.a_path.clone(),
-            _ => match ph.current.checked_sub(1) {
-                Some(prev) => ph.passes[prev].path.clone(),
-                None => return,
-            },
-        };
-        self.text_diff = Some(TextDiffView {
+/// The diff on screen, if any.
+#[derive(Default)]
+pub struct TextDiff {
+    pub shown: Option<TextDiffView>,
+}
+
+impl Feature for TextDiff {}
+
+impl TextDiff {
+    /// Diffs graph file `a` against `b` (in the background).
+    pub fn open(&mut self, cx: &Cx, a: PathBuf, b: PathBuf) {
+        self.shown = Some(TextDiffView {
             a: a.clone(),
             b: b.clone(),
             lines: Loading::Loading,
         });
-        self.jobs.spawn(move |out| {
+        cx.spawn::<TextDiff>(move |out| {
             let read = |p: &Path| {
                 read::read_text(p)
                     .map(|t| t.text)
@@ -46,21 +46,22 @@ impl App {
 }
 
 /// The text diff of graph files `a` and `b`.
-pub struct TextDiffMsg {
+struct TextDiffMsg {
     a: PathBuf,
     b: PathBuf,
     result: Result<Arc<Vec<crate::analysis::diff::TextDiffLine>>, String>,
 }
 
-impl super::jobs::Apply<App> for TextDiffMsg {
-    fn is_current(&self, app: &App) -> bool {
-        app.text_diff
+impl Apply<TextDiff> for TextDiffMsg {
+    fn is_current(&self, state: &TextDiff) -> bool {
+        state
+            .shown
             .as_ref()
             .is_some_and(|t| t.a == self.a && t.b == self.b)
     }
 
-    fn apply(self, app: &mut App) {
-        if let Some(t) = app.text_diff.as_mut() {
+    fn apply(self, state: &mut TextDiff) {
+        if let Some(t) = state.shown.as_mut() {
             t.lines = self.result.into();
         }
     }

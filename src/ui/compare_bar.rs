@@ -86,7 +86,7 @@ pub fn show(
             app.compare_with(a);
         }
         Some(Action::TextDiff) => {
-            app.open_text_diff();
+            super::text_diff_view::open(app);
             *show_text_diff = true;
         }
         Some(Action::Find(q)) => app.find_first_pass(q),

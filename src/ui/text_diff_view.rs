@@ -1,4 +1,4 @@
-//! The text diff window: the line diff of the two graph files being compared (`app.text_diff`),
+//! The text diff window: the line diff of the two graph files being compared (`app::text_diff`),
 //! unified or side by side, unchanged stretches folded to 3 lines of context, old and new line
 //! numbers, deleted lines red and inserted lines green with the changed words in a stronger tint.
 //!
@@ -9,6 +9,7 @@ use super::palette::{ADDED, REMOVED};
 use crate::analysis::diff::{LineTag, TextDiffLine, hunks};
 use crate::app::App;
 use crate::app::phase::PhaseState;
+use crate::app::text_diff::TextDiff;
 use egui::text::{LayoutJob, TextFormat};
 use egui::{Color32, RichText, UiBuilder};
 use std::ops::Range;
@@ -170,14 +171,14 @@ pub fn window(app: &mut App, state: &mut TextDiffState, open: &mut bool, ctx: &e
 }
 
 fn contents(app: &mut App, state: &mut TextDiffState, ui: &mut egui::Ui) {
-    let Some(td) = &app.text_diff else {
+    let Some(td) = app.peek::<TextDiff>().and_then(|t| t.shown.as_ref()) else {
         ui.weak("Nothing to diff yet: use \"Text diff\" above the graph.");
         return;
     };
     let (a, b) = (td.a.clone(), td.b.clone());
     header(ui, &a, &b);
     // The pass on screen moved on: offer to diff what is shown now.
-    let wanted = app.phase.as_ref().and_then(expected_pair);
+    let wanted = app.phase.as_ref().and_then(PhaseState::text_diff_pair);
     if let Some((wa, wb)) = wanted
         && (wa != a || wb != b)
     {
@@ -190,11 +191,13 @@ fn contents(app: &mut App, state: &mut TextDiffState, ui: &mut egui::Ui) {
             update = ui.button("Diff what is on screen").clicked();
         });
         if update {
-            app.open_text_diff();
+            open(app);
             return;
         }
     }
-    let Some(td) = &app.text_diff else { return };
+    let Some(td) = app.peek::<TextDiff>().and_then(|t| t.shown.as_ref()) else {
+        return;
+    };
     let Some(lines) = super::loading::show(ui, &td.lines, "diffing the files…").cloned() else {
         return;
     };
@@ -239,14 +242,12 @@ fn contents(app: &mut App, state: &mut TextDiffState, ui: &mut egui::Ui) {
     }
 }
 
-/// The A and B files `open_text_diff` would diff now.
-fn expected_pair(ph: &PhaseState) -> Option<(PathBuf, PathBuf)> {
-    let b = ph.current_path()?.to_path_buf();
-    let a = match &ph.compare {
-        Some(c) if c.b_pass == ph.current => c.a_path.clone(),
-        _ => ph.passes.get(ph.current.checked_sub(1)?)?.path.clone(),
-    };
-    Some((a, b))
+/// Diffs what is on screen: the pass and its A.
+pub(super) fn open(app: &mut App) {
+    if let Some((a, b)) = app.phase.as_ref().and_then(PhaseState::text_diff_pair) {
+        let (diff, cx) = app.part::<TextDiff>();
+        diff.open(&cx, a, b);
+    }
 }
 
 /// `A <path>` over `B <path>`, paths shown from where they differ.
