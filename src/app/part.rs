@@ -1,6 +1,6 @@
 //! Features that own their state. A feature's state is a type kept in the app's store by its
-//! type ([`Parts`]), created on first use and kept across opens (it keys what it shows on what
-//! it was made for): the app has no field for it. Its background work
+//! type ([`Parts`]), created on first use and dropped when another tree opens unless it is the
+//! user's ([`Feature::OF_THE_TREE`]): the app has no field for it. Its background work
 //! answers with its own messages (`Apply<ItsState>`), routed back to it here, and its commands
 //! are methods of its state that take a narrow context ([`Cx`]: the open workspace, the
 //! navigation queue, a way to start work) instead of the whole app. A feature written this way
@@ -55,18 +55,16 @@ pub struct Cx<'a> {
     /// Requests to the views (show a tab, reveal a node).
     pub nav: &'a mut NavQueue,
     jobs: &'a Jobs<App>,
-    generation: u64,
 }
 
 impl Cx<'_> {
-    /// Runs `work` on a thread of its own; what it sends is applied to feature `T`'s state,
-    /// unless another tree was opened meanwhile or the message says it is stale.
+    /// Runs `work` on a thread of its own; what it sends is applied to feature `T`'s state when
+    /// the message says it is still current there (a state dropped with its tree, or asked
+    /// for something else since, says it is not).
     pub fn spawn<T: Feature>(&self, work: impl FnOnce(&PartOutbox<T>) + Send + 'static) {
-        let generation = self.generation;
         self.jobs.spawn(move |out| {
             work(&PartOutbox {
                 out: out.clone(),
-                generation,
                 _part: PhantomData,
             })
         });
@@ -76,7 +74,6 @@ impl Cx<'_> {
 /// Where a feature's job sends its messages.
 pub struct PartOutbox<T> {
     out: Outbox<App>,
-    generation: u64,
     _part: PhantomData<fn(T)>,
 }
 
@@ -84,7 +81,6 @@ impl<T: Feature> PartOutbox<T> {
     pub fn send<M: Apply<T>>(&self, message: M) {
         self.out.send(ToPart {
             message,
-            generation: self.generation,
             _part: PhantomData::<fn(T)>,
         });
     }
@@ -93,17 +89,14 @@ impl<T: Feature> PartOutbox<T> {
 /// A feature's message on its way through the app's one channel.
 struct ToPart<T, M> {
     message: M,
-    generation: u64,
     _part: PhantomData<fn(T)>,
 }
 
 impl<T: Feature, M: Apply<T>> Apply<App> for ToPart<T, M> {
     fn is_current(&self, app: &App) -> bool {
-        self.generation == app.generation
-            && app
-                .parts
-                .peek::<T>()
-                .is_some_and(|s| self.message.is_current(s))
+        app.parts
+            .peek::<T>()
+            .is_some_and(|s| self.message.is_current(s))
     }
 
     fn apply(self, app: &mut App) {
@@ -123,7 +116,6 @@ impl App {
             workspace: self.workspace.as_ref(),
             nav: &mut self.nav,
             jobs: &self.jobs,
-            generation: self.generation,
         };
         (self.parts.get::<T>(), cx)
     }
@@ -167,17 +159,18 @@ mod tests {
             app.parts.peek::<Counter>().map(|c| c.got.clone()),
             Some(vec![10])
         );
-        // Started before another tree was opened: dropped, whatever it says.
+        // Its state dropped with its tree before the answer came: the new state never asked.
         let (_, cx) = app.part::<Counter>();
         cx.spawn::<Counter>(|out| {
             std::thread::sleep(Duration::from_millis(50));
             out.send(Got(1, 30));
         });
-        app.generation += 1;
+        app.parts.forget_the_tree();
+        app.part::<Counter>();
         assert!(app.wait_idle(Duration::from_secs(10)));
         assert_eq!(
             app.parts.peek::<Counter>().map(|c| c.got.clone()),
-            Some(vec![10])
+            Some(vec![])
         );
     }
 

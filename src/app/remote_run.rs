@@ -28,7 +28,7 @@ impl Drop for RemoteRun {
 
 /// The server of `spec`'s script, when it is a remote path.
 pub fn host_of(spec: &RunSpec) -> Option<target::Host> {
-    target::split(&spec.script).map(|(h, _)| h)
+    remote::server_of(&spec.script)
 }
 
 /// Starts `spec` on its server; every event goes to `sink` (from a thread of its own). Blocks
@@ -49,17 +49,14 @@ pub fn start(
             sink(event);
             Ok(())
         });
-        match done {
-            Some(Err(e)) if !ended => {
-                // The link died under the run: the agent has killed it.
-                sink(RunEvent::Failed(format!(
-                    "{}; the run on the server was stopped",
-                    e.error
-                )))
-            }
-            None => sink(RunEvent::Failed("not a remote script".into())),
-            _ => {}
-        }
+        let why = match done {
+            _ if ended => return,
+            // The link died under the run: the agent has killed it.
+            Some(Err(e)) => format!("{}; the run on the server was stopped", e.error),
+            Some(Ok(())) => "stopped; the server did not say how the run ended".into(),
+            None => "not a remote script".into(),
+        };
+        sink(RunEvent::Failed(why));
     });
     Ok(RemoteRun { cancel })
 }

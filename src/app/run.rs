@@ -247,12 +247,7 @@ impl App {
         if super::remote_run::host_of(&spec).is_some() {
             return self.start_remote(spec);
         }
-        let python = python::resolve(spec.python.as_deref())?;
-        if !spec.script.is_file() {
-            return Err(format!("no such script: {}", spec.script.display()));
-        }
-        let launcher = crate::runner::launcher_path()?;
-        let launch = spec.launch(&python, &launcher);
+        let (_, launch) = spec.prepare()?;
         let serial = self.next_run();
         let out = self.jobs.outbox();
         let handle = RunHandle::start(&launch, move |event| {

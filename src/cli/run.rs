@@ -4,21 +4,12 @@
 use crate::error::{Error, Result};
 use crate::runner::process::{Exit, RunEvent, RunHandle, Stream};
 use crate::runner::spec::RunSpec;
-use crate::runner::{launcher_path, python};
 use std::io::Write;
 use std::sync::mpsc::channel;
 
 /// Runs `spec` and returns the script's exit code.
 pub fn run(spec: &RunSpec) -> Result<i32> {
-    let python = python::resolve(spec.python.as_deref()).map_err(Error::User)?;
-    if !spec.script.is_file() {
-        return Err(Error::user(format!(
-            "no such script: {}",
-            spec.script.display()
-        )));
-    }
-    let launcher = launcher_path().map_err(Error::User)?;
-    let launch = spec.launch(&python, &launcher);
+    let (python, launch) = spec.prepare().map_err(Error::User)?;
     let (tx, rx) = channel();
     let handle = RunHandle::start(&launch, move |ev| {
         let _ = tx.send(ev);

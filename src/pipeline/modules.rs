@@ -225,10 +225,8 @@ pub struct GroupReport {
 pub fn report(graph: &Path) -> crate::error::Result<ModuleReport> {
     use crate::analysis::{fold, phase_layout};
     use crate::error::Error;
-    if let Some(r) = super::remote::one::<Report>(graph.to_path_buf()) {
-        return r
-            .map_err(|e| Error::user(e.to_string()))?
-            .map_err(Error::user);
+    if let Some(r) = super::remote::one_result::<Report, _>(graph.to_path_buf()) {
+        return r.map_err(Error::user);
     }
     let file = load::graph(graph)?;
     let gm = for_graph_file(graph, &file);

@@ -18,6 +18,8 @@ impl Op for Run {
     const NAME: &'static str = "run";
     type Args = RunSpec;
     type Item = RunEvent;
+    /// Stopped, a run still reports how it ended (killed by a signal).
+    const FINISH_WHEN_CANCELLED: bool = true;
 
     /// The script, and each other path that is a server's (`python` may be a bare name).
     fn paths(spec: &mut RunSpec) -> Vec<&mut PathBuf> {
@@ -45,27 +47,15 @@ impl Op for Run {
     }
 
     fn run(spec: RunSpec, stop: &AtomicBool, send: &(dyn Fn(RunEvent) + Sync)) {
-        let fail = |m: String| send(RunEvent::Failed(m));
-        let python = match crate::runner::python::resolve(spec.python.as_deref()) {
-            Ok(p) => p,
-            Err(e) => return fail(e),
-        };
-        if !spec.script.is_file() {
-            return fail(format!(
-                "no such script on the server: {}",
-                spec.script.display()
-            ));
-        }
-        // The launcher goes into fxray's cache folder on the server, never the served tree.
-        let launcher = match crate::runner::launcher_path() {
-            Ok(p) => p,
-            Err(e) => return fail(e),
+        let launch = match spec.prepare() {
+            Ok((_, launch)) => launch,
+            Err(e) => return send(RunEvent::Failed(format!("on the server: {e}"))),
         };
         // The handle's sink outlives this call's borrow of `send`: events go through a channel.
         let (tx, rx) = std::sync::mpsc::channel();
         let ended = Arc::new(AtomicBool::new(false));
         let sink_ended = ended.clone();
-        let handle = RunHandle::start(&spec.launch(&python, &launcher), move |e| {
+        let handle = RunHandle::start(&launch, move |e| {
             let last = matches!(e, RunEvent::Exited { .. } | RunEvent::Failed(_));
             let _ = tx.send(e);
             if last {

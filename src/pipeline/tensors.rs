@@ -76,7 +76,7 @@ pub fn slice(path: &Path, lead: &[u64], limit: usize) -> Result<Slice2d, String>
         lead: lead.to_vec(),
         limit: limit.min(SLICE_CAP),
     };
-    if let Some(r) = one_there::<Slice, _>(args) {
+    if let Some(r) = remote::one_result::<Slice, _>(args) {
         return r;
     }
     let a = tensor_file::open(path).map_err(|e| e.to_string())?;
@@ -110,7 +110,7 @@ impl Op for Slice {
 
 /// Two dumps of one tensor compared element by element; on the server when both are there.
 pub fn compare(a: &Path, b: &Path) -> Result<TensorCompare, String> {
-    if let Some(r) = one_there::<Compare, _>((a.to_path_buf(), b.to_path_buf())) {
+    if let Some(r) = remote::one_result::<Compare, _>((a.to_path_buf(), b.to_path_buf())) {
         return r;
     }
     let x = tensor_file::open(a).map_err(|e| e.to_string())?;
@@ -133,13 +133,4 @@ impl Op for Compare {
     fn run((a, b): (PathBuf, PathBuf), _stop: &AtomicBool, send: &(dyn Fn(Self::Item) + Sync)) {
         send(compare(&a, &b));
     }
-}
-
-/// The answer of an op that answers with one result, run where its files lie; `None` when
-/// they are here.
-fn one_there<O, T>(args: O::Args) -> Option<Result<T, String>>
-where
-    O: Op<Item = Result<T, String>>,
-{
-    remote::one::<O>(args).map(|r| r.map_err(|e| e.to_string()).and_then(|r| r))
 }

@@ -125,6 +125,18 @@ impl RunSpec {
     }
 
     /// The process for this run with `python`, running `launcher`.
+    /// How to start this run on this machine: its Python found, its script there, the launcher
+    /// written (into fxray's cache folder, never the tree). The Python is returned too.
+    pub fn prepare(&self) -> Result<(PathBuf, Launch), String> {
+        let python = super::python::resolve(self.python.as_deref())?;
+        if !self.script.is_file() {
+            return Err(format!("no such script: {}", self.script.display()));
+        }
+        let launcher = super::launcher_path()?;
+        let launch = self.launch(&python, &launcher);
+        Ok((python, launch))
+    }
+
     pub fn launch(&self, python: &Path, launcher: &Path) -> Launch {
         let cwd = self.working_dir();
         let mut args: Vec<String> = Vec::new();

@@ -1085,3 +1085,47 @@ fn a_remote_graphs_module_report_is_made_on_the_server() {
         1
     );
 }
+
+/// Stop on a run on the server: its process group ends there, and the run says how it ended
+/// (the agent's last events are still read after the stop), as a local run does.
+#[test]
+fn stopping_a_run_on_the_server_ends_it_and_says_how() {
+    use fxray::runner::process::{Exit, RunEvent};
+    let linked = linked();
+    let s: &Sshd = &linked;
+    let dir = tempfile::tempdir().unwrap();
+    let (run, rx) = start_remote_run(s.mount(&runner_script("hangs.py")), s.mount(dir.path()));
+    let ev = events_until(
+        &rx,
+        |e| matches!(e, RunEvent::Line { text, .. } if text.starts_with("child ")),
+    );
+    let child: u32 = ev
+        .iter()
+        .find_map(|e| match e {
+            RunEvent::Line { text, .. } => text.strip_prefix("child ")?.parse().ok(),
+            _ => None,
+        })
+        .unwrap();
+    run.stop();
+    let ev = events_until(&rx, |e| {
+        matches!(e, RunEvent::Failed(_) | RunEvent::Exited { .. })
+    });
+    assert!(
+        matches!(
+            ev.last(),
+            Some(RunEvent::Exited {
+                exit: Exit::Signal(_),
+                ..
+            })
+        ),
+        "{ev:?}"
+    );
+    let t = Instant::now();
+    while running(child) {
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "{child} outlived Stop"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

@@ -22,8 +22,8 @@ pub fn delta(target: &Path, golden: &Path, lead: Option<&[u64]>) -> Result<Delta
         golden: golden.to_path_buf(),
         lead: lead.map(<[u64]>::to_vec),
     };
-    if let Some(r) = remote::one::<DeltaOp>(args) {
-        return r.map_err(|e| e.to_string())?;
+    if let Some(r) = remote::one_result::<DeltaOp, _>(args) {
+        return r;
     }
     let (t, g) = rayon::join(
         || super::pair_data::read("target", target),

@@ -165,9 +165,7 @@ pub type Computed = HashMap<(PathBuf, PathBuf), Result<PairData, String>>;
 pub fn compute(files: &[(&Path, &Path)], progress: &Progress) -> Computed {
     let mut by_host: BTreeMap<String, Vec<(PathBuf, PathBuf)>> = BTreeMap::new();
     for (t, g) in files {
-        if let (Some(ht), Some(hg)) = (remote::server_of(t), remote::server_of(g))
-            && ht == hg
-        {
+        if let Some(ht) = remote::same_server(t, g) {
             by_host
                 .entry(ht.authority())
                 .or_default()

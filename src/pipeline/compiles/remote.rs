@@ -5,7 +5,7 @@ use super::{Story, read_stories, unread};
 use crate::model::index::DebugIndex;
 use crate::pipeline::remote::{self, Op};
 use serde::{Deserialize, Serialize};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 
 /// The stories of trace logs, joined to the models of the tree at `root`.
@@ -51,7 +51,7 @@ pub(super) fn read(traces: &[PathBuf], index: Option<&DebugIndex>) -> Option<Vec
         // A tree elsewhere than the logs is not the agent's to join: the logs alone are asked.
         root: index
             .map(|i| i.root.clone())
-            .filter(|r| same_server(r, first)),
+            .filter(|r| remote::same_server(r, first).is_some()),
     };
     let mut stories = Vec::new();
     let done = remote::there::<Stories>(logs, &AtomicBool::new(false), |story| {
@@ -67,8 +67,4 @@ pub(super) fn read(traces: &[PathBuf], index: Option<&DebugIndex>) -> Option<Vec
         );
     }
     Some(stories)
-}
-
-fn same_server(a: &Path, b: &Path) -> bool {
-    matches!((remote::server_of(a), remote::server_of(b)), (Some(x), Some(y)) if x == y)
 }

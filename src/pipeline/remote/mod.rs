@@ -36,6 +36,10 @@ pub trait Op: 'static {
     /// puts the server's names in before sending.
     fn paths(args: &mut Self::Args) -> Vec<&mut PathBuf>;
 
+    /// Whether the items the server sends after a cancel are still wanted (a run's exit, once
+    /// it is stopped); else a cancelled op is left at once.
+    const FINISH_WHEN_CANCELLED: bool = false;
+
     /// The server paths an item names, which the runner turns back into the client's.
     fn item_paths(_item: &mut Self::Item) -> Vec<&mut PathBuf> {
         Vec::new()
@@ -85,7 +89,7 @@ fn run_on<O: Op>(
         name: O::NAME.to_string(),
         args: serde_json::to_value(args).map_err(io::Error::other)?,
     };
-    link::items(host, req, cancel, |bytes| {
+    link::items(host, req, cancel, O::FINISH_WHEN_CANCELLED, |bytes| {
         let mut item: O::Item = wire::from_item(bytes)?;
         for p in O::item_paths(&mut item) {
             *p = target::mount_path(host, &p.to_string_lossy());
@@ -132,6 +136,15 @@ pub fn one<O: Op>(mut args: O::Args) -> Option<Result<O::Item, Failed>> {
             format!("the agent sent no answer to `{}`", O::NAME),
         ))),
     })
+}
+
+/// The answer of an op whose one item is a result, run on the server its paths lie on, as one
+/// result (a failed link says so in it); `None` when they do not all lie on one server.
+pub fn one_result<O, T>(args: O::Args) -> Option<Result<T, String>>
+where
+    O: Op<Item = Result<T, String>>,
+{
+    one::<O>(args).map(|r| r.map_err(|e| e.to_string()).and_then(|r| r))
 }
 
 /// A request for a list that failed: every element it carried gets this (shared) error.
@@ -204,6 +217,11 @@ where
 /// The server `path` lies on; `None` for a local path.
 pub fn server_of(path: &Path) -> Option<Host> {
     target::split(path).map(|(h, _)| h)
+}
+
+/// The server both paths lie on, if they lie on the same one.
+pub fn same_server(a: &Path, b: &Path) -> Option<Host> {
+    server_of(a).filter(|h| server_of(b).as_ref() == Some(h))
 }
 
 /// Whether `path` lies on a server (its work may be asked of the agent there).

@@ -17,13 +17,22 @@ fn serve<O: Op>(
 ) -> Result<(), String> {
     let args: O::Args = serde_json::from_value(args)
         .map_err(|e| format!("`{}` with arguments this agent does not read: {e}", O::NAME))?;
-    O::run(args, stop, &|item| {
-        // Serialising plain data into a Vec cannot fail.
-        if let Ok(bytes) = wire::to_item(&item) {
-            send(bytes);
+    // An item that does not encode (a path that is not UTF-8) fails the op: the client pairs a
+    // list's items with its elements by place, so it is never skipped quietly.
+    let unsent = std::sync::atomic::AtomicUsize::new(0);
+    O::run(args, stop, &|item| match wire::to_item(&item) {
+        Ok(bytes) => send(bytes),
+        Err(_) => {
+            unsent.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }
     });
-    Ok(())
+    match unsent.into_inner() {
+        0 => Ok(()),
+        n => Err(format!(
+            "`{}`: {n} result(s) could not be sent (a path that is not UTF-8?)",
+            O::NAME
+        )),
+    }
 }
 
 /// Writes the table from a list of ops.

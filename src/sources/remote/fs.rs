@@ -129,17 +129,33 @@ pub fn open_root(host: &Host, path: &str) -> io::Result<Vec<String>> {
     }
 }
 
+/// How long a stream stopped with `finish` may take to send its last items and end.
+const FINISHING: Duration = Duration::from_secs(10);
+
 /// Sends the streaming request `req` and hands each `Item`'s payload to `each` until the stream
-/// ends. When `cancel` is set the request is stopped on the server and this returns `Ok`.
+/// ends. When `cancel` is set the request is stopped on the server and this returns `Ok`: at
+/// once, or with `finish` after the items the server sends while it stops (a run's exit).
 pub fn items(
     host: &Host,
     req: Request,
     cancel: &AtomicBool,
+    finish: bool,
     mut each: impl FnMut(&[u8]) -> io::Result<()>,
 ) -> io::Result<()> {
     let link = super::link(host).map_err(|e| e.into_io())?;
     let (id, rx) = link.stream(req).map_err(|e| e.into_io())?;
+    let mut stopped: Option<std::time::Instant> = None;
     loop {
+        if stopped.is_none() && cancel.load(Ordering::Relaxed) {
+            link.cancel(id);
+            if !finish {
+                return Ok(());
+            }
+            stopped = Some(std::time::Instant::now());
+        }
+        if stopped.is_some_and(|t| t.elapsed() > FINISHING) {
+            return Ok(());
+        }
         let stop = match rx.recv_timeout(Duration::from_millis(100)) {
             Ok((Reply::Item, payload)) => each(&payload).err(),
             Ok((Reply::End, _)) => return Ok(()),
@@ -147,10 +163,6 @@ pub fn items(
                 return Err(io::Error::new(kind.io_kind(), message));
             }
             Ok((other, _)) => Some(unexpected(host, &other)),
-            Err(RecvTimeoutError::Timeout) if cancel.load(Ordering::Relaxed) => {
-                link.cancel(id);
-                return Ok(());
-            }
             Err(RecvTimeoutError::Timeout) => None,
             Err(RecvTimeoutError::Disconnected) => return Err(link.dropped().into_io()),
         };
