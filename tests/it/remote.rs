@@ -380,6 +380,18 @@ fn start_remote_run(
 }
 
 /// Events of a run on the server until `until` holds for one (or 60 s pass).
+/// The pid `hangs.py` prints for its child (`child N`).
+fn child_pid(ev: &[fxray::runner::process::RunEvent]) -> u32 {
+    ev.iter()
+        .find_map(|e| match e {
+            fxray::runner::process::RunEvent::Line { text, .. } => {
+                text.strip_prefix("child ")?.parse().ok()
+            }
+            _ => None,
+        })
+        .expect("hangs.py prints its child")
+}
+
 fn events_until(
     rx: &std::sync::mpsc::Receiver<fxray::runner::process::RunEvent>,
     until: impl Fn(&fxray::runner::process::RunEvent) -> bool,
@@ -467,13 +479,7 @@ fn killing_ssh_ends_a_compile_running_on_the_server() {
         RunEvent::Started { pid } => Some(*pid),
         _ => None,
     });
-    let child: u32 = ev
-        .iter()
-        .find_map(|e| match e {
-            RunEvent::Line { text, .. } => text.strip_prefix("child ")?.parse().ok(),
-            _ => None,
-        })
-        .unwrap();
+    let child = child_pid(&ev);
     let pids = [pid.expect("started"), child];
     assert!(
         pids.iter().all(|p| running(*p)),
@@ -1099,13 +1105,7 @@ fn stopping_a_run_on_the_server_ends_it_and_says_how() {
         &rx,
         |e| matches!(e, RunEvent::Line { text, .. } if text.starts_with("child ")),
     );
-    let child: u32 = ev
-        .iter()
-        .find_map(|e| match e {
-            RunEvent::Line { text, .. } => text.strip_prefix("child ")?.parse().ok(),
-            _ => None,
-        })
-        .unwrap();
+    let child = child_pid(&ev);
     run.stop();
     let ev = events_until(&rx, |e| {
         matches!(e, RunEvent::Failed(_) | RunEvent::Exited { .. })
