@@ -5,7 +5,7 @@
 use super::jobs::Apply;
 use super::part::Cx;
 use super::{Loading, TabId};
-pub use crate::pipeline::modules::{GroupReport, ModuleReport};
+pub use crate::pipeline::modules::ModuleReport;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 

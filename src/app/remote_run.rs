@@ -28,7 +28,7 @@ impl Drop for RemoteRun {
 
 /// The server of `spec`'s script, when it is a remote path.
 pub fn host_of(spec: &RunSpec) -> Option<target::Host> {
-    remote::server_of(&spec.script)
+    target::host_of(&spec.script)
 }
 
 /// Starts `spec` on its server; every event goes to `sink` (from a thread of its own). Blocks

@@ -29,32 +29,12 @@ pub fn run(graph: &Path, json: bool) -> Result<()> {
 /// sub-modules follow (the others are the same).
 fn write_tree(out: &mut impl Write, m: &ModuleReport, depth: usize) -> std::io::Result<()> {
     let pad = "  ".repeat(depth);
-    let name = if m.module.is_empty() {
-        "(graph)"
-    } else {
-        &m.module
-    };
-    writeln!(out, "{pad}{name}  {} nodes ({} own)", m.nodes, m.own)?;
-    let mut shown: Vec<&str> = Vec::new();
+    writeln!(out, "{pad}{}", m.line())?;
     for g in &m.groups {
-        write!(out, "{pad}  {}  {} nodes each", g.label, g.nodes)?;
-        match &g.differs {
-            Some(d) => writeln!(out, "  ({d})")?,
-            None => writeln!(out)?,
-        }
-        if let Some(first) = g.members.first() {
-            shown.push(first);
-        }
+        writeln!(out, "{pad}  {}", g.line())?;
     }
-    let grouped: std::collections::HashSet<&str> = m
-        .groups
-        .iter()
-        .flat_map(|g| g.members.iter().map(String::as_str))
-        .collect();
-    for c in &m.modules {
-        if !grouped.contains(c.module.as_str()) || shown.contains(&c.module.as_str()) {
-            write_tree(out, c, depth + 1)?;
-        }
+    for c in m.listed() {
+        write_tree(out, c, depth + 1)?;
     }
     Ok(())
 }

@@ -207,6 +207,42 @@ pub struct ModuleReport {
     pub modules: Vec<ModuleReport>,
 }
 
+impl ModuleReport {
+    /// How `fxray modules` and the Module tree name it: `layers  3264 nodes (0 own)`.
+    pub fn line(&self) -> String {
+        let name = if self.module.is_empty() {
+            "(graph)"
+        } else {
+            &self.module
+        };
+        format!("{name}  {} nodes ({} own)", self.nodes, self.own)
+    }
+
+    /// The sub-modules to list under it: those in no repeat group, and each group's first
+    /// member (the others are the same).
+    pub fn listed(&self) -> impl Iterator<Item = &ModuleReport> {
+        let others: std::collections::HashSet<&str> = self
+            .groups
+            .iter()
+            .flat_map(|g| g.members.iter().skip(1))
+            .map(String::as_str)
+            .collect();
+        self.modules
+            .iter()
+            .filter(move |c| !others.contains(c.module.as_str()))
+    }
+}
+
+impl GroupReport {
+    /// `layers.0–23 ×24  136 nodes each`, and how it differs when it does.
+    pub fn line(&self) -> String {
+        match &self.differs {
+            Some(d) => format!("{}  {} nodes each  ({d})", self.label, self.nodes),
+            None => format!("{}  {} nodes each", self.label, self.nodes),
+        }
+    }
+}
+
 /// Siblings of one structure.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct GroupReport {

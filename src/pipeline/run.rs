@@ -34,7 +34,7 @@ impl Op for Run {
                 others
                     .into_iter()
                     .filter_map(Option::as_mut)
-                    .filter(|p| target::split(p).is_some()),
+                    .filter(|p| target::is_remote(p)),
             )
             .collect()
     }

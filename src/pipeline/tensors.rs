@@ -18,16 +18,12 @@ const REMOTE_BATCH: usize = 64;
 /// Values of a slice sent over a link: 1 MB of f64s, a 362 × 362 heatmap.
 pub const SLICE_CAP: usize = 1 << 17;
 
-/// Opens and summarises one `.npy` or `.pt` file. The error is the file's problem in one line.
+/// Opens and summarises one `.npy` or `.pt` file (on its server when it lies on one). The
+/// error is the file's problem in one line.
 pub fn summarize_file(path: &Path) -> Result<TensorSummary, String> {
-    if let Some(r) = remote::each_there::<Summaries, _>(&[path.to_path_buf()])
+    summarize_all(&[path.to_path_buf()])
         .pop()
-        .flatten()
-    {
-        return r.map_err(|e| e.to_string()).and_then(|r| r);
-    }
-    let arr = tensor_file::open(path).map_err(|e| e.to_string())?;
-    Ok(tensor_stats::summarize(&arr))
+        .map_or_else(|| Err("no answer".into()), |(_, r)| r)
 }
 
 /// Summaries of many files, in parallel; each file's error stays with it.
@@ -41,7 +37,7 @@ pub fn summarize_all(paths: &[PathBuf]) -> Vec<(PathBuf, Result<TensorSummary, S
                 .zip(there)
                 .map(|(path, answer)| {
                     let r = match answer {
-                        None => summarize_file(path),
+                        None => summarize_here(path),
                         Some(r) => r.map_err(|e| e.to_string()).and_then(|r| r),
                     };
                     (path.clone(), r)
@@ -49,6 +45,12 @@ pub fn summarize_all(paths: &[PathBuf]) -> Vec<(PathBuf, Result<TensorSummary, S
                 .collect::<Vec<_>>()
         })
         .collect()
+}
+
+/// Opens and summarises a file of this machine.
+fn summarize_here(path: &Path) -> Result<TensorSummary, String> {
+    let arr = tensor_file::open(path).map_err(|e| e.to_string())?;
+    Ok(tensor_stats::summarize(&arr))
 }
 
 /// Statistics of tensor files, one per file in order.

@@ -151,13 +151,17 @@ pub(super) fn open(
     cancel: &AtomicBool,
     each: &(dyn Fn(PhaseNews) + Sync),
 ) -> bool {
-    let Some(host) = spec.passes.first().and_then(|p| remote::server_of(p)) else {
+    let Some(host) = spec
+        .passes
+        .first()
+        .and_then(|p| crate::sources::remote::host_of(p))
+    else {
         return false;
     };
     // Context files elsewhere than the passes are left for the server to find around them.
     let here = |p: &Option<PathBuf>| {
         p.clone()
-            .filter(|p| remote::server_of(p).as_ref() == Some(&host))
+            .filter(|p| crate::sources::remote::host_of(p).as_ref() == Some(&host))
     };
     let asked = PhaseSpec {
         passes: spec.passes.clone(),

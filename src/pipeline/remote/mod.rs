@@ -214,17 +214,7 @@ where
     out
 }
 
-/// The server `path` lies on; `None` for a local path.
-pub fn server_of(path: &Path) -> Option<Host> {
-    target::split(path).map(|(h, _)| h)
-}
-
 /// The server both paths lie on, if they lie on the same one.
 pub fn same_server(a: &Path, b: &Path) -> Option<Host> {
-    server_of(a).filter(|h| server_of(b).as_ref() == Some(h))
-}
-
-/// Whether `path` lies on a server (its work may be asked of the agent there).
-pub fn is_remote(path: &Path) -> bool {
-    server_of(path).is_some()
+    target::host_of(a).filter(|h| target::host_of(b).as_ref() == Some(h))
 }

@@ -20,7 +20,7 @@ pub mod wire;
 
 pub use error::RemoteError;
 pub use link::{Counters, Link, Settings};
-pub use target::{BadAddress, Host, display, is_remote, resolve};
+pub use target::{BadAddress, Host, display, host_of, is_remote, resolve};
 
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;

@@ -151,7 +151,12 @@ pub fn split(path: &Path) -> Option<(Host, ServerPath)> {
 
 /// `[user@]host[:port]` of a mount path (the name of its link); `None` for a local path.
 pub fn authority_of(path: &Path) -> Option<String> {
-    split(path).map(|(h, _)| h.authority())
+    host_of(path).map(|h| h.authority())
+}
+
+/// The server of a mount path; `None` for a local path.
+pub fn host_of(path: &Path) -> Option<Host> {
+    split(path).map(|(h, _)| h)
 }
 
 /// True for a path under an `/ssh:…` mount.

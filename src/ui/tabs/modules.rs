@@ -40,31 +40,12 @@ impl Tab for ModulesTab {
 
 /// One module and, below it, its groups and the sub-modules not hidden in a group.
 fn module(ui: &mut egui::Ui, m: &ModuleReport, nav: &mut crate::app::nav::NavQueue) {
-    let name = if m.module.is_empty() {
-        "(graph)"
-    } else {
-        &m.module
-    };
-    let text = format!("{name}  {} nodes ({} own)", m.nodes, m.own);
-    let grouped: Vec<&str> = m
-        .groups
-        .iter()
-        .flat_map(|g| g.members.iter().skip(1))
-        .map(String::as_str)
-        .collect();
+    let text = m.line();
     let body = |ui: &mut egui::Ui| {
         for g in &m.groups {
-            let line = match &g.differs {
-                Some(d) => format!("{}  {} nodes each  ({d})", g.label, g.nodes),
-                None => format!("{}  {} nodes each", g.label, g.nodes),
-            };
-            ui.label(egui::RichText::new(line).strong());
+            ui.label(egui::RichText::new(g.line()).strong());
         }
-        for c in m
-            .modules
-            .iter()
-            .filter(|c| !grouped.contains(&c.module.as_str()))
-        {
+        for c in m.listed() {
             module(ui, c, nav);
         }
     };
