@@ -284,7 +284,7 @@ fn source_of(
     let Some(g) = graph else {
         return Source::Unknown;
     };
-    let Some(n) = g.by_name.get(node).and_then(|&i| g.nodes.get(i)) else {
+    let Some(n) = g.by_name.get(node).and_then(|i| g.nodes.get(i)) else {
         return Source::Unknown;
     };
     let arg = n.args.get(index as usize);
@@ -297,7 +297,7 @@ fn source_of(
         Some(a) => return Source::Constant(a.to_string()),
         None => return Source::Unknown,
     };
-    let producer = g.by_name.get(name).and_then(|&i| g.nodes.get(i));
+    let producer = g.by_name.get(name).and_then(|i| g.nodes.get(i));
     match producer.map(|p| p.op) {
         Some(OpKind::Placeholder) => Source::GraphInput(name.to_string()),
         _ if step
@@ -368,7 +368,7 @@ pub fn match_quality(graph: &FxGraph, step: &StepDump) -> MatchQuality {
         if let Some(n) = graph
             .by_name
             .get(name.as_str())
-            .and_then(|&i| graph.nodes.get(i))
+            .and_then(|i| graph.nodes.get(i))
         {
             q.found += 1;
             if d.target.is_empty() || same_target(&n.target, &d.target) {

@@ -249,7 +249,7 @@ pub fn find_node<'a>(file: &'a FxFile, qualified: &str) -> Option<(&'a FxGraph, 
         Some((g, n)) => (file.graphs.iter().skip(1).find(|x| x.name == g)?, n),
         None => (file.graphs.first()?, qualified),
     };
-    let &i = graph.by_name.get(name)?;
+    let i = graph.by_name.get(name)?;
     Some((graph, graph.nodes.get(i)?))
 }
 

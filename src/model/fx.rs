@@ -6,7 +6,7 @@
 //! without recursion.
 
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
+pub use thin_vec::{ThinVec, thin_vec};
 
 /// A short string kept inside its owner (up to 24 bytes; longer ones on the heap): node names,
 /// dims, dtypes and devices. A 100k-node graph has millions of them, and one allocation each
@@ -50,7 +50,7 @@ pub struct FxGraph {
     pub nodes: Vec<FxNode>,
     /// Node name → index in `nodes`.
     #[serde(skip)]
-    pub by_name: HashMap<Short, usize>,
+    pub by_name: super::names::NameIndex,
     /// 1-based line of the `class` header.
     pub line: usize,
 }
@@ -64,8 +64,8 @@ pub struct FxNode {
     /// (`L_x_`) for Dynamo aliases, `output` for the output node. Shared by the nodes of one
     /// target when parsed (a graph has 100k nodes and a few hundred targets).
     pub target: std::sync::Arc<str>,
-    pub args: Vec<Arg>,
-    pub kwargs: Vec<(String, Arg)>,
+    pub args: ThinVec<Arg>,
+    pub kwargs: ThinVec<(String, Arg)>,
     /// The quoted annotation as written (`f32[4, 4][4, 1]cpu`), if any: shared by the nodes
     /// annotated alike (a model's layers repeat their shapes).
     pub annotation: Option<std::sync::Arc<str>>,
@@ -76,12 +76,12 @@ pub struct FxNode {
     /// 1-based line in the file where the node is defined.
     pub line: usize,
     /// Indices (in the same graph) of nodes referenced by args then kwargs, each once.
-    pub inputs: Vec<usize>,
+    pub inputs: ThinVec<usize>,
     /// Indices of nodes that take this one as input, in file order.
     #[serde(skip)]
-    pub users: Vec<usize>,
+    pub users: ThinVec<usize>,
     /// Indices into `FxFile::graphs` of sub-graphs this node refers to (HOP branches).
-    pub subgraphs: Vec<usize>,
+    pub subgraphs: ThinVec<usize>,
 }
 
 #[derive(
@@ -180,23 +180,23 @@ impl FxNode {
         name: impl Into<Short>,
         op: OpKind,
         target: impl Into<std::sync::Arc<str>>,
-        args: Vec<Arg>,
-        kwargs: Vec<(String, Arg)>,
+        args: impl Into<ThinVec<Arg>>,
+        kwargs: impl Into<ThinVec<(String, Arg)>>,
         line: usize,
     ) -> Self {
         FxNode {
             name: name.into(),
             op,
             target: target.into(),
-            args,
-            kwargs,
+            args: args.into(),
+            kwargs: kwargs.into(),
             annotation: None,
             meta: None,
             source: None,
             line,
-            inputs: Vec::new(),
-            users: Vec::new(),
-            subgraphs: Vec::new(),
+            inputs: ThinVec::new(),
+            users: ThinVec::new(),
+            subgraphs: ThinVec::new(),
         }
     }
 
@@ -254,7 +254,7 @@ impl From<FxFileWire> for FxFile {
                 .nodes
                 .iter()
                 .enumerate()
-                .map(|(i, n)| (n.name.clone(), i))
+                .map(|(i, n)| (n.name.as_str(), i))
                 .collect();
             // An index past the graph (a hostile or cut message) is dropped, never followed.
             let n = g.nodes.len();

@@ -9,6 +9,7 @@ pub mod index;
 pub mod launch;
 pub mod log;
 pub mod msprobe;
+pub mod names;
 pub mod npy;
 pub mod output_code;
 pub mod progress;

@@ -157,9 +157,9 @@ fn mlp_inference_passes_report_exactly_what_they_changed() {
     assert!(r.removed.is_empty() && r.renamed.is_empty());
     assert_eq!(changed(&r), [("mm_1", fields(&[Field::Inputs]))]);
     assert_eq!(rewired(&r), [("mul", "mm_1", EdgeKind::Removed)]);
-    let add = &g[1].graphs[0].nodes[g[1].graphs[0].by_name["add_tensor"]];
+    let add = &g[1].graphs[0].nodes[g[1].graphs[0].by_name.get("add_tensor").unwrap()];
     assert_eq!(&*add.target, "torch.ops.aten.add.Tensor");
-    assert_eq!(add.inputs, [g[1].graphs[0].by_name["relu"]]);
+    assert_eq!(add.inputs, [g[1].graphs[0].by_name.get("relu").unwrap()]);
 
     // mm + add → addmm: two addmm nodes appear, `relu` and the output read them; mm/add stay
     // (dead) until DCE.
@@ -262,14 +262,14 @@ fn transformer_train_forward_passes() {
     );
     assert!(r.added.is_empty() && r.removed.is_empty() && r.renamed.is_empty());
     let d = diff::diff(&g[4], &g[5]);
-    let v3 = g[5].graphs[0].by_name["view_3"];
+    let v3 = g[5].graphs[0].by_name.get("view_3").unwrap();
     assert_eq!(
         d.top().matched_by[v3],
         Some(diff::MatchKind::Name),
         "view_3 is matched by its name"
     );
     assert_eq!(
-        &*g[4].graphs[0].nodes[g[4].graphs[0].by_name["view_3"]].target,
+        &*g[4].graphs[0].nodes[g[4].graphs[0].by_name.get("view_3").unwrap()].target,
         "torch.ops.aten.view.default"
     );
     assert_eq!(
@@ -418,8 +418,8 @@ fn showcase_changing_passes_match_expected_json() {
     let details = {
         let (ga, gb) = (&g[10].graphs[0], &g[11].graphs[0]);
         let (a, b) = (
-            &ga.nodes[ga.by_name["index_put"]],
-            &gb.nodes[gb.by_name["index_put"]],
+            &ga.nodes[ga.by_name.get("index_put").unwrap()],
+            &gb.nodes[gb.by_name.get("index_put").unwrap()],
         );
         diff::change_details(a, b, fields(&[Field::Target]))
     };

@@ -77,7 +77,7 @@ fn parse_fixture(dir: &str, suffix: &str) -> FxFile {
 }
 
 fn node<'a>(g: &'a FxGraph, name: &str) -> &'a FxNode {
-    let i = *g
+    let i = g
         .by_name
         .get(name)
         .unwrap_or_else(|| panic!("no node `{name}` in `{}`", g.name));
@@ -85,7 +85,7 @@ fn node<'a>(g: &'a FxGraph, name: &str) -> &'a FxNode {
 }
 
 fn idx(g: &FxGraph, name: &str) -> usize {
-    *g.by_name
+    g.by_name
         .get(name)
         .unwrap_or_else(|| panic!("no node `{name}`"))
 }
@@ -129,7 +129,7 @@ fn check_invariants(f: &FxFile) {
         for (i, node) in g.nodes.iter().enumerate() {
             assert_eq!(
                 g.by_name.get(&node.name),
-                Some(&i),
+                Some(i),
                 "graph {gi}: by_name[{}]",
                 node.name
             );
@@ -1061,11 +1061,11 @@ fn nested_hops_while_loop_and_invoke_subgraph() {
     );
     assert_eq!(f.graphs[4].used_by, Some(idx(&f.graphs[3], "cond")));
     assert_eq!(
-        f.graphs[1].nodes.last().map(|x| x.args.clone()),
+        f.graphs[1].nodes.last().map(|x| x.args.to_vec()),
         Some(vec![n("lt")])
     );
     assert_eq!(
-        f.graphs[4].nodes.last().map(|x| x.args.clone()),
+        f.graphs[4].nodes.last().map(|x| x.args.to_vec()),
         Some(vec![Arg::Tuple(vec![])])
     );
 }
@@ -1125,7 +1125,7 @@ fn comments_strings_ansi_and_expanded_signature() {
         ("C:\\x\\m.py", 9, "", true)
     );
     assert_eq!(
-        g.nodes.last().map(|x| x.inputs.clone()),
+        g.nodes.last().map(|x| x.inputs.to_vec()),
         Some(vec![idx(g, "k"), idx(g, "g")])
     );
     assert_eq!(g.nodes.last().map(|x| x.line), Some(16));

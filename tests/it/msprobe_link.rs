@@ -303,8 +303,15 @@ fn api_entries_link_by_op_and_call_order() {
         .find(|l| l.key == "Functional.linear.0.forward")
         .unwrap();
     let mm = lin.node.as_deref().expect("linked");
-    assert!(g.nodes[g.by_name[mm]].target.contains(".mm."), "{lin:?}");
-    assert_eq!(m[g.by_name[mm]], "layers.0.mlp.gate_proj", "{lin:?}");
+    assert!(
+        g.nodes[g.by_name.get(mm).unwrap()].target.contains(".mm."),
+        "{lin:?}"
+    );
+    assert_eq!(
+        m[g.by_name.get(mm).unwrap()],
+        "layers.0.mlp.gate_proj",
+        "{lin:?}"
+    );
     assert_eq!(lin.confidence, Confidence::Medium);
     let out = links
         .links

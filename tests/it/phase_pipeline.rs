@@ -127,9 +127,9 @@ fn a_cut_or_hostile_serde_form_is_refused_or_made_safe() {
     assert!(cut.to_string().contains("does not read"), "{cut}");
     // Indices past the graph are dropped, never followed.
     let mut hostile = file.clone();
-    hostile.graphs[0].nodes[1].inputs = vec![999_999];
+    hostile.graphs[0].nodes[1].inputs = vec![999_999].into();
     hostile.graphs[0].parent = Some(7);
-    hostile.graphs[0].nodes[1].subgraphs = vec![42];
+    hostile.graphs[0].nodes[1].subgraphs = vec![42].into();
     let back: FxFile = round_trip(&hostile);
     assert!(back.graphs[0].nodes[1].inputs.is_empty());
     assert!(back.graphs[0].nodes[1].subgraphs.is_empty());

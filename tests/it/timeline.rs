@@ -455,7 +455,9 @@ fn showcase_kernel_tasks_link_to_final_pass_nodes() {
     // Spot checks: the one GatherV2 is the embedding; IndexPutV2 on stream37 are index_put_.
     let target_of = |task: u32| {
         let name = &map.by_task[&task].0;
-        graph.nodes[graph.by_name[name.as_str()]].target.clone()
+        graph.nodes[graph.by_name.get(name.as_str()).unwrap()]
+            .target
+            .clone()
     };
     let gather = tl
         .trace

@@ -20,7 +20,7 @@ pub(super) fn collect_refs<'g>(
 ) {
     match arg {
         Arg::Node(name) => out.push(match g.by_name.get(name) {
-            Some(&i) => match map {
+            Some(i) => match map {
                 Some(m) => m
                     .get(i)
                     .copied()

@@ -41,13 +41,13 @@ impl HistoryEntry {
 
 /// `name` (top level) or `<class>/<name>` (first sub-graph of that class) → `(graph, node)`.
 pub fn resolve(file: &FxFile, qualified: &str) -> Option<(usize, usize)> {
-    if let Some(&i) = file.graphs.first()?.by_name.get(qualified) {
+    if let Some(i) = file.graphs.first()?.by_name.get(qualified) {
         return Some((0, i));
     }
     let (class, name) = qualified.split_once('/')?;
     file.graphs.iter().enumerate().find_map(|(g, gr)| {
         (gr.name == class)
-            .then(|| gr.by_name.get(name).map(|&i| (g, i)))
+            .then(|| gr.by_name.get(name).map(|i| (g, i)))
             .flatten()
     })
 }

@@ -42,7 +42,7 @@ impl<'g> Matcher<'g> {
     pub(super) fn by_name(&mut self) {
         for (j, n) in self.b.nodes.iter().enumerate() {
             let i = match self.a.by_name.get(&n.name) {
-                Some(&i) if self.a.nodes.get(i).is_some_and(|x| x.name == n.name) => Some(i),
+                Some(i) if self.a.nodes.get(i).is_some_and(|x| x.name == n.name) => Some(i),
                 // `by_name` out of step with `nodes` (a broken file): fall back to a scan-free
                 // miss rather than trusting it.
                 _ => None,
@@ -74,7 +74,7 @@ impl<'g> Matcher<'g> {
         {
             return None;
         }
-        Some((n.op, match_target(n), n.inputs.clone()))
+        Some((n.op, match_target(n), n.inputs.to_vec()))
     }
 
     /// Step 2. Returns the number of new matches.
@@ -329,9 +329,9 @@ mod tests {
             .collect();
         assert_eq!(pairs, [("v", "neg_1"), ("w", "relu_1")]);
         assert_eq!(d.counts().unchanged, 6);
-        let j = b.graphs[0].by_name["relu_1"];
+        let j = b.graphs[0].by_name.get("relu_1").unwrap();
         assert!(d.top().is_renamed_b(j));
-        assert!(!d.top().is_renamed_b(b.graphs[0].by_name["z"]));
+        assert!(!d.top().is_renamed_b(b.graphs[0].by_name.get("z").unwrap()));
         assert_eq!(d.top().matched_by[j], Some(MatchKind::Structure));
     }
 

@@ -676,7 +676,7 @@ pub(super) mod tests {
         ]));
         let d = diff(&a, &b);
         let p = d.top();
-        let st = |n: &str| p.status_b[b.graphs[0].by_name[n]];
+        let st = |n: &str| p.status_b[b.graphs[0].by_name.get(n).unwrap()];
         assert_eq!(
             st("a").fields(),
             [Field::Inputs, Field::Kwargs, Field::Dtype]

@@ -27,7 +27,7 @@ pub fn weight_gradients(g: &FxGraph, grad_of: &[Option<ModId>]) -> Vec<Option<Mo
     }
     for (item, m) in items.iter().zip(grad_of) {
         if let (Arg::Node(name), Some(m)) = (item, m)
-            && let Some(&j) = g.by_name.get(name)
+            && let Some(j) = g.by_name.get(name)
             && is_compute(&g.nodes[j])
         {
             out[j] = Some(*m);

@@ -181,7 +181,7 @@ impl GraphModules {
 
     /// Node `i`'s module by name.
     pub fn path_of(&self, g: &FxGraph, name: &str) -> Option<&str> {
-        g.by_name.get(name).map(|&i| self.path(i))
+        g.by_name.get(name).map(|i| self.path(i))
     }
 
     fn build(paths: &Paths, modules: &[(ModId, Confidence)]) -> GraphModules {
@@ -417,7 +417,7 @@ fn carry(
     let mut out: Vec<Option<(ModId, Confidence)>> = g
         .nodes
         .iter()
-        .map(|n| prev.by_name.get(&n.name).map(|&j| prev_mod[j]))
+        .map(|n| prev.by_name.get(&n.name).map(|j| prev_mod[j]))
         .collect();
     for i in (0..g.nodes.len()).rev() {
         if out[i].is_some() {
@@ -426,7 +426,7 @@ fn carry(
         let node = &g.nodes[i];
         // The node it replaces: an input of one of its users (in the previous pass) that is gone.
         let replaced = node.users.iter().find_map(|&u| {
-            let pu = *prev.by_name.get(&g.nodes[u].name)?;
+            let pu = prev.by_name.get(&g.nodes[u].name)?;
             prev.nodes[pu]
                 .inputs
                 .iter()

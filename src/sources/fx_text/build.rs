@@ -166,7 +166,6 @@ impl GraphBuilder {
     /// Appends `node` with `inputs` = `refs` de-duplicated in order, and indexes its name.
     pub(super) fn reserve(&mut self, nodes: usize) {
         self.graph.nodes.reserve(nodes);
-        self.graph.by_name.reserve(nodes);
         self.seen.reserve(nodes);
     }
 
@@ -182,7 +181,7 @@ impl GraphBuilder {
             }
         }
         self.seen.push(0);
-        self.graph.by_name.insert(node.name.clone(), idx);
+        self.graph.by_name.insert(&node.name, idx);
         self.graph.nodes.push(node);
     }
 }

@@ -18,7 +18,7 @@ pub(super) enum Rhs<'a> {
 /// Argument parsing: resolves names against the graph so far and records node references
 /// in order of appearance.
 pub(super) struct ArgCx<'g> {
-    pub(super) names: &'g HashMap<Short, usize>,
+    pub(super) names: &'g crate::model::names::NameIndex,
     pub(super) refs: &'g mut Vec<usize>,
 }
 
@@ -107,7 +107,7 @@ impl ArgCx<'_> {
     pub(super) fn call<'a>(&mut self, sc: &mut Scan<'a>, path: &str) -> PResult<Rhs<'a>> {
         let method = path
             .split_once('.')
-            .filter(|(recv, m)| !m.contains('.') && self.names.contains_key(*recv));
+            .filter(|(recv, m)| !m.contains('.') && self.names.contains_key(recv));
         match method {
             Some((recv, m)) => {
                 let obj = self.name_arg(recv);
@@ -154,7 +154,7 @@ impl ArgCx<'_> {
     /// A name as an argument: a node reference when it names an earlier node.
     pub(super) fn name_arg(&mut self, name: &str) -> Arg {
         match self.names.get(name) {
-            Some(&i) => {
+            Some(i) => {
                 self.refs.push(i);
                 Arg::Node(name.into())
             }

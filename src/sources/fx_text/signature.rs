@@ -43,7 +43,7 @@ pub(super) fn parse_signature(stmt: &str) -> PResult<Vec<Param<'_>>> {
         sc.ws();
         if sc.eat_assign() {
             let mut refs = Vec::new();
-            let names = HashMap::new();
+            let names = crate::model::names::NameIndex::default();
             let mut cx = ArgCx {
                 names: &names,
                 refs: &mut refs,

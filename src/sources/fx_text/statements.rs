@@ -191,7 +191,7 @@ impl Parser {
         may_be_cut: bool,
     ) -> PResult<()> {
         let b = &mut self.graphs[g];
-        let Some(&i) = b.graph.by_name.get(other) else {
+        let Some(i) = b.graph.by_name.get(other) else {
             return Err(format!("assignment of unknown name `{other}`").into());
         };
         let node = &b.graph.nodes[i];
@@ -207,7 +207,7 @@ impl Parser {
         }
         b.graph.by_name.remove(other);
         b.graph.nodes[i].name = name.into();
-        b.graph.by_name.insert(name.into(), i);
+        b.graph.by_name.insert(name, i);
         Ok(())
     }
 
@@ -242,7 +242,7 @@ impl Parser {
         }
         let b = &mut self.graphs[g];
         for (name, ann) in found {
-            if let Some(&i) = b.graph.by_name.get(name) {
+            if let Some(i) = b.graph.by_name.get(name) {
                 let node = &b.graph.nodes[i];
                 if node.op == OpKind::Placeholder && node.annotation.is_none() {
                     let (text, meta) = b.meta_of(ann);

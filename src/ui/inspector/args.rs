@@ -128,7 +128,7 @@ impl<'g> Links<'g> {
             .graph
             .by_name
             .get(name)
-            .and_then(|&i| self.graph.nodes.get(i));
+            .and_then(|i| self.graph.nodes.get(i));
         let Some(target) = target else {
             // A name the parser could not resolve: show it, but there is nowhere to go.
             ui.add(egui::Label::new(RichText::new(name).monospace()).selectable(true))
