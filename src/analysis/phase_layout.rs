@@ -7,6 +7,7 @@
 use crate::analysis::layout::{self, Cancelled, GraphLayout, LayoutParams, UnionGraph};
 use crate::model::fx::{FxFile, FxNode};
 use crate::model::fx_fmt::{meta_text, short_target};
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
 
@@ -43,10 +44,17 @@ impl PhaseLayout {
     }
 }
 
-/// A pass's node list as the union sees it: qualified name and qualified input names.
-pub fn pass_entries(file: &FxFile) -> Vec<(String, Vec<String>)> {
+/// A pass's node list as the union sees it: qualified name and qualified input names. A
+/// top-level name is the node's own (no string made per node of a 100k-node pass).
+pub fn pass_entries(file: &FxFile) -> Vec<(Cow<'_, str>, Vec<Cow<'_, str>>)> {
     let prefixes: Vec<String> = (0..file.graphs.len()).map(|g| qualifier(file, g)).collect();
-    let name = |(g, i): (usize, usize)| format!("{}{}", prefixes[g], file.graphs[g].nodes[i].name);
+    let name = |(g, i): (usize, usize)| -> Cow<'_, str> {
+        let own = file.graphs[g].nodes[i].name.as_str();
+        match prefixes[g].as_str() {
+            "" => Cow::Borrowed(own),
+            p => Cow::Owned(format!("{p}{own}")),
+        }
+    };
     let mut out = Vec::new();
     for_each_entry(file, |at, inputs| {
         out.push((name(at), inputs.map(name).collect()))
@@ -99,6 +107,32 @@ pub fn node_size(node: &FxNode) -> (f32, f32) {
     (w, NODE_HEIGHT)
 }
 
+/// Union ids of the nodes of `file`, in its graphs' node order; `None` for a node `union` does
+/// not know.
+fn union_ids(union: &UnionGraph, file: &FxFile) -> Vec<Vec<Option<u32>>> {
+    // One key buffer: the pass on screen is looked up on the UI thread, 100k names a pass.
+    let mut key = String::new();
+    file.graphs
+        .iter()
+        .enumerate()
+        .map(|(gi, g)| {
+            let prefix = qualifier(file, gi);
+            g.nodes
+                .iter()
+                .map(|n| {
+                    if prefix.is_empty() {
+                        return union.id(&n.name);
+                    }
+                    key.clear();
+                    key.push_str(&prefix);
+                    key.push_str(&n.name);
+                    union.id(&key)
+                })
+                .collect()
+        })
+        .collect()
+}
+
 /// The union of `passes` (in execution order), not laid out: what a pass's node ids refer to.
 pub fn union_of(passes: &[&FxFile]) -> UnionGraph {
     let mut union = UnionGraph::new();
@@ -125,7 +159,7 @@ fn add_entries(union: &mut UnionGraph, file: &FxFile) {
     let entries = pass_entries(file);
     let refs: Vec<(&str, Vec<&str>)> = entries
         .iter()
-        .map(|(n, ins)| (n.as_str(), ins.iter().map(String::as_str).collect()))
+        .map(|(n, ins)| (n.as_ref(), ins.iter().map(Cow::as_ref).collect()))
         .collect();
     let slices: Vec<(&str, &[&str])> = refs.iter().map(|(n, ins)| (*n, ins.as_slice())).collect();
     union.add_pass(&slices);
@@ -153,40 +187,35 @@ fn grow(
     cancel: &AtomicBool,
 ) -> Result<PhaseLayout, Cancelled> {
     let mut union = previous.map_or_else(UnionGraph::new, |p| p.union.clone());
-    let mut sizes: HashMap<String, (f32, f32)> = HashMap::new();
-    let mut group_of: HashMap<String, String> = HashMap::new();
-    if let Some(p) = previous {
-        for (i, name) in p.union.names().iter().enumerate() {
-            sizes.insert(name.clone(), p.sizes[i]);
-            if let Some(g) = &p.groups[i] {
-                group_of.insert(name.clone(), g.clone());
-            }
-        }
-    }
+    // By union id: a table keyed by 100k names no longer fits the cache.
+    let mut sizes: Vec<Option<(f32, f32)>> =
+        previous.map_or_else(Vec::new, |p| p.sizes.iter().copied().map(Some).collect());
+    let mut groups: Vec<Option<String>> = previous.map_or_else(Vec::new, |p| p.groups.clone());
     let mut seen = Vec::new();
     for file in passes {
         if !add_pass(&mut union, file, &mut seen) {
             continue;
         }
-        for (gi, g) in file.graphs.iter().enumerate() {
-            for n in &g.nodes {
-                let key = format!("{}{}", qualifier(file, gi), n.name);
+        sizes.resize(union.names().len(), None);
+        groups.resize(union.names().len(), None);
+        for (gi, (g, ids)) in file.graphs.iter().zip(union_ids(&union, file)).enumerate() {
+            for (n, id) in g.nodes.iter().zip(ids) {
+                let Some(id) = id.map(|i| i as usize) else {
+                    continue;
+                };
                 let s = node_size(n);
-                let e = sizes.entry(key.clone()).or_insert(s);
+                let e = sizes[id].get_or_insert(s);
                 e.0 = e.0.max(s.0);
                 if gi > 0 {
-                    group_of.insert(key, g.name.clone());
+                    groups[id] = Some(g.name.clone());
                 }
             }
         }
     }
-    let mut input =
-        union.to_input(|name| sizes.get(name).copied().unwrap_or((MIN_WIDTH, NODE_HEIGHT)));
-    let groups: Vec<Option<String>> = union
-        .names()
-        .iter()
-        .map(|n| group_of.get(n).cloned())
-        .collect();
+    let mut input = union.to_input(|_| (MIN_WIDTH, NODE_HEIGHT));
+    for (s, known) in input.sizes.iter_mut().zip(&sizes) {
+        *s = known.unwrap_or(*s);
+    }
     let mut group_ids: HashMap<&str, u32> = HashMap::new();
     input.groups = groups
         .iter()
@@ -221,27 +250,7 @@ impl PhaseLayout {
     /// Union ids of the nodes of `file` (a pass of this phase), in its graphs' node order;
     /// `None` for a node the union does not know.
     pub fn ids_of(&self, file: &FxFile) -> Vec<Vec<Option<u32>>> {
-        // One key buffer: the pass on screen is looked up on the UI thread, 100k names a pass.
-        let mut key = String::new();
-        file.graphs
-            .iter()
-            .enumerate()
-            .map(|(gi, g)| {
-                let prefix = qualifier(file, gi);
-                g.nodes
-                    .iter()
-                    .map(|n| {
-                        if prefix.is_empty() {
-                            return self.union.id(&n.name);
-                        }
-                        key.clear();
-                        key.push_str(&prefix);
-                        key.push_str(&n.name);
-                        self.union.id(&key)
-                    })
-                    .collect()
-            })
-            .collect()
+        union_ids(&self.union, file)
     }
 
     /// The edges of `file` (producer, consumer) as union ids, given its [`Self::ids_of`]: the

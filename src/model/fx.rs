@@ -277,3 +277,13 @@ impl FxFile {
         self.graphs.first().map_or(0, |g| g.nodes.len())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    /// Every walk over a 100k-node graph brings each node it visits into the cache: a field
+    /// added inline to every node is paid by all of them (see docs/PERFORMANCE.md).
+    #[test]
+    fn a_node_stays_small() {
+        assert!(std::mem::size_of::<super::FxNode>() <= 152);
+    }
+}

@@ -10,7 +10,8 @@
 //! have cycles, which the layout breaks.
 
 use super::LayoutInput;
-use std::collections::{HashMap, HashSet};
+use crate::model::names::NameIndex;
+use rustc_hash::FxHashSet;
 
 /// One graph for all passes of a phase.
 ///
@@ -19,11 +20,12 @@ use std::collections::{HashMap, HashSet};
 #[serde(from = "UnionWire")]
 pub struct UnionGraph {
     names: Vec<String>,
+    /// Name → id, laid out for FX's numbered names (see [`NameIndex`]).
     #[serde(skip)]
-    ids: HashMap<String, u32>,
+    ids: NameIndex,
     edges: Vec<(u32, u32)>,
     #[serde(skip)]
-    edge_set: HashSet<(u32, u32)>,
+    edge_set: FxHashSet<(u32, u32)>,
     /// Per pass, its nodes' ids in file order.
     passes: Vec<Vec<u32>>,
     /// Per node, the last pass (1-based) it was seen in; used while adding a pass.
@@ -46,7 +48,7 @@ impl From<UnionWire> for UnionGraph {
                 .names
                 .iter()
                 .enumerate()
-                .map(|(i, s)| (s.clone(), i as u32))
+                .map(|(i, s)| (s.as_str(), i))
                 .collect(),
             stamp: vec![0; w.names.len()],
             names: w.names,
@@ -92,11 +94,11 @@ impl UnionGraph {
             }
         }
         for (name, inputs) in nodes {
-            let Some(&to) = self.ids.get(name.as_ref()) else {
+            let Some(to) = self.id(name.as_ref()) else {
                 continue;
             };
             for input in inputs.iter() {
-                let Some(&from) = self.ids.get(input.as_ref()) else {
+                let Some(from) = self.id(input.as_ref()) else {
                     continue;
                 };
                 if self.stamp[from as usize] == pass && self.edge_set.insert((from, to)) {
@@ -117,12 +119,12 @@ impl UnionGraph {
     }
 
     fn intern(&mut self, name: &str) -> u32 {
-        if let Some(&id) = self.ids.get(name) {
+        if let Some(id) = self.id(name) {
             return id;
         }
         let id = self.names.len() as u32;
         self.names.push(name.to_owned());
-        self.ids.insert(name.to_owned(), id);
+        self.ids.insert(name, id as usize);
         self.stamp.push(0);
         id
     }
@@ -133,7 +135,7 @@ impl UnionGraph {
     }
 
     pub fn id(&self, name: &str) -> Option<u32> {
-        self.ids.get(name).copied()
+        self.ids.get(name).map(|i| i as u32)
     }
 
     /// Distinct edges of all passes, in order of first appearance.

@@ -27,6 +27,7 @@ use crate::analysis::modules::Confidence;
 use crate::model::fx::{FxGraph, FxNode, OpKind, TensorType, file_name};
 use crate::model::msprobe::StackFrame;
 use crate::model::tensor::{MsprobeCall, MsprobeStep, MsprobeTensor};
+use rustc_hash::FxHashMap;
 use serde::Serialize;
 use std::cell::OnceCell;
 use std::cell::RefCell;
@@ -291,6 +292,8 @@ struct Ctx<'a> {
     by_target: HashMap<&'a str, Vec<usize>>,
     /// A module's nodes, widened (`module_call`), by path; `None`: no node is in it.
     widened: RefCell<HashMap<String, Option<Rc<Vec<usize>>>>>,
+    /// What each of those modules hands on (`module_call`), by path.
+    exits: RefCell<HashMap<String, Nodes>>,
     /// The nodes an API call's ops match, by `prefix.op`.
     matching: RefCell<HashMap<String, Rc<Vec<usize>>>>,
     /// Those nodes by the source line they cite (file name, line), by `prefix.op`: a scan of
@@ -308,7 +311,9 @@ type Lines<'a> = HashMap<(&'a str, u32), Vec<usize>>;
 
 impl<'a> Ctx<'a> {
     fn new(graph: &'a FxGraph, modules: &'a [&'a str]) -> Ctx<'a> {
-        let mut by_module: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+        // Hashed while filling, sorted once: a tree insert per node compared long module
+        // paths that share their first 20 bytes a dozen times each.
+        let mut by_module: FxHashMap<&str, Vec<usize>> = FxHashMap::default();
         let mut by_target: HashMap<&str, Vec<usize>> = HashMap::new();
         for (i, n) in graph.nodes.iter().enumerate() {
             if n.op != OpKind::CallFunction {
@@ -321,6 +326,7 @@ impl<'a> Ctx<'a> {
             let t = n.target.strip_prefix("torch.ops.").unwrap_or(&n.target);
             by_target.entry(t).or_default().push(i);
         }
+        let by_module: BTreeMap<&str, Vec<usize>> = by_module.into_iter().collect();
         Ctx {
             graph,
             backward: false,
@@ -329,6 +335,7 @@ impl<'a> Ctx<'a> {
             by_tail: OnceCell::new(),
             by_target,
             widened: RefCell::default(),
+            exits: RefCell::default(),
             matching: RefCell::default(),
             by_line: RefCell::default(),
             related: RefCell::default(),

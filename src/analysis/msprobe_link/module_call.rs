@@ -99,19 +99,8 @@ pub(super) fn link(ctx: &Ctx, calls: &Calls, c: &Call, l: &mut Link) {
     let Some(ext) = ext else {
         return by_class(ctx, calls, c, &outs, l);
     };
-    let inside = |i: usize| ext.binary_search(&i).is_ok();
     let members: &[usize] = &ext;
-    // What the module hands on: values used outside it, or returned by the graph.
-    let exits: Vec<usize> = members
-        .iter()
-        .copied()
-        .filter(|&i| {
-            nodes[i]
-                .users
-                .iter()
-                .any(|&u| nodes[u].op == OpKind::Output || !inside(u))
-        })
-        .collect();
+    let exits = exits(ctx, &path, members);
     // The output's node: an exit of its type, else a value inside of its type (the module's
     // own code went on using it, as `apply_rotary_pos_emb` placed in the rotary module).
     for (pool, inner) in [(exits.as_slice(), false), (members, true)] {
@@ -154,6 +143,31 @@ pub(super) fn link(ctx: &Ctx, calls: &Calls, c: &Call, l: &mut Link) {
         ),
         None => format!("module only: the entry records no output; {shown}'s last value taken"),
     };
+}
+
+/// What the module at `path` (its `members`) hands on: values used outside it, or returned by
+/// the graph. Cached per path: a module called once per layer (a rotary embedding) asks again,
+/// and its members can be most of the graph.
+fn exits(ctx: &Ctx, path: &str, members: &[usize]) -> Rc<Vec<usize>> {
+    if let Some(v) = ctx.exits.borrow().get(path) {
+        return v.clone();
+    }
+    let nodes = &ctx.graph.nodes;
+    let inside = |i: usize| members.binary_search(&i).is_ok();
+    let v: Rc<Vec<usize>> = Rc::new(
+        members
+            .iter()
+            .copied()
+            .filter(|&i| {
+                nodes[i]
+                    .users
+                    .iter()
+                    .any(|&u| !inside(u) || nodes[u].op == OpKind::Output)
+            })
+            .collect(),
+    );
+    ctx.exits.borrow_mut().insert(path.to_string(), v.clone());
+    v
 }
 
 /// For each output slot, its node among `pool` (graph order) for call `n`: (slot, node, the
