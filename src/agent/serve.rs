@@ -44,13 +44,13 @@ pub fn serve(input: impl Read + Send + 'static, output: impl Write + Send + 'sta
                 let send = |item: Vec<u8>| out.send(id, Reply::Item, &item);
                 let done = match crate::pipeline::remote::find(&name) {
                     Some(serve) => serve(args, stop, &send),
-                    None => Err(format!(
+                    None => Err(crate::pipeline::failure::Failure::Agent(format!(
                         "this agent does not know `{name}`: install the fxray of this \
                              client on the server"
-                    )),
+                    ))),
                 };
-                if let Err(message) = done {
-                    let kind = FailKind::InvalidData;
+                if let Err(failure) = done {
+                    let (kind, message) = (FailKind::InvalidData, failure.to_string());
                     out.send(id, Reply::Failed { kind, message }, &[]);
                 }
             }),

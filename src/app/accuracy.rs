@@ -189,7 +189,8 @@ impl App {
             result: Loading::Loading,
         });
         self.jobs.spawn(move |out| {
-            let result = compare::delta(&files.0, &files.1, lead.as_deref());
+            let result =
+                compare::delta(&files.0, &files.1, lead.as_deref()).map_err(|e| e.to_string());
             out.send(DeltaMsg {
                 request,
                 key,

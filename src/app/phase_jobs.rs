@@ -223,6 +223,7 @@ impl App {
                                 facts: GraphFacts::of(f),
                             });
                         }
+                        let result = result.map_err(|e| e.to_string());
                         PhaseMsg::PassLoaded { key, pass, result }
                     }
                     PhaseNews::Preview { pass, layout, tree } => PhaseMsg::Preview {
@@ -232,7 +233,10 @@ impl App {
                         tree,
                     },
                     PhaseNews::Diffs(diffs) => PhaseMsg::PassDiffs { key, diffs },
-                    PhaseNews::Layout(result) => PhaseMsg::Layout { key, result },
+                    PhaseNews::Layout(result) => PhaseMsg::Layout {
+                        key,
+                        result: result.map_err(|e| e.to_string()),
+                    },
                     PhaseNews::Fold { layout, tree } => PhaseMsg::Fold { key, layout, tree },
                 })
             };

@@ -374,7 +374,8 @@ impl App {
             result: Loading::Loading,
         });
         self.jobs.spawn(move |out| {
-            let result = crate::pipeline::tensors::slice(&path, &lead, SLICE_LIMIT);
+            let result = crate::pipeline::tensors::slice(&path, &lead, SLICE_LIMIT)
+                .map_err(|e| e.to_string());
             out.send(TensorsMsg::Slice { path, lead, result });
         });
     }
@@ -431,7 +432,7 @@ impl App {
             result: Loading::Loading,
         });
         self.jobs.spawn(move |out| {
-            let result = crate::pipeline::tensors::compare(&a, &b);
+            let result = crate::pipeline::tensors::compare(&a, &b).map_err(|e| e.to_string());
             out.send(TensorsMsg::Compared { a, b, result });
         });
     }
@@ -468,7 +469,10 @@ fn read_catalog(catalog: DumpCatalog, generation: u64, out: &Outbox<App>) {
         catalog,
     });
     for chunk in paths.chunks(BATCH) {
-        let batch = crate::pipeline::tensors::summarize_all(chunk);
+        let batch = crate::pipeline::tensors::summarize_all(chunk)
+            .into_iter()
+            .map(|(p, r)| (p, r.map_err(|e| e.to_string())))
+            .collect();
         out.send(TensorsMsg::Summaries { generation, batch });
     }
 }

@@ -160,11 +160,11 @@ fn tensor_bytes(link: &remote::Link, via: &Host, mib: usize) -> Result<()> {
         let far = target::mount_path(via, &file.display().to_string());
         let before = link.counters.bytes_in.load(Relaxed);
         let t = Instant::now();
-        let s = crate::pipeline::tensors::summarize_file(&far).map_err(Error::user)?;
+        let s = crate::pipeline::tensors::summarize_file(&far)?;
         let stats_s = t.elapsed().as_secs_f64();
         let stats_bytes = link.counters.bytes_in.load(Relaxed) - before;
         let before = link.counters.bytes_in.load(Relaxed);
-        crate::pipeline::tensors::slice(&far, &[], 1 << 20).map_err(Error::user)?;
+        crate::pipeline::tensors::slice(&far, &[], 1 << 20)?;
         let slice_bytes = link.counters.bytes_in.load(Relaxed) - before;
         println!(
             "a {mib} MiB .npy ({} elements) on the server: statistics {stats_bytes} bytes in \

@@ -6,6 +6,7 @@ use crate::analysis::nan_trace::{self, Bad};
 use crate::error::{Error, Result};
 use crate::model::fx::FxGraph;
 use crate::model::tensor::{DumpCatalog, MsprobeStep, TensorSummary, fmt_value};
+use crate::pipeline::failure::Failure;
 use crate::sources::{data_dump, load, msprobe};
 use serde::Serialize;
 use std::collections::HashMap;
@@ -57,7 +58,7 @@ pub fn run(root: &Path, o: &Options) -> Result<()> {
     let files: Vec<PathBuf> = selected(&catalog, o)
         .map(|(.., f)| f.path.clone())
         .collect();
-    let summaries: HashMap<PathBuf, Result<TensorSummary, String>> =
+    let summaries: HashMap<PathBuf, Result<TensorSummary, Failure>> =
         crate::pipeline::tensors::summarize_all(&files)
             .into_iter()
             .collect();
@@ -95,7 +96,7 @@ pub fn run(root: &Path, o: &Options) -> Result<()> {
         .map(|(mut f, (_, r))| {
             match r {
                 Ok(s) => f.summary = Some(s),
-                Err(e) => f.error = Some(e),
+                Err(e) => f.error = Some(e.to_string()),
             }
             f
         })
@@ -113,7 +114,7 @@ pub fn run(root: &Path, o: &Options) -> Result<()> {
                     slot: f.name.slot(),
                     file: &f.path,
                     summary: r.and_then(|r| r.as_ref().ok()),
-                    error: r.and_then(|r| r.as_ref().err()).map(String::as_str),
+                    error: r.and_then(|r| r.as_ref().err()).map(Failure::message),
                 }
             })
             .collect();
@@ -390,7 +391,7 @@ pub fn bench(mib: usize, rounds: usize) -> Result<()> {
         let mut last = None;
         for _ in 0..rounds {
             let t = std::time::Instant::now();
-            last = Some(crate::pipeline::tensors::summarize_file(&path).map_err(Error::user)?);
+            last = Some(crate::pipeline::tensors::summarize_file(&path)?);
             times.push(t.elapsed());
         }
         let peak = super::measure::proc_kib("VmHWM");

@@ -7,6 +7,7 @@ use crate::analysis::diff::{self, DiffCounts};
 use crate::analysis::graph_facts::GraphFacts;
 use crate::analysis::op_family::OpFamily;
 use crate::model::fx::OpKind;
+use crate::pipeline::failure::Failure;
 use crate::pipeline::remote::{self, Op};
 use crate::pipeline::same_text;
 use crate::sources::load;
@@ -169,10 +170,10 @@ pub struct PhaseWire {
 fn phase_of_local(passes: &[PathBuf]) -> PhaseWire {
     // Two passes parsed at a time (both cores), each diffed with the one before and dropped:
     // at most three graphs are held, not a phase of 100k-node passes.
-    let load = |p: &PathBuf| load::graph(p).map_err(|e| e.to_string());
+    let load = |p: &PathBuf| load::graph(p).map_err(Failure::unreadable);
     let mut facts = Vec::with_capacity(passes.len());
     let mut diffs = Vec::with_capacity(passes.len().saturating_sub(1));
-    let mut prev: Option<Result<crate::model::fx::FxFile, String>> = None;
+    let mut prev: Option<Result<crate::model::fx::FxFile, Failure>> = None;
     for pair in passes.chunks(2) {
         let (a, b) = rayon::join(|| load(&pair[0]), || pair.get(1).map(load));
         for cur in std::iter::once(a).chain(b) {

@@ -11,6 +11,7 @@ pub mod autotune;
 pub mod compare;
 pub mod compiles;
 pub mod facts;
+pub mod failure;
 pub mod modules;
 pub mod phase;
 pub mod remote;

@@ -9,6 +9,7 @@ use crate::analysis::modules::{self, GraphModules, PhaseInput, PhaseModules};
 use crate::analysis::phase_layout::PhaseLayout;
 use crate::model::fx::FxFile;
 use crate::model::index::{Model, Phase};
+use crate::pipeline::failure::Failure;
 use crate::sources::{discover, load, names};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
@@ -260,9 +261,8 @@ pub struct GroupReport {
 /// On a server, the agent infers them there and only the report crosses.
 pub fn report(graph: &Path) -> crate::error::Result<ModuleReport> {
     use crate::analysis::{fold, phase_layout};
-    use crate::error::Error;
     if let Some(r) = super::remote::one_result::<Report, _>(graph.to_path_buf()) {
-        return r.map_err(Error::user);
+        return Ok(r?);
     }
     let file = load::graph(graph)?;
     let gm = for_graph_file(graph, &file);
@@ -361,13 +361,13 @@ pub struct Report;
 impl super::remote::Op for Report {
     const NAME: &'static str = "module_report";
     type Args = PathBuf;
-    type Item = Result<ModuleReport, String>;
+    type Item = Result<ModuleReport, Failure>;
 
     fn paths(graph: &mut PathBuf) -> Vec<&mut PathBuf> {
         vec![graph]
     }
 
     fn run(graph: PathBuf, _stop: &AtomicBool, send: &(dyn Fn(Self::Item) + Sync)) {
-        send(report(&graph).map_err(|e| e.to_string()));
+        send(report(&graph).map_err(Failure::unreadable));
     }
 }

@@ -5,6 +5,7 @@
 use super::remote::{self, Op};
 use crate::analysis::tensor_stats;
 use crate::model::tensor::{Slice2d, TensorCompare, TensorSummary};
+use crate::pipeline::failure::Failure;
 use crate::sources::tensor_file;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -20,14 +21,15 @@ pub const SLICE_CAP: usize = 1 << 17;
 
 /// Opens and summarises one `.npy` or `.pt` file (on its server when it lies on one). The
 /// error is the file's problem in one line.
-pub fn summarize_file(path: &Path) -> Result<TensorSummary, String> {
-    summarize_all(&[path.to_path_buf()])
-        .pop()
-        .map_or_else(|| Err("no answer".into()), |(_, r)| r)
+pub fn summarize_file(path: &Path) -> Result<TensorSummary, Failure> {
+    summarize_all(&[path.to_path_buf()]).pop().map_or_else(
+        || Err(Failure::Agent("the agent sent no answer".into())),
+        |(_, r)| r,
+    )
 }
 
 /// Summaries of many files, in parallel; each file's error stays with it.
-pub fn summarize_all(paths: &[PathBuf]) -> Vec<(PathBuf, Result<TensorSummary, String>)> {
+pub fn summarize_all(paths: &[PathBuf]) -> Vec<(PathBuf, Result<TensorSummary, Failure>)> {
     paths
         .par_chunks(REMOTE_BATCH)
         .flat_map_iter(|chunk| {
@@ -38,7 +40,7 @@ pub fn summarize_all(paths: &[PathBuf]) -> Vec<(PathBuf, Result<TensorSummary, S
                 .map(|(path, answer)| {
                     let r = match answer {
                         None => summarize_here(path),
-                        Some(r) => r.map_err(|e| e.to_string()).and_then(|r| r),
+                        Some(r) => r.map_err(Failure::from).and_then(|r| r),
                     };
                     (path.clone(), r)
                 })
@@ -48,8 +50,8 @@ pub fn summarize_all(paths: &[PathBuf]) -> Vec<(PathBuf, Result<TensorSummary, S
 }
 
 /// Opens and summarises a file of this machine.
-fn summarize_here(path: &Path) -> Result<TensorSummary, String> {
-    let arr = tensor_file::open(path).map_err(|e| e.to_string())?;
+fn summarize_here(path: &Path) -> Result<TensorSummary, Failure> {
+    let arr = tensor_file::open(path).map_err(Failure::unreadable)?;
     Ok(tensor_stats::summarize(&arr))
 }
 
@@ -59,7 +61,7 @@ pub struct Summaries;
 impl Op for Summaries {
     const NAME: &'static str = "tensor_summaries";
     type Args = Vec<PathBuf>;
-    type Item = Result<TensorSummary, String>;
+    type Item = Result<TensorSummary, Failure>;
 
     fn paths(files: &mut Vec<PathBuf>) -> Vec<&mut PathBuf> {
         files.iter_mut().collect()
@@ -72,7 +74,7 @@ impl Op for Summaries {
 
 /// A 2-D slice of a tensor file (the last two dims at the leading indices `lead`), at most
 /// `limit` values; on a server, cut there and at most [`SLICE_CAP`] values cross.
-pub fn slice(path: &Path, lead: &[u64], limit: usize) -> Result<Slice2d, String> {
+pub fn slice(path: &Path, lead: &[u64], limit: usize) -> Result<Slice2d, Failure> {
     let args = SliceOf {
         path: path.to_path_buf(),
         lead: lead.to_vec(),
@@ -81,9 +83,9 @@ pub fn slice(path: &Path, lead: &[u64], limit: usize) -> Result<Slice2d, String>
     if let Some(r) = remote::one_result::<Slice, _>(args) {
         return r;
     }
-    let a = tensor_file::open(path).map_err(|e| e.to_string())?;
+    let a = tensor_file::open(path).map_err(Failure::unreadable)?;
     tensor_stats::slice2d(&a, lead, limit)
-        .ok_or_else(|| "a 0-d array has no slice to show".to_string())
+        .ok_or_else(|| Failure::Unsuitable("a 0-d array has no slice to show".into()))
 }
 
 #[derive(Serialize, Deserialize)]
@@ -99,7 +101,7 @@ pub struct Slice;
 impl Op for Slice {
     const NAME: &'static str = "tensor_slice";
     type Args = SliceOf;
-    type Item = Result<Slice2d, String>;
+    type Item = Result<Slice2d, Failure>;
 
     fn paths(args: &mut SliceOf) -> Vec<&mut PathBuf> {
         vec![&mut args.path]
@@ -111,13 +113,13 @@ impl Op for Slice {
 }
 
 /// Two dumps of one tensor compared element by element; on the server when both are there.
-pub fn compare(a: &Path, b: &Path) -> Result<TensorCompare, String> {
+pub fn compare(a: &Path, b: &Path) -> Result<TensorCompare, Failure> {
     if let Some(r) = remote::one_result::<Compare, _>((a.to_path_buf(), b.to_path_buf())) {
         return r;
     }
-    let x = tensor_file::open(a).map_err(|e| e.to_string())?;
-    let y = tensor_file::open(b).map_err(|e| e.to_string())?;
-    tensor_stats::compare(&x, &y).map_err(|e| e.to_string())
+    let x = tensor_file::open(a).map_err(Failure::unreadable)?;
+    let y = tensor_file::open(b).map_err(Failure::unreadable)?;
+    tensor_stats::compare(&x, &y).map_err(Failure::unsuitable)
 }
 
 /// Two tensor files compared element by element.
@@ -126,7 +128,7 @@ pub struct Compare;
 impl Op for Compare {
     const NAME: &'static str = "tensor_compare";
     type Args = (PathBuf, PathBuf);
-    type Item = Result<TensorCompare, String>;
+    type Item = Result<TensorCompare, Failure>;
 
     fn paths((a, b): &mut (PathBuf, PathBuf)) -> Vec<&mut PathBuf> {
         vec![a, b]

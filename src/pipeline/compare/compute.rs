@@ -8,13 +8,14 @@ use crate::analysis::accuracy::{
     DtypeClass, Level, Mode, Pair, PairedBy, TensorMetrics, TensorRef, metrics, stats, verdict,
 };
 use crate::model::progress::{Progress, Unit};
+use crate::pipeline::failure::Failure;
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
 /// A pair computed, and whether its data could not be read (the pair is then an error).
 pub struct Computed {
     pub pair: Pair,
-    pub failed: Option<String>,
+    pub failed: Option<Failure>,
 }
 
 fn base(t: &TensorRef, g: &TensorRef, how: PairedBy) -> Pair {
@@ -88,7 +89,7 @@ pub fn all(
                 // The result is dropped: only the rest of the work is saved.
                 return Computed {
                     pair: p,
-                    failed: Some("cancelled".into()),
+                    failed: Some(Failure::Cancelled),
                 };
             }
             let files = (&target.files[i], &golden.files[j]);
@@ -118,7 +119,12 @@ pub fn all(
         .collect()
 }
 
-fn tensor(p: &mut Pair, tf: &Path, gf: &Path, far: &super::remote::Computed) -> Result<(), String> {
+fn tensor(
+    p: &mut Pair,
+    tf: &Path,
+    gf: &Path,
+    far: &super::remote::Computed,
+) -> Result<(), Failure> {
     p.files = Some((tf.to_path_buf(), gf.to_path_buf()));
     let d = match far.get(&(tf.to_path_buf(), gf.to_path_buf())) {
         Some(Ok(d)) => d.clone(),
@@ -143,7 +149,7 @@ fn tensor(p: &mut Pair, tf: &Path, gf: &Path, far: &super::remote::Computed) -> 
 
 /// Statistics mode against a side that recorded none (an npy dump): its statistics computed
 /// from its file.
-fn summaries(p: &mut Pair, files: (&Option<PathBuf>, &Option<PathBuf>)) -> Result<(), String> {
+fn summaries(p: &mut Pair, files: (&Option<PathBuf>, &Option<PathBuf>)) -> Result<(), Failure> {
     for (side, summary, file) in [
         ("target", &mut p.target_summary, files.0),
         ("golden", &mut p.golden_summary, files.1),
@@ -165,7 +171,7 @@ fn statistics(p: &mut Pair) {
 }
 
 /// The pair's one-line reason: msprobe's messages, what could not be read, fxray's notes.
-pub fn reason(p: &Pair, failed: Option<&str>) -> String {
+pub fn reason(p: &Pair, failed: Option<&Failure>) -> String {
     let mut parts: Vec<String> = Vec::new();
     if let Some(f) = failed {
         parts.push(format!("not compared: {f}"));

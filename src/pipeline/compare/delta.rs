@@ -4,6 +4,7 @@
 
 use crate::analysis::accuracy::delta::{self, Delta};
 use crate::analysis::tensor_stats::BINS;
+use crate::pipeline::failure::Failure;
 use crate::pipeline::remote::{self, Op};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -16,7 +17,7 @@ const SLICE_LIMIT: usize = 1 << 20;
 
 /// The difference target − golden of the pair of files, its slice at `lead` (default: the one
 /// holding the largest difference).
-pub fn delta(target: &Path, golden: &Path, lead: Option<&[u64]>) -> Result<Delta, String> {
+pub fn delta(target: &Path, golden: &Path, lead: Option<&[u64]>) -> Result<Delta, Failure> {
     let args = Pair {
         target: target.to_path_buf(),
         golden: golden.to_path_buf(),
@@ -30,7 +31,7 @@ pub fn delta(target: &Path, golden: &Path, lead: Option<&[u64]>) -> Result<Delta
         || super::pair_data::read("golden", golden),
     );
     let (t, g) = (t?, g?);
-    delta::delta(&t, &g, lead, BINS, CELLS, SLICE_LIMIT).map_err(|e| e.to_string())
+    delta::delta(&t, &g, lead, BINS, CELLS, SLICE_LIMIT).map_err(Failure::unsuitable)
 }
 
 #[derive(Serialize, Deserialize)]
@@ -46,7 +47,7 @@ pub struct DeltaOp;
 impl Op for DeltaOp {
     const NAME: &'static str = "compare_delta";
     type Args = Pair;
-    type Item = Result<Delta, String>;
+    type Item = Result<Delta, Failure>;
 
     fn paths(pair: &mut Pair) -> Vec<&mut PathBuf> {
         vec![&mut pair.target, &mut pair.golden]

@@ -7,6 +7,7 @@
 
 use super::CompareError;
 use crate::model::tensor::{DumpCatalog, MsprobeStep};
+use crate::pipeline::failure::Failure;
 use crate::sources::{data_dump, msprobe, names, vfs};
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -46,7 +47,7 @@ pub fn find(path: &Path, side: &str) -> Result<Found, CompareError> {
                 .push(read_json(path).map_err(|why| CompareError::NotADump {
                     side: side.into(),
                     path: path.into(),
-                    why,
+                    why: why.to_string(),
                 })?);
             return Ok(found);
         }
@@ -87,7 +88,7 @@ pub fn find(path: &Path, side: &str) -> Result<Found, CompareError> {
 
 /// One `dump.json`, its step and process read from its folders' names where they follow
 /// msprobe's layout (`step<N>/<who>/dump.json`), else step 0 and its folder's name.
-fn read_json(path: &Path) -> Result<MsprobeStep, String> {
+fn read_json(path: &Path) -> Result<MsprobeStep, Failure> {
     let who_dir = path.parent();
     let name = |d: Option<&Path>| {
         d.and_then(Path::file_name)
@@ -96,7 +97,7 @@ fn read_json(path: &Path) -> Result<MsprobeStep, String> {
     };
     let who = name(who_dir);
     let step = names::msprobe_step_dir(&name(who_dir.and_then(Path::parent))).unwrap_or(0);
-    msprobe::read(path, step, &who).map_err(|e| e.to_string())
+    msprobe::read(path, step, &who).map_err(Failure::unreadable)
 }
 
 /// The rank an msprobe process folder names: `rank3` → 3; `proc…`/`pid…` → none (one process,

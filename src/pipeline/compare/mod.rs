@@ -271,7 +271,7 @@ fn compare_sides(
         if f.is_some() {
             p.result = crate::analysis::accuracy::Level::Error;
         }
-        p.reason = compute::reason(p, f.as_deref());
+        p.reason = compute::reason(p, f.as_ref());
     }
     verdict::judge(&mut c);
     c.index();

@@ -6,25 +6,26 @@ use crate::analysis::accuracy::TensorMetrics;
 use crate::analysis::accuracy::metrics;
 use crate::analysis::accuracy::stats::Summary;
 use crate::model::npy::NpyArray;
+use crate::pipeline::failure::Failure;
 use std::path::Path;
 
 /// Opens a dumped tensor: `.pt` through the pickle reader (never executing it), else `.npy`.
-pub fn open_tensor(path: &Path) -> Result<NpyArray, String> {
-    crate::sources::tensor_file::open(path).map_err(|e| e.to_string())
+pub fn open_tensor(path: &Path) -> Result<NpyArray, Failure> {
+    crate::sources::tensor_file::open(path).map_err(Failure::unreadable)
 }
 
-pub(super) fn read(side: &str, path: &Path) -> Result<NpyArray, String> {
+pub(super) fn read(side: &str, path: &Path) -> Result<NpyArray, Failure> {
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let a = open_tensor(path).map_err(|e| format!("{side} {name}: {e}"))?;
+    let a = open_tensor(path).map_err(|e| Failure::Unreadable(format!("{side} {name}: {e}")))?;
     if a.available < a.info.elements() {
-        return Err(format!(
+        return Err(Failure::Unreadable(format!(
             "{side} {name}: cut file, {} of {} elements present",
             a.available,
             a.info.elements()
-        ));
+        )));
     }
     Ok(a)
 }
@@ -43,7 +44,7 @@ pub struct PairData {
 }
 
 /// Both files read (in parallel, memory-mapped) and compared in one pass.
-pub fn pair_data(tf: &Path, gf: &Path) -> Result<PairData, String> {
+pub fn pair_data(tf: &Path, gf: &Path) -> Result<PairData, Failure> {
     let (t, g) = rayon::join(|| read("target", tf), || read("golden", gf));
     let (t, g) = (t?, g?);
     let (metrics, target, golden) = metrics::compare(&t, &g);

@@ -8,6 +8,7 @@ use crate::analysis::accuracy::TensorMetrics;
 use crate::analysis::accuracy::metrics::Metric;
 use crate::analysis::accuracy::stats::Summary;
 use crate::model::progress::{Progress, Unit};
+use crate::pipeline::failure::Failure;
 use crate::pipeline::remote::{self, Op};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -159,7 +160,7 @@ impl From<Wire> for PairData {
 }
 
 /// What crossed for each pair of files: its data, or why it could not be computed.
-pub type Computed = HashMap<(PathBuf, PathBuf), Result<PairData, String>>;
+pub type Computed = HashMap<(PathBuf, PathBuf), Result<PairData, Failure>>;
 
 /// Every pair of `files` whose two files lie on one server, computed there.
 pub fn compute(files: &[(&Path, &Path)], progress: &Progress) -> Computed {
@@ -193,8 +194,8 @@ pub fn compute(files: &[(&Path, &Path)], progress: &Progress) -> Computed {
                     .map(|(pair, answer)| {
                         let r = match answer {
                             Some(Ok(r)) => r.map(PairData::from),
-                            Some(Err(e)) => Err(e.to_string()),
-                            None => Err("no answer from the agent".into()),
+                            Some(Err(e)) => Err(Failure::from(e)),
+                            None => Err(Failure::Agent("no answer from the agent".into())),
                         };
                         (pair.clone(), r)
                     })
@@ -212,7 +213,7 @@ pub struct Pairs;
 impl Op for Pairs {
     const NAME: &'static str = "compare_pairs";
     type Args = Vec<(PathBuf, PathBuf)>;
-    type Item = Result<Wire, String>;
+    type Item = Result<Wire, Failure>;
 
     fn paths(pairs: &mut Vec<(PathBuf, PathBuf)>) -> Vec<&mut PathBuf> {
         pairs.iter_mut().flat_map(|(t, g)| [t, g]).collect()

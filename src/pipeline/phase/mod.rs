@@ -11,6 +11,7 @@ use crate::analysis::fold::FoldTree;
 use crate::analysis::layout::UnionGraph;
 use crate::analysis::phase_layout::{self, PhaseLayout};
 use crate::model::fx::FxFile;
+use crate::pipeline::failure::Failure;
 use crate::pipeline::modules::{self, ModuleContext};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -44,12 +45,12 @@ pub enum PhaseNews {
     },
     Pass {
         pass: usize,
-        result: Result<Arc<FxFile>, String>,
+        result: Result<Arc<FxFile>, Failure>,
     },
     /// What each pass changed from the one before (`diffs[k]`: pass k → k+1); sent only when
     /// every pass was read.
     Diffs(Vec<Arc<GraphDiff>>),
-    Layout(Result<Arc<PhaseLayout>, String>),
+    Layout(Result<Arc<PhaseLayout>, Failure>),
     /// The module tree of the layout's union nodes; sent only when every pass was read.
     Fold {
         layout: Arc<PhaseLayout>,
@@ -108,7 +109,7 @@ enum Step<'a> {
         layout: Arc<PhaseLayout>,
         paths: Vec<String>,
     },
-    Pass(usize, Result<Arc<FxFile>, String>),
+    Pass(usize, Result<Arc<FxFile>, Failure>),
     Diffs(Vec<Arc<GraphDiff>>),
     Layout(Arc<PhaseLayout>),
     /// The module of each node of `union` (the layout's, when there is one).
@@ -127,7 +128,7 @@ fn steps(
 ) {
     let n = spec.passes.len();
     let shared = crate::pipeline::same_text::SharedParses::default();
-    let parse = |i: usize| shared.graph(&spec.passes[i]).map_err(|e| e.to_string());
+    let parse = |i: usize| shared.graph(&spec.passes[i]).map_err(Failure::unreadable);
     let read = |i: usize| {
         let result = parse(i);
         let file = result.as_ref().ok().cloned();

@@ -6,6 +6,7 @@ use crate::analysis::diff::GraphDiff;
 use crate::analysis::fold::FoldTree;
 use crate::analysis::phase_layout::PhaseLayout;
 use crate::model::fx::FxFile;
+use crate::pipeline::failure::Failure;
 use crate::pipeline::modules::ModuleContext;
 use crate::pipeline::remote::{self, Op};
 use crate::sources::remote::wire;
@@ -24,7 +25,7 @@ pub enum Wire {
     /// identical to one sent before, which crosses as [`Wire::Same`].
     Pass {
         pass: usize,
-        result: Result<Vec<u8>, String>,
+        result: Result<Vec<u8>, Failure>,
     },
     Diffs(Vec<Arc<GraphDiff>>),
     Layout(Arc<PhaseLayout>),
@@ -245,7 +246,7 @@ pub(super) fn open(
         return false;
     };
     if let Err(e) = result {
-        let why = e.to_string();
+        let why = Failure::from(e);
         for (pass, _) in got.iter().enumerate().filter(|(_, g)| !**g) {
             each(PhaseNews::Pass {
                 pass,

@@ -15,6 +15,7 @@ mod table;
 
 pub use table::{Serve, find};
 
+use crate::pipeline::failure::Failure;
 use crate::sources::remote::fs::{self as link, Host};
 use crate::sources::remote::proto::Request;
 use crate::sources::remote::{target, wire};
@@ -140,11 +141,11 @@ pub fn one<O: Op>(mut args: O::Args) -> Option<Result<O::Item, Failed>> {
 
 /// The answer of an op whose one item is a result, run on the server its paths lie on, as one
 /// result (a failed link says so in it); `None` when they do not all lie on one server.
-pub fn one_result<O, T>(args: O::Args) -> Option<Result<T, String>>
+pub fn one_result<O, T>(args: O::Args) -> Option<Result<T, Failure>>
 where
-    O: Op<Item = Result<T, String>>,
+    O: Op<Item = Result<T, Failure>>,
 {
-    one::<O>(args).map(|r| r.map_err(|e| e.to_string()).and_then(|r| r))
+    one::<O>(args).map(|r| r.map_err(Failure::from).and_then(|r| r))
 }
 
 /// A request for a list that failed: every element it carried gets this (shared) error.

@@ -1,6 +1,7 @@
 //! Every op the agent runs for a client, by name: a new remote feature is one line here.
 
 use super::Op;
+use crate::pipeline::failure::Failure;
 use crate::pipeline::{compare, compiles, facts, modules, phase, run, tensors, tree};
 use crate::sources::remote::wire;
 use std::sync::atomic::AtomicBool;
@@ -8,15 +9,19 @@ use std::sync::atomic::AtomicBool;
 /// How the agent runs one op: its JSON arguments in, each item's postcard bytes out. `Err`
 /// when the arguments are not this op's (a client of another build).
 pub type Serve =
-    fn(serde_json::Value, &AtomicBool, &(dyn Fn(Vec<u8>) + Sync)) -> Result<(), String>;
+    fn(serde_json::Value, &AtomicBool, &(dyn Fn(Vec<u8>) + Sync)) -> Result<(), Failure>;
 
 fn serve<O: Op>(
     args: serde_json::Value,
     stop: &AtomicBool,
     send: &(dyn Fn(Vec<u8>) + Sync),
-) -> Result<(), String> {
-    let args: O::Args = serde_json::from_value(args)
-        .map_err(|e| format!("`{}` with arguments this agent does not read: {e}", O::NAME))?;
+) -> Result<(), Failure> {
+    let args: O::Args = serde_json::from_value(args).map_err(|e| {
+        Failure::Agent(format!(
+            "`{}` with arguments this agent does not read: {e}",
+            O::NAME
+        ))
+    })?;
     // An item that does not encode (a path that is not UTF-8) fails the op: the client pairs a
     // list's items with its elements by place, so it is never skipped quietly.
     let unsent = std::sync::atomic::AtomicUsize::new(0);
@@ -28,10 +33,10 @@ fn serve<O: Op>(
     });
     match unsent.into_inner() {
         0 => Ok(()),
-        n => Err(format!(
+        n => Err(Failure::Agent(format!(
             "`{}`: {n} result(s) could not be sent (a path that is not UTF-8?)",
             O::NAME
-        )),
+        ))),
     }
 }
 

@@ -7,7 +7,8 @@
 use crate::sources::entry::Kind;
 use serde::{Deserialize, Serialize};
 
-pub const PROTOCOL: u32 = 5;
+/// 6: op items carry their errors as `pipeline::failure::Failure`, no longer as text.
+pub const PROTOCOL: u32 = 6;
 
 /// A frame from the client: a request and the id its replies carry.
 #[derive(Debug, Clone, Serialize, Deserialize)]
