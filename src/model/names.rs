@@ -11,18 +11,21 @@
 use rustc_hash::FxHashMap;
 
 /// Node name → index in its graph. A later insert of a name replaces the earlier one.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default)]
 pub struct NameIndex {
     /// `base_k` by base, then by `k`: the node's index + 1 (0: no node of that name).
     numbered: FxHashMap<Box<str>, Vec<u32>>,
-    /// Every other name, and numbers too large to hold densely.
+    /// Every other name, and numbers that would make the arrays too large.
     other: FxHashMap<Box<str>, usize>,
     len: usize,
+    /// Slots of all the arrays together.
+    slots: usize,
 }
 
-/// The largest `k` held densely: numbers beyond the names held (plus some slack) are not
-/// FX's counter but part of a name, and must not size an array (`x_4000000000`).
-fn dense_limit(len: usize) -> usize {
+/// The most slots the arrays may hold for `len` names: numbers far beyond the names held are
+/// not FX's counter but part of a name, and must not size an array (`x_4000000000`, or many
+/// bases each numbered from 4096 up), so memory stays linear in the names whatever the input.
+fn slot_limit(len: usize) -> usize {
     4 * len + 4096
 }
 
@@ -64,18 +67,22 @@ impl NameIndex {
         self.remove(name);
         self.len += 1;
         if let Some((base, k)) = split(name)
-            && k <= dense_limit(self.len)
             && let Ok(slot) = u32::try_from(index + 1)
         {
-            let v = match self.numbered.get_mut(base) {
-                Some(v) => v,
-                None => self.numbered.entry(base.into()).or_default(),
-            };
-            if v.len() <= k {
-                v.resize(k + 1, 0);
+            let have = self.numbered.get(base).map_or(0, Vec::len);
+            let grow = (k + 1).saturating_sub(have);
+            if self.slots + grow <= slot_limit(self.len) {
+                self.slots += grow;
+                let v = match self.numbered.get_mut(base) {
+                    Some(v) => v,
+                    None => self.numbered.entry(base.into()).or_default(),
+                };
+                if v.len() <= k {
+                    v.resize(k + 1, 0);
+                }
+                v[k] = slot;
+                return;
             }
-            v[k] = slot;
-            return;
         }
         self.other.insert(name.into(), index);
     }
@@ -92,6 +99,27 @@ impl NameIndex {
 
     pub fn clear(&mut self) {
         *self = NameIndex::default();
+    }
+
+    /// Every (name, index), sorted by name.
+    pub fn entries(&self) -> Vec<(String, usize)> {
+        let dense = self.numbered.iter().flat_map(|(base, v)| {
+            v.iter()
+                .enumerate()
+                .filter(|(_, s)| **s != 0)
+                .map(move |(k, s)| (format!("{base}_{k}"), *s as usize - 1))
+        });
+        let other = self.other.iter().map(|(n, i)| (n.to_string(), *i));
+        let mut all: Vec<(String, usize)> = dense.chain(other).collect();
+        all.sort_unstable();
+        all
+    }
+}
+
+/// Equal when they hold the same names at the same indices, however each laid them out.
+impl PartialEq for NameIndex {
+    fn eq(&self, other: &NameIndex) -> bool {
+        self.len == other.len && self.entries() == other.entries()
     }
 }
 
@@ -131,6 +159,25 @@ mod tests {
         assert_eq!(n.remove("mul_1"), None);
         assert_eq!(n.remove("x"), Some(0));
         assert_eq!((n.get("mul_1"), n.get("x"), n.len()), (None, None, 5));
+    }
+
+    #[test]
+    fn many_bases_numbered_high_do_not_grow_memory_faster_than_the_names() {
+        let mut n = NameIndex::default();
+        let names: Vec<String> = (0..5000)
+            .map(|i| format!("b{i}_{}", 4 * i + 4096))
+            .collect();
+        for (i, name) in names.iter().enumerate() {
+            n.insert(name, i);
+        }
+        assert!(n.slots <= slot_limit(n.len()), "{} slots", n.slots);
+        assert!(names.iter().enumerate().all(|(i, s)| n.get(s) == Some(i)));
+        let same: NameIndex = names
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.as_str(), i))
+            .collect();
+        assert_eq!(n, same);
     }
 
     #[test]

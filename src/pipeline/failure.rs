@@ -1,7 +1,7 @@
 //! Why a piece of pipeline work failed. One type for every job of the window, every command of
 //! the CLI and every op answered by an agent: it crosses threads and an ssh link (postcard)
-//! unchanged, and its kind says what the user can do about it. The text is the reader's own
-//! one-line message, which names the file.
+//! unchanged, so a caller can tell the file's problem from the link's or the agent's without
+//! reading text. The text is the reader's own one-line message, which names the file.
 
 use serde::{Deserialize, Serialize};
 
@@ -50,13 +50,21 @@ impl Failure {
 
 impl From<super::remote::AskFailed> for Failure {
     fn from(e: super::remote::AskFailed) -> Failure {
-        Failure::Link(e.to_string())
+        Failure::from(super::remote::Failed {
+            host: e.0.host.clone(),
+            error: std::io::Error::new(e.0.error.kind(), e.0.error.to_string()),
+        })
     }
 }
 
 impl From<super::remote::Failed> for Failure {
+    /// An answer the agent could not give (`InvalidData`: an op it does not know or read, an
+    /// answer cut short) is the agent's; anything else on the way is the link's.
     fn from(e: super::remote::Failed) -> Failure {
-        Failure::Link(e.to_string())
+        match e.error.kind() {
+            std::io::ErrorKind::InvalidData => Failure::Agent(e.to_string()),
+            _ => Failure::Link(e.to_string()),
+        }
     }
 }
 

@@ -22,10 +22,9 @@ pub const SLICE_CAP: usize = 1 << 17;
 /// Opens and summarises one `.npy` or `.pt` file (on its server when it lies on one). The
 /// error is the file's problem in one line.
 pub fn summarize_file(path: &Path) -> Result<TensorSummary, Failure> {
-    summarize_all(&[path.to_path_buf()]).pop().map_or_else(
-        || Err(Failure::Agent("the agent sent no answer".into())),
-        |(_, r)| r,
-    )
+    summarize_all(&[path.to_path_buf()])
+        .pop()
+        .map_or_else(|| Err(Failure::Agent("no answer".into())), |(_, r)| r)
 }
 
 /// Summaries of many files, in parallel; each file's error stays with it.
