@@ -48,26 +48,6 @@ impl Failure {
     }
 }
 
-impl From<super::remote::AskFailed> for Failure {
-    fn from(e: super::remote::AskFailed) -> Failure {
-        Failure::from(super::remote::Failed {
-            host: e.0.host.clone(),
-            error: std::io::Error::new(e.0.error.kind(), e.0.error.to_string()),
-        })
-    }
-}
-
-impl From<super::remote::Failed> for Failure {
-    /// An answer the agent could not give (`InvalidData`: an op it does not know or read, an
-    /// answer cut short) is the agent's; anything else on the way is the link's.
-    fn from(e: super::remote::Failed) -> Failure {
-        match e.error.kind() {
-            std::io::ErrorKind::InvalidData => Failure::Agent(e.to_string()),
-            _ => Failure::Link(e.to_string()),
-        }
-    }
-}
-
 impl From<Failure> for crate::error::Error {
     fn from(f: Failure) -> crate::error::Error {
         crate::error::Error::User(f.to_string())

@@ -219,3 +219,23 @@ where
 pub fn same_server(a: &Path, b: &Path) -> Option<Host> {
     target::host_of(a).filter(|h| target::host_of(b).as_ref() == Some(h))
 }
+
+impl From<AskFailed> for Failure {
+    fn from(e: AskFailed) -> Failure {
+        Failure::from(Failed {
+            host: e.0.host.clone(),
+            error: std::io::Error::new(e.0.error.kind(), e.0.error.to_string()),
+        })
+    }
+}
+
+impl From<Failed> for Failure {
+    /// An answer the agent could not give (`InvalidData`: an op it does not know or read, an
+    /// answer cut short) is the agent's; anything else on the way is the link's.
+    fn from(e: Failed) -> Failure {
+        match e.error.kind() {
+            std::io::ErrorKind::InvalidData => Failure::Agent(e.to_string()),
+            _ => Failure::Link(e.to_string()),
+        }
+    }
+}
