@@ -4,7 +4,7 @@
 //!
 
 use super::App;
-use super::timeline::OpenCapture;
+use super::timeline::TimelineState;
 use crate::analysis::compiles::{self, ModelLink};
 use crate::analysis::timeline_stats::Timeline;
 pub use crate::pipeline::compiles::Story;
@@ -211,22 +211,19 @@ impl App {
     /// chart in the timeline view.
     pub fn show_flame(&mut self, story: &Story, compile_id: Option<&str>) {
         let t = std::time::Instant::now();
-        let flame = compiles::flame_of(&story.trace, compile_id);
-        self.timeline.selected = None;
-        self.timeline.nodes = None;
-        self.timeline.open = Some(OpenCapture {
-            path: match compile_id {
-                // Distinct paths make the view fit each chart once.
-                Some(id) => {
-                    let mut p = story.path.clone().into_os_string();
-                    p.push(format!("#{}", id.replace('/', "_")));
-                    PathBuf::from(p)
-                }
-                None => story.path.clone(),
-            },
-            timeline: super::Loading::Ready(Arc::new(Timeline::new(flame))),
-            load_time: Some(t.elapsed()),
-        });
+        let flame = Arc::new(Timeline::new(compiles::flame_of(&story.trace, compile_id)));
+        let path = match compile_id {
+            // Distinct paths make the view fit each chart once.
+            Some(id) => {
+                let mut p = story.path.clone().into_os_string();
+                p.push(format!("#{}", id.replace('/', "_")));
+                PathBuf::from(p)
+            }
+            None => story.path.clone(),
+        };
+        self.part::<TimelineState>()
+            .0
+            .show(path, flame, t.elapsed());
         self.nav
             .push(super::Nav::ShowTab(crate::app::TabId::TIMELINE));
     }

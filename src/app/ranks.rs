@@ -4,6 +4,7 @@
 //! side by side with rank 0, and the same capture of another rank for the timeline.
 
 use super::App;
+use super::timeline::TimelineState;
 use crate::analysis::ranks::{self, RankMatrix};
 use crate::model::index::{DebugIndex, Model, Run};
 use crate::model::launch::Launch;
@@ -158,7 +159,8 @@ impl App {
     /// The captures of the same model, kind and `graph_K` as the open timeline's, one per rank
     /// of its launch: `(rank, path)`, the open one included.
     pub fn timeline_ranks(&self) -> Vec<(u32, PathBuf)> {
-        let (Some(ws), Some(open)) = (&self.workspace, &self.timeline.open) else {
+        let open = self.peek::<TimelineState>().and_then(|t| t.open.as_ref());
+        let (Some(ws), Some(open)) = (&self.workspace, open) else {
             return Vec::new();
         };
         let index = &ws.index;

@@ -27,10 +27,9 @@ pub struct App {
     pub phase: Option<PhaseState>,
     /// The last finished action worth telling the user about ("exported to …").
     pub notice: Option<String>,
-    /// Layouts already computed, by phase key: coming back to a phase is instant.
-    pub timeline: super::timeline::TimelineState,
     pub tensors: super::tensors::TensorsState,
-    /// (layout, passes it covers).
+    /// Layouts already computed, by phase key (layout, passes it covers): coming back to a
+    /// phase is instant.
     pub(super) layouts: HashMap<PathBuf, (Arc<PhaseLayout>, usize)>,
     pub live: super::live::Live,
     pub run: super::run::RunState,

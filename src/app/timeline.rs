@@ -1,6 +1,10 @@
 //! The captured aclGraph model instance shown as a timeline (issue 7): which capture file is
-//! open, its parsed timeline (loaded in the background) and the selected task.
+//! open, its parsed timeline (loaded in the background) and the selected task. A feature that
+//! owns its state (`app::part`): its commands take a `Cx`; selecting a task's node in the graph
+//! is the app's, which owns the graph ([`App::select_task`]).
 
+use super::jobs::Apply;
+use super::part::Cx;
 use super::{App, Loading};
 use crate::analysis::task_nodes::{self, TaskNodeMap};
 use crate::analysis::timeline_stats::Timeline;
@@ -18,6 +22,12 @@ pub struct TimelineState {
     pub selected: Option<u32>,
     /// Kernel tasks linked to the FX nodes of the model's final pass, once computed.
     pub nodes: Option<Arc<NodeLink>>,
+}
+
+/// The user's: a trace opened on its own, or a flame chart, stays when a tree opens (a trace
+/// file given on the command line is opened as the tree around it is being read).
+impl super::part::Feature for TimelineState {
+    const OF_THE_TREE: bool = false;
 }
 
 /// The best-effort task ↔ FX node link of the open capture.
@@ -47,45 +57,44 @@ pub enum TimelineMsg {
     },
 }
 
-impl super::jobs::Apply<App> for TimelineMsg {
-    fn is_current(&self, app: &App) -> bool {
+impl Apply<TimelineState> for TimelineMsg {
+    fn is_current(&self, state: &TimelineState) -> bool {
         let (TimelineMsg::Loaded { path, .. } | TimelineMsg::Linked { path, .. }) = self;
-        app.timeline.open.as_ref().is_some_and(|o| &o.path == path)
+        state.open.as_ref().is_some_and(|o| &o.path == path)
     }
 
-    fn apply(self, app: &mut App) {
+    fn apply(self, state: &mut TimelineState) {
         match self {
             TimelineMsg::Loaded { result, .. } => {
-                if let Some(open) = app.timeline.open.as_mut() {
+                if let Some(open) = state.open.as_mut() {
                     open.load_time = result.as_ref().ok().map(|(_, t)| *t);
                     open.timeline = result.map(|(tl, _)| tl).into();
                 }
             }
-            TimelineMsg::Linked { link, .. } => app.timeline.nodes = Some(link),
+            TimelineMsg::Linked { link, .. } => state.nodes = Some(link),
         }
     }
 }
 
-impl App {
+impl TimelineState {
     /// Opens a capture `*.json`/`*.aligned.json` (or any Chrome trace) in the timeline; it is
     /// parsed in the background.
-    pub fn open_timeline(&mut self, path: &Path) {
-        if self.timeline.open.as_ref().is_some_and(|o| o.path == path) {
+    pub fn open(&mut self, cx: &Cx, path: &Path) {
+        if self.open.as_ref().is_some_and(|o| o.path == path) {
             return;
         }
-        self.timeline.selected = None;
-        self.timeline.nodes = None;
-        let final_pass = self
+        self.selected = None;
+        self.nodes = None;
+        let final_pass = cx
             .workspace
-            .as_ref()
             .and_then(|ws| final_pass_of_capture(&ws.index, path));
-        self.timeline.open = Some(OpenCapture {
+        self.open = Some(OpenCapture {
             path: path.to_path_buf(),
             timeline: Loading::Loading,
             load_time: None,
         });
         let path = path.to_path_buf();
-        self.jobs.spawn(move |out| {
+        cx.spawn::<TimelineState>(move |out| {
             let t = std::time::Instant::now();
             let result = trace_json::load(&path)
                 .map(|trace| (Arc::new(Timeline::new(trace)), t.elapsed()))
@@ -109,6 +118,50 @@ impl App {
         });
     }
 
+    /// Shows a timeline made here rather than loaded (a compile's flame chart) under `path`.
+    pub fn show(&mut self, path: PathBuf, timeline: Arc<Timeline>, load_time: Duration) {
+        self.selected = None;
+        self.nodes = None;
+        self.open = Some(OpenCapture {
+            path,
+            timeline: Loading::Ready(timeline),
+            load_time: Some(load_time),
+        });
+    }
+
+    /// Selects a task (or nothing); the FX node it is linked to, to select in the graph.
+    pub fn select(&mut self, task: Option<u32>) -> Option<(PathBuf, String)> {
+        self.selected = task;
+        let link = self.nodes.as_ref()?;
+        let (node, _) = link.map.by_task.get(&task?)?;
+        Some((link.pass.clone(), node.clone()))
+    }
+
+    /// Selects the task linked to the FX node `node`, if any; true when one was.
+    pub fn select_task_of_node(&mut self, node: &str) -> bool {
+        let task = self
+            .nodes
+            .as_ref()
+            .and_then(|l| l.map.by_node.get(node).copied());
+        if task.is_some() {
+            self.selected = task;
+        }
+        task.is_some()
+    }
+
+    /// The open timeline, once loaded.
+    pub fn loaded(&self) -> Option<&Arc<Timeline>> {
+        self.open.as_ref()?.timeline.ready()
+    }
+}
+
+impl App {
+    /// Opens a capture in the timeline (see [`TimelineState::open`]).
+    pub fn open_timeline(&mut self, path: &Path) {
+        let (timeline, cx) = self.part::<TimelineState>();
+        timeline.open(&cx, path);
+    }
+
     /// Opens a trace file given directly (command line, drop): its timeline comes to the front;
     /// a capture-named file also opens as a folder would, so the tree shows it.
     pub fn open_trace_file(&mut self, path: &Path) {
@@ -126,32 +179,10 @@ impl App {
 
     /// Selects a task of the open timeline (or nothing), and the FX node it is linked to.
     pub fn select_task(&mut self, task: Option<u32>) {
-        self.timeline.selected = task;
-        let Some(link) = self.timeline.nodes.clone() else {
-            return;
-        };
-        if let Some((node, _)) = task.and_then(|t| link.map.by_task.get(&t)) {
-            self.select_graph(&link.pass);
-            self.reveal_node(node.clone());
+        if let Some((pass, node)) = self.part::<TimelineState>().0.select(task) {
+            self.select_graph(&pass);
+            self.reveal_node(node);
         }
-    }
-
-    /// Selects the task linked to the FX node `node`, if any; true when one was.
-    pub fn select_task_of_node(&mut self, node: &str) -> bool {
-        let task = self
-            .timeline
-            .nodes
-            .as_ref()
-            .and_then(|l| l.map.by_node.get(node).copied());
-        if task.is_some() {
-            self.timeline.selected = task;
-        }
-        task.is_some()
-    }
-
-    /// The open timeline, once loaded.
-    pub fn timeline(&self) -> Option<&Arc<Timeline>> {
-        self.timeline.open.as_ref()?.timeline.ready()
     }
 }
 

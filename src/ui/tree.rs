@@ -33,7 +33,10 @@ pub fn show(app: &mut App, view: &mut ViewState, tabs: &mut super::tabs::Tabs, u
         .auto_shrink(false)
         .show(ui, |ui| {
             if let Some(ws) = &app.workspace {
-                let timeline = app.timeline.open.as_ref().map(|o| o.path.as_path());
+                let timeline = app
+                    .peek::<crate::app::timeline::TimelineState>()
+                    .and_then(|t| t.open.as_ref())
+                    .map(|o| o.path.as_path());
                 let facts = Facts { app };
                 runs(
                     ui,

@@ -86,7 +86,8 @@ fn flame_chart_total_equals_the_compilation_metrics() {
     let tl = h
         .state()
         .app
-        .timeline()
+        .peek::<fxray::app::timeline::TimelineState>()
+        .and_then(|t| t.loaded())
         .expect("the flame chart is open")
         .clone();
     let total = tl

@@ -261,7 +261,23 @@ fn timeline_shows_each_ranks_capture_one_at_a_time() {
     assert_eq!(rank_shown(&h), "rank 0");
     pick_rank(&mut h, "rank 3");
     settle(&mut h);
-    let open = h.state().app.timeline.open.as_ref().unwrap().path.clone();
+    let open = h
+        .state()
+        .app
+        .peek::<fxray::app::timeline::TimelineState>()
+        .unwrap()
+        .open
+        .as_ref()
+        .unwrap()
+        .path
+        .clone();
     assert!(in_rank(&open, 3), "rank 3's capture: {}", open.display());
-    assert!(h.state().app.timeline().is_some(), "loaded");
+    assert!(
+        h.state()
+            .app
+            .peek::<fxray::app::timeline::TimelineState>()
+            .and_then(|t| t.loaded())
+            .is_some(),
+        "loaded"
+    );
 }

@@ -12,6 +12,7 @@ mod rank_picker;
 
 use crate::analysis::timeline_stats::{self, RangeStats, Timeline};
 use crate::app::App;
+use crate::app::timeline::TimelineState;
 use geometry::{Geometry, LANE_H, RULER_H};
 pub use options::ViewOptions;
 pub use paint::Drawn;
@@ -50,14 +51,14 @@ impl TimelineViewState {
     /// Screen rectangle of `task` as drawn last frame.
     pub fn task_rect(&self, app: &App, task: u32) -> Option<egui::Rect> {
         let g = self.last?;
-        let tl = app.timeline()?;
+        let tl = app.peek::<TimelineState>()?.loaded()?;
         ((task as usize) < tl.trace.tasks.len()).then(|| g.task_rect(&tl.trace, task))
     }
 
     /// Screen ends of arrow `dep` as drawn last frame.
     pub fn dep_ends(&self, app: &App, dep: usize) -> Option<(egui::Pos2, egui::Pos2)> {
         let g = self.last?;
-        Some(g.dep_ends(app.timeline()?.deps.get(dep)?))
+        Some(g.dep_ends(app.peek::<TimelineState>()?.loaded()?.deps.get(dep)?))
     }
 
     /// The canvas (ruler + lanes) as drawn last frame.
@@ -82,7 +83,7 @@ impl TimelineViewState {
 }
 
 pub fn show(app: &mut App, state: &mut TimelineViewState, ui: &mut egui::Ui) {
-    let Some(open) = &app.timeline.open else {
+    let Some(open) = app.peek::<TimelineState>().and_then(|t| t.open.as_ref()) else {
         ui.weak("No capture open. Pick a capture JSON (⏱) in the tree.");
         return;
     };
@@ -109,7 +110,7 @@ pub fn show(app: &mut App, state: &mut TimelineViewState, ui: &mut egui::Ui) {
     follow_node_selection(app, state, &tl);
     header(ui, &tl, &file, load_time);
     rank_picker::show(app, ui);
-    if let Some(link) = &app.timeline.nodes {
+    if let Some(link) = app.peek::<TimelineState>().and_then(|t| t.nodes.as_ref()) {
         let pass = link
             .pass
             .file_name()
@@ -119,7 +120,7 @@ pub fn show(app: &mut App, state: &mut TimelineViewState, ui: &mut egui::Ui) {
     }
     toolbar(app, state, &tl, ui);
     let trace = &tl.trace;
-    let details_h = if app.timeline.selected.is_some() || state.range.is_some() {
+    let details_h = if selected(app).is_some() || state.range.is_some() {
         (ui.available_height() * 0.45).max(160.0)
     } else {
         0.0
@@ -165,7 +166,7 @@ pub fn show(app: &mut App, state: &mut TimelineViewState, ui: &mut egui::Ui) {
         &paint::PaintState {
             hovered: state.hovered,
             hovered_dep: state.hovered_dep,
-            selected: app.timeline.selected,
+            selected: selected(app),
             matches: &state.matches,
             range: state.range,
             show_arrows: !state.hide_arrows,
@@ -208,15 +209,14 @@ pub fn show(app: &mut App, state: &mut TimelineViewState, ui: &mut egui::Ui) {
             .auto_shrink(false)
             .show(ui, |ui| {
                 ui.horizontal_top(|ui| {
-                    if let Some(s) = app
-                        .timeline
-                        .selected
-                        .filter(|&s| (s as usize) < trace.tasks.len())
+                    if let Some(s) = selected(app).filter(|&s| (s as usize) < trace.tasks.len())
                     {
                         ui.vertical(|ui| {
                             ui.set_max_width(420.0);
                             if let Some((node, conf)) =
-                                app.timeline.nodes.as_ref().and_then(|l| l.map.by_task.get(&s))
+                                app.peek::<TimelineState>()
+                                    .and_then(|t| t.nodes.as_ref())
+                                    .and_then(|l| l.map.by_task.get(&s))
                             {
                                 ui.label(format!("FX node {node} ({conf:?} confidence)"))
                                     .on_hover_text(
@@ -344,6 +344,11 @@ fn toolbar(app: &mut App, state: &mut TimelineViewState, tl: &Timeline, ui: &mut
     });
 }
 
+/// The selected task of the open timeline.
+fn selected(app: &App) -> Option<u32> {
+    app.peek::<TimelineState>()?.selected
+}
+
 /// When the graph's selected node changed (in the graph view or the inspector), selects and
 /// shows its linked task.
 fn follow_node_selection(app: &mut App, state: &mut TimelineViewState, tl: &Timeline) {
@@ -352,11 +357,12 @@ fn follow_node_selection(app: &mut App, state: &mut TimelineViewState, tl: &Time
         return;
     }
     state.last_node = node.clone();
-    let before = app.timeline.selected;
+    let timeline = app.part::<TimelineState>().0;
+    let before = timeline.selected;
     if let Some(n) = node
-        && app.select_task_of_node(&n)
-        && app.timeline.selected != before
-        && let (Some(t), Some(g)) = (app.timeline.selected, state.last)
+        && timeline.select_task_of_node(&n)
+        && timeline.selected != before
+        && let (Some(t), Some(g)) = (timeline.selected, state.last)
     {
         reveal(state, tl, t, g.width());
     }

@@ -2,13 +2,17 @@
 //! launch, shown one rank at a time.
 
 use crate::app::App;
+use crate::app::timeline::TimelineState;
 
 pub fn show(app: &mut App, ui: &mut egui::Ui) {
     let ranks = app.timeline_ranks();
     if ranks.len() < 2 {
         return;
     }
-    let open = app.timeline.open.as_ref().map(|o| o.path.clone());
+    let open = app
+        .peek::<TimelineState>()
+        .and_then(|t| t.open.as_ref())
+        .map(|o| o.path.clone());
     let current = ranks
         .iter()
         .find(|(_, p)| Some(p) == open.as_ref())
