@@ -2,7 +2,7 @@
 //! clicking one shows its location and the graphs on either side, which open in the graph
 //! view; the flame chart's total is the metrics' total; the tree says why each model exists.
 
-use crate::common::ui::{harness, model_named, opened, settle, shoot};
+use crate::common::ui::{harness, loaded_timeline, model_named, opened, settle, shoot};
 use crate::common::{fixture, trace_only};
 use egui_kittest::kittest::Queryable;
 use fxray::analysis::compiles;
@@ -83,13 +83,7 @@ fn flame_chart_total_equals_the_compilation_metrics() {
         let story = &h.state().app.compiles.stories[0];
         story.trace.compile("3/1").unwrap().time_s().unwrap()
     };
-    let tl = h
-        .state()
-        .app
-        .peek::<fxray::app::timeline::TimelineState>()
-        .and_then(|t| t.loaded())
-        .expect("the flame chart is open")
-        .clone();
+    let tl = loaded_timeline(&h);
     let total = tl
         .trace
         .tasks

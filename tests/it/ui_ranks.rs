@@ -4,7 +4,7 @@
 //! tab marks exactly rank 2's differing cells, and a cell opens side by side with rank 0; the
 //! timeline's rank picker shows the same capture of another rank.
 
-use crate::common::ui::{harness, opened, selected, settle, shoot};
+use crate::common::ui::{harness, opened, selected, settle, shoot, timeline};
 use crate::common::{copy_tree, fixture};
 use egui::accesskit::Role;
 use egui_kittest::Harness;
@@ -261,23 +261,7 @@ fn timeline_shows_each_ranks_capture_one_at_a_time() {
     assert_eq!(rank_shown(&h), "rank 0");
     pick_rank(&mut h, "rank 3");
     settle(&mut h);
-    let open = h
-        .state()
-        .app
-        .peek::<fxray::app::timeline::TimelineState>()
-        .unwrap()
-        .open
-        .as_ref()
-        .unwrap()
-        .path
-        .clone();
+    let open = timeline(&h).open.as_ref().unwrap().path.clone();
     assert!(in_rank(&open, 3), "rank 3's capture: {}", open.display());
-    assert!(
-        h.state()
-            .app
-            .peek::<fxray::app::timeline::TimelineState>()
-            .and_then(|t| t.loaded())
-            .is_some(),
-        "loaded"
-    );
+    assert!(timeline(&h).loaded().is_some(), "loaded");
 }

@@ -6,7 +6,7 @@
 //! Frames are stepped with `run_steps`, never `run`.
 
 use crate::common::fixture;
-use crate::common::ui::{harness, harness_sized, opened, settle, shoot};
+use crate::common::ui::{harness, harness_sized, loaded_timeline, opened, settle, shoot, timeline};
 use egui::{Event, Modifiers, PointerButton, Pos2, pos2, vec2};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
@@ -26,23 +26,9 @@ fn showcase_timeline() -> Harness<'static, Fxray> {
     h.get_by_label("⏱ capture graph_1 · aligned").click();
     settle(&mut h);
     assert_eq!(h.state().view.central(), fxray::app::TabId::TIMELINE);
-    let open = h
-        .state()
-        .app
-        .peek::<fxray::app::timeline::TimelineState>()
-        .unwrap()
-        .open
-        .as_ref()
-        .expect("a capture is open");
+    let open = timeline(&h).open.as_ref().expect("a capture is open");
     assert!(open.path.to_string_lossy().ends_with(".aligned.json"));
-    assert!(
-        h.state()
-            .app
-            .peek::<fxray::app::timeline::TimelineState>()
-            .and_then(|t| t.loaded())
-            .is_some(),
-        "loaded"
-    );
+    assert!(timeline(&h).loaded().is_some(), "loaded");
     h
 }
 
@@ -133,13 +119,7 @@ fn showcase_timeline_zoom_hover_and_range_stats() {
 
     // Hover the first matmul on stream36 (an AI Core kernel): its tooltip lists its args.
     let (task, name) = {
-        let tl = h
-            .state()
-            .app
-            .peek::<fxray::app::timeline::TimelineState>()
-            .and_then(|t| t.loaded())
-            .unwrap()
-            .clone();
+        let tl = loaded_timeline(&h);
         let (z0, z1) = (z0, z1);
         let i = tl
             .trace
@@ -222,13 +202,7 @@ fn showcase_timeline_zoom_hover_and_range_stats() {
         .range_stats()
         .expect("range stats")
         .clone();
-    let tl = h
-        .state()
-        .app
-        .peek::<fxray::app::timeline::TimelineState>()
-        .and_then(|t| t.loaded())
-        .unwrap()
-        .clone();
+    let tl = loaded_timeline(&h);
     assert!(stats.tasks > 5 && stats.tasks < 60, "{} tasks", stats.tasks);
     assert_eq!(
         stats,
@@ -240,13 +214,7 @@ fn showcase_timeline_zoom_hover_and_range_stats() {
 #[test]
 fn click_selects_a_task_and_search_walks_the_matches() {
     let mut h = showcase_timeline();
-    let tl = h
-        .state()
-        .app
-        .peek::<fxray::app::timeline::TimelineState>()
-        .and_then(|t| t.loaded())
-        .unwrap()
-        .clone();
+    let tl = loaded_timeline(&h);
     // Click the first task of stream37.
     let lane = tl.trace.lane_by_name("stream37").unwrap();
     let first = tl.trace.lanes[lane as usize].tasks[0];
@@ -257,26 +225,12 @@ fn click_selects_a_task_and_search_walks_the_matches() {
         .task_rect(&h.state().app, first)
         .unwrap();
     click_at(&mut h, r.center());
-    assert_eq!(
-        h.state()
-            .app
-            .peek::<fxray::app::timeline::TimelineState>()
-            .unwrap()
-            .selected,
-        Some(first)
-    );
+    assert_eq!(timeline(&h).selected, Some(first));
     h.get_by_label("Task Type");
     // Clicking empty space clears the selection.
     let canvas = h.state().view.timeline().canvas().unwrap();
     click_at(&mut h, pos2(canvas.center().x, canvas.bottom() - 3.0));
-    assert_eq!(
-        h.state()
-            .app
-            .peek::<fxray::app::timeline::TimelineState>()
-            .unwrap()
-            .selected,
-        None
-    );
+    assert_eq!(timeline(&h).selected, None);
 
     // Search: the showcase has 4 EVENT_WAIT tasks; ▶ walks them in stream order.
     h.state_mut().view.timeline_mut().search = "event_wait".into();
@@ -285,25 +239,11 @@ fn click_selects_a_task_and_search_walks_the_matches() {
     h.get_by_label("▶").click();
     h.run_steps(2);
     let want = timeline_stats::search(&tl.trace, "EVENT_WAIT");
-    assert_eq!(
-        h.state()
-            .app
-            .peek::<fxray::app::timeline::TimelineState>()
-            .unwrap()
-            .selected,
-        Some(want[0])
-    );
+    assert_eq!(timeline(&h).selected, Some(want[0]));
     h.get_by_label("1/4");
     h.get_by_label("◀").click();
     h.run_steps(2);
-    assert_eq!(
-        h.state()
-            .app
-            .peek::<fxray::app::timeline::TimelineState>()
-            .unwrap()
-            .selected,
-        Some(want[3])
-    );
+    assert_eq!(timeline(&h).selected, Some(want[3]));
     // The selected match is centred on screen.
     let r = h
         .state()
@@ -329,14 +269,7 @@ fn click_selects_a_task_and_search_walks_the_matches() {
     h.get_by_label(&format!("EVENT_RECORD_{handle} on {stream}"))
         .click();
     h.run_steps(3);
-    assert_eq!(
-        h.state()
-            .app
-            .peek::<fxray::app::timeline::TimelineState>()
-            .unwrap()
-            .selected,
-        Some(record)
-    );
+    assert_eq!(timeline(&h).selected, Some(record));
     h.get_by_label("waited for by");
 }
 
@@ -366,13 +299,7 @@ fn multistream_moe_screenshot() {
     settle(&mut h);
     h.get_by_label("⏱ capture graph_1 · aligned").click();
     settle(&mut h);
-    let tl = h
-        .state()
-        .app
-        .peek::<fxray::app::timeline::TimelineState>()
-        .and_then(|t| t.loaded())
-        .unwrap()
-        .clone();
+    let tl = loaded_timeline(&h);
     assert_eq!(tl.trace.lanes.len(), 3);
     assert_eq!(tl.deps.len(), 12, "12 record→wait flows drawn");
     // Select the first MoE dispatch and the span of the first layer.
@@ -390,11 +317,7 @@ fn multistream_moe_screenshot() {
 fn selecting_a_task_selects_its_node_and_back() {
     let mut h = showcase_timeline();
     settle(&mut h);
-    let link = h
-        .state()
-        .app
-        .peek::<fxray::app::timeline::TimelineState>()
-        .unwrap()
+    let link = timeline(&h)
         .nodes
         .clone()
         .expect("linked to the final pass");
@@ -402,13 +325,7 @@ fn selecting_a_task_selects_its_node_and_back() {
     assert!(link.pass.to_string_lossy().contains("018_"));
     h.get_by_label_contains("114 of 114 kernel tasks linked to FX nodes");
     // Click the first softmax task: its node is selected in the final pass.
-    let tl = h
-        .state()
-        .app
-        .peek::<fxray::app::timeline::TimelineState>()
-        .and_then(|t| t.loaded())
-        .unwrap()
-        .clone();
+    let tl = loaded_timeline(&h);
     let softmax = tl
         .trace
         .tasks
@@ -423,14 +340,7 @@ fn selecting_a_task_selects_its_node_and_back() {
         .unwrap();
     click_at(&mut h, r.center());
     settle(&mut h);
-    assert_eq!(
-        h.state()
-            .app
-            .peek::<fxray::app::timeline::TimelineState>()
-            .unwrap()
-            .selected,
-        Some(softmax)
-    );
+    assert_eq!(timeline(&h).selected, Some(softmax));
     let node = link.map.by_task[&softmax].0.clone();
     assert!(node.starts_with("_softmax"), "{node}");
     assert_eq!(crate::common::ui::selected(&h), Some(node.clone()));
@@ -447,14 +357,7 @@ fn selecting_a_task_selects_its_node_and_back() {
         .unwrap();
     h.state_mut().app.reveal_node(other.clone());
     h.run_steps(3);
-    assert_eq!(
-        h.state()
-            .app
-            .peek::<fxray::app::timeline::TimelineState>()
-            .unwrap()
-            .selected,
-        Some(task)
-    );
+    assert_eq!(timeline(&h).selected, Some(task));
 }
 
 #[test]
@@ -515,13 +418,7 @@ fn many_streams_scroll_and_search_reveals_a_lower_lane() {
     app.open_trace_file(&p);
     let mut h = harness(app);
     settle(&mut h);
-    let tl = h
-        .state()
-        .app
-        .peek::<fxray::app::timeline::TimelineState>()
-        .and_then(|t| t.loaded())
-        .unwrap()
-        .clone();
+    let tl = loaded_timeline(&h);
     let last = tl.trace.lanes[39].tasks[0];
     let canvas = h.state().view.timeline().canvas().unwrap();
     let r = h
@@ -571,14 +468,7 @@ fn many_streams_scroll_and_search_reveals_a_lower_lane() {
     h.run_steps(2);
     h.get_by_label("▶").click();
     h.run_steps(2);
-    assert_eq!(
-        h.state()
-            .app
-            .peek::<fxray::app::timeline::TimelineState>()
-            .unwrap()
-            .selected,
-        Some(last)
-    );
+    assert_eq!(timeline(&h).selected, Some(last));
     let r = h
         .state()
         .view
@@ -596,13 +486,7 @@ fn hovering_an_arrow_names_the_pair() {
     settle(&mut h);
     h.get_by_label("⏱ capture graph_1 · raw").click();
     settle(&mut h);
-    let tl = h
-        .state()
-        .app
-        .peek::<fxray::app::timeline::TimelineState>()
-        .and_then(|t| t.loaded())
-        .unwrap()
-        .clone();
+    let tl = loaded_timeline(&h);
     // The first arrow between adjacent streams: its middle lies in the gap between lanes.
     let (i, d) = tl
         .deps

@@ -187,3 +187,21 @@ pub fn model_named(h: &Harness<'static, Fxray>, name: &str) -> fxray::model::ind
         .cloned()
         .unwrap_or_else(|| panic!("no {name} in the tree"))
 }
+
+/// The timeline feature's state (the test has opened a capture or a flame chart).
+pub fn timeline<'h>(h: &'h Harness<'static, Fxray>) -> &'h fxray::app::timeline::TimelineState {
+    h.state()
+        .app
+        .peek::<fxray::app::timeline::TimelineState>()
+        .expect("the timeline was used")
+}
+
+/// The loaded timeline on screen.
+pub fn loaded_timeline(
+    h: &Harness<'static, Fxray>,
+) -> std::sync::Arc<fxray::analysis::timeline_stats::Timeline> {
+    timeline(h)
+        .loaded()
+        .expect("the timeline is loaded")
+        .clone()
+}
