@@ -1,7 +1,8 @@
 //! The compile story of the open tree (issue 15): its trace logs read and joined to the
 //! `model__N` folders in the background, the selected compile and graph break, and the
-//! commands the Compiles view issues (open a model's graph, show the flame chart).
-//!
+//! commands the Compiles view issues (open a model's graph, show the flame chart). A feature
+//! that owns its state (`app::part`); adding the runs written from the trace to the tree's
+//! index stays the app's, which owns the index.
 
 use super::App;
 use super::timeline::TimelineState;
@@ -40,6 +41,8 @@ pub struct CompilesState {
     pub rows: Vec<Vec<crate::analysis::compile_rows::AttemptRow>>,
 }
 
+impl super::part::Feature for CompilesState {}
+
 /// What the background job read for the tree `key` (root, its indexed trace logs).
 pub struct CompilesMsg {
     key: (PathBuf, Vec<PathBuf>),
@@ -49,13 +52,14 @@ pub struct CompilesMsg {
     extra_runs: Vec<crate::model::index::Run>,
 }
 
-impl super::jobs::Apply<App> for CompilesMsg {
-    fn is_current(&self, app: &App) -> bool {
-        app.compiles.loaded_for.as_ref() == Some(&self.key)
+impl super::jobs::Apply<CompilesState> for CompilesMsg {
+    fn is_current(&self, st: &CompilesState) -> bool {
+        st.loaded_for.as_ref() == Some(&self.key)
     }
 
-    fn apply(self, app: &mut App) {
-        let st = &mut app.compiles;
+    /// The runs written from the trace join the index at the next `want_compiles` (the same
+    /// poll): the index is the app's.
+    fn apply(self, st: &mut CompilesState) {
         st.notes = self.stories.iter().flat_map(Story::model_notes).collect();
         for (s, l) in &self.extra_links {
             st.notes.insert(
@@ -83,7 +87,6 @@ impl super::jobs::Apply<App> for CompilesMsg {
         st.extra_runs = self.extra_runs;
         st.load_time = Some(self.time);
         st.loading = false;
-        app.add_extra_runs();
     }
 }
 
@@ -107,13 +110,13 @@ impl App {
     /// Starts reading the open tree's trace logs when they are not the ones read. Called once
     /// per frame; cheap when nothing changed.
     pub(super) fn want_compiles(&mut self) {
-        let Some(ws) = &self.workspace else {
+        let (st, cx) = self.part::<CompilesState>();
+        let Some(ws) = cx.workspace else {
             return;
         };
         // Compared without cloning: this runs every frame. The trace logs are looked for (in
         // the folders above, which is I/O) by the job, not here.
-        if self
-            .compiles
+        if st
             .loaded_for
             .as_ref()
             .is_some_and(|(r, t)| *r == ws.index.root && *t == ws.index.traces)
@@ -123,7 +126,6 @@ impl App {
         }
         let key = (ws.index.root.clone(), ws.index.traces.clone());
         let index = ws.index.clone();
-        let st = &mut self.compiles;
         st.stories.clear();
         st.notes.clear();
         st.extra_links.clear();
@@ -133,7 +135,7 @@ impl App {
         st.selected_break = None;
         st.loaded_for = Some(key.clone());
         st.loading = true;
-        self.jobs.spawn(move |out| {
+        cx.spawn::<CompilesState>(move |out| {
             let t = std::time::Instant::now();
             let traces = trace_log::find_beside(&key.0, &index);
             let stories = read_stories(&traces, Some(&index));
@@ -151,10 +153,10 @@ impl App {
 
     /// A re-index (the watcher) drops the runs added from the cache: adds them again.
     fn add_extra_runs(&mut self) {
-        let Some(ws) = &mut self.workspace else {
+        let (Some(ws), Some(st)) = (&mut self.workspace, self.parts.peek::<CompilesState>()) else {
             return;
         };
-        for run in &self.compiles.extra_runs {
+        for run in &st.extra_runs {
             if !ws.index.runs.iter().any(|r| r.path == run.path) {
                 ws.index.runs.push(run.clone());
             }

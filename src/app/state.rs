@@ -34,7 +34,6 @@ pub struct App {
     pub live: super::live::Live,
     pub run: super::run::RunState,
     pub ranks: super::ranks::RanksState,
-    pub compiles: super::compiles::CompilesState,
     /// The golden run and the compare against it.
     pub accuracy: super::accuracy::AccuracyState,
     /// Requests between views (show a tab, reveal a node, …).

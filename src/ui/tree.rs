@@ -4,6 +4,7 @@
 use super::ViewState;
 use crate::analysis::graph_facts::GraphFacts;
 use crate::app::App;
+use crate::app::compiles::CompilesState;
 use crate::app::live::FileStatus;
 use crate::model::index::{CaptureFile, CaptureKind, DebugIndex, PassFile, Run};
 use std::path::{Path, PathBuf};
@@ -29,6 +30,7 @@ pub fn show(app: &mut App, view: &mut ViewState, tabs: &mut super::tabs::Tabs, u
         .and_then(|p| p.current_path())
         .map(Path::to_path_buf);
     let mut click = None;
+    let no_compiles = CompilesState::default();
     egui::ScrollArea::vertical()
         .auto_shrink(false)
         .show(ui, |ui| {
@@ -41,7 +43,7 @@ pub fn show(app: &mut App, view: &mut ViewState, tabs: &mut super::tabs::Tabs, u
                 runs(
                     ui,
                     &ws.index,
-                    &app.compiles,
+                    app.peek::<CompilesState>().unwrap_or(&no_compiles),
                     &facts,
                     current.as_deref(),
                     timeline,

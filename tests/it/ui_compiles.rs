@@ -2,7 +2,7 @@
 //! clicking one shows its location and the graphs on either side, which open in the graph
 //! view; the flame chart's total is the metrics' total; the tree says why each model exists.
 
-use crate::common::ui::{harness, loaded_timeline, model_named, opened, settle, shoot};
+use crate::common::ui::{compiles, harness, loaded_timeline, model_named, opened, settle, shoot};
 use crate::common::{fixture, trace_only};
 use egui_kittest::kittest::Queryable;
 use fxray::analysis::compiles;
@@ -80,7 +80,7 @@ fn flame_chart_total_equals_the_compilation_metrics() {
     settle(&mut h);
     assert_eq!(h.state().view.central(), fxray::app::TabId::TIMELINE);
     let want = {
-        let story = &h.state().app.compiles.stories[0];
+        let story = &compiles(&h).stories[0];
         story.trace.compile("3/1").unwrap().time_s().unwrap()
     };
     let tl = loaded_timeline(&h);
@@ -102,7 +102,7 @@ fn flame_chart_total_equals_the_compilation_metrics() {
     assert!(tl.trace.lanes.len() >= 3, "nesting depth gives lanes");
     h.run_steps(3);
     shoot(&mut h, "compiles_flame");
-    let story = &h.state().app.compiles.stories[0];
+    let story = &compiles(&h).stories[0];
     assert_eq!(
         compiles::flame_total_s(&story.trace, "3/1").map(|f| (f * 1e3).round()),
         Some((total * 1e3).round())
@@ -115,7 +115,7 @@ fn guards_are_searchable() {
     // The tree and the list both have the row; the list's is on screen.
     h.get_all_by_label("[3/1] scale").last().unwrap().click();
     h.run_steps(2);
-    let all = h.state().app.compiles.stories[0]
+    let all = compiles(&h).stories[0]
         .trace
         .compile("3/1")
         .unwrap()

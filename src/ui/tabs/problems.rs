@@ -3,6 +3,7 @@
 //! index did not understand, dumps and trace logs read only in part, a watcher that stopped.
 //! A click on a graph file's row shows that graph.
 
+use crate::app::compiles::CompilesState;
 use crate::app::{App, Nav};
 use crate::ui::ViewState;
 use crate::ui::tab::Tab;
@@ -47,7 +48,7 @@ impl ProblemsTab {
             ws.facts_rev,
             ws.index.warnings.len(),
             app.tensors.errors.len(),
-            app.compiles.stories.len(),
+            app.peek::<CompilesState>().map_or(0, |c| c.stories.len()),
             app.live.failed.is_some(),
         );
         if self.built == Some(key) {
@@ -100,7 +101,11 @@ fn collect(app: &App) -> Vec<Problem> {
             .map(|w| warning("data dump", w)),
     );
     list.extend(app.tensors.errors.iter().map(|w| warning("msprobe", w)));
-    for s in &app.compiles.stories {
+    for s in app
+        .peek::<CompilesState>()
+        .into_iter()
+        .flat_map(|c| &c.stories)
+    {
         let name = s.path.display();
         if let Some(why) = &s.trace.stopped {
             list.push(warning("trace log", &format!("{name}: {why}")));

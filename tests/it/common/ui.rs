@@ -205,3 +205,11 @@ pub fn loaded_timeline(
         .expect("the timeline is loaded")
         .clone()
 }
+
+/// The compile story feature's state (the window has polled once a tree was open).
+pub fn compiles<'h>(h: &'h Harness<'static, Fxray>) -> &'h fxray::app::compiles::CompilesState {
+    h.state()
+        .app
+        .peek::<fxray::app::compiles::CompilesState>()
+        .expect("the compile story was asked for")
+}

@@ -15,7 +15,9 @@ pub(super) fn show(
     stories: &[Arc<Story>],
     action: &mut Option<Action>,
 ) {
-    let state = &app.compiles;
+    let Some(state) = app.peek::<CompilesState>() else {
+        return;
+    };
     if let Some(((si, ci), bi)) = state.selected_break
         && let Some(story) = stories.get(si)
         && let Some(c) = story.trace.compiles.get(ci)

@@ -65,18 +65,20 @@ impl crate::ui::tab::Tab for CompilesViewState {
 
     fn tree_section(&mut self, app: &mut App, ui: &mut egui::Ui) {
         let mut pick = None;
-        tree_notes::tree_section(ui, &app.compiles, &mut pick);
+        if let Some(st) = app.peek::<CompilesState>() {
+            tree_notes::tree_section(ui, st, &mut pick);
+        }
         if let Some(c) = pick {
-            app.compiles.select(c);
+            app.part::<CompilesState>().0.select(c);
             app.nav.push(Nav::ShowTab(crate::app::TabId::COMPILES));
         }
     }
 }
 
 fn show(app: &mut App, view: &mut CompilesViewState, ui: &mut egui::Ui) {
-    let state = &app.compiles;
-    if state.stories.is_empty() {
-        if state.loading {
+    let state = app.peek::<CompilesState>();
+    let Some(state) = state.filter(|s| !s.stories.is_empty()) else {
+        if state.is_some_and(|s| s.loading) {
             crate::ui::loading::busy(ui, "reading the trace log…");
         } else {
             ui.weak(
@@ -85,7 +87,7 @@ fn show(app: &mut App, view: &mut CompilesViewState, ui: &mut egui::Ui) {
             );
         }
         return;
-    }
+    };
     let stories: Vec<Arc<Story>> = state.stories.clone();
     let mut action = None;
     // Files of a folder that claim the same rank: said once, above them all.
@@ -116,8 +118,8 @@ fn show(app: &mut App, view: &mut CompilesViewState, ui: &mut egui::Ui) {
             details::show(ui, app, view, &stories, &mut action);
         });
     match action {
-        Some(Action::Select(c)) => app.compiles.select(c),
-        Some(Action::SelectBreak(c, b)) => app.compiles.select_break(c, b),
+        Some(Action::Select(c)) => app.part::<CompilesState>().0.select(c),
+        Some(Action::SelectBreak(c, b)) => app.part::<CompilesState>().0.select_break(c, b),
         Some(Action::OpenGraph(p)) => {
             app.select_graph(&p);
             app.nav.push(Nav::ShowTab(crate::app::TabId::GRAPH));
