@@ -41,6 +41,7 @@ pub struct CompilesState {
     pub rows: Vec<Vec<crate::analysis::compile_rows::AttemptRow>>,
 }
 
+/// About the open tree: opening one (the same one again too) reads its trace logs afresh.
 impl super::part::Feature for CompilesState {}
 
 /// What the background job read for the tree `key` (root, its indexed trace logs).
@@ -194,9 +195,9 @@ impl CompilesState {
     }
 
     /// The Dynamo graph file of the model compile `c` went to.
-    pub fn model_graph(&self, app: &App, c: CompileRef) -> Option<PathBuf> {
+    pub fn model_graph(&self, ws: Option<&super::Workspace>, c: CompileRef) -> Option<PathBuf> {
         let link = self.link_of(c)?;
-        let ws = app.workspace.as_ref()?;
+        let ws = ws?;
         ws.index
             .runs
             .iter()

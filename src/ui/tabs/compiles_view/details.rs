@@ -80,7 +80,10 @@ fn graph_row(
             compile.label(),
             compile.co_name().unwrap_or("?")
         ));
-        match (state.link_of(c), state.model_graph(app, c)) {
+        match (
+            state.link_of(c),
+            state.model_graph(app.workspace.as_ref(), c),
+        ) {
             (Some(l), Some(path)) => {
                 if ui
                     .button(format!("open {}", l.model))
