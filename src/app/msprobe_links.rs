@@ -61,15 +61,16 @@ impl LinkSet {
         let mut by_node: HashMap<String, Vec<(usize, usize)>> = HashMap::new();
         for (k, s) in steps.iter().enumerate() {
             for (i, l) in s.links.iter().enumerate() {
-                let mut names: Vec<&String> = l
+                let mut names: Vec<&str> = l
                     .node
                     .iter()
-                    .chain(l.outputs.iter().map(|(_, n)| n))
+                    .map(|n| n.as_str())
+                    .chain(l.outputs.iter().map(|(_, n)| n.as_str()))
                     .collect();
                 names.sort();
                 names.dedup();
                 for n in names {
-                    by_node.entry(n.clone()).or_default().push((k, i));
+                    by_node.entry(n.to_string()).or_default().push((k, i));
                 }
             }
         }

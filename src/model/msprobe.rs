@@ -10,8 +10,10 @@ use std::path::PathBuf;
 pub struct MsprobeTensor {
     /// `input_args.0`, `input_kwargs.scale`, `output.0`, `output.1.0`, `parameters.weight`,
     /// `input.0` (backward), `parameters_grad.weight.0`.
-    pub slot: String,
-    pub dtype: String,
+    /// Inline (both fit in 24 bytes): a step has an entry per call, and every link and
+    /// compare reads each tensor's slot and dtype.
+    pub slot: crate::model::fx::Short,
+    pub dtype: crate::model::fx::Short,
     pub shape: Vec<i64>,
     /// `None` where msprobe wrote `null`: the value was not finite, or the dtype has no stats.
     pub max: Option<f64>,

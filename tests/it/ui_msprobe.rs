@@ -34,7 +34,7 @@ fn node_of(h: &Harness<'static, Fxray>, key: &str) -> String {
     s0.links
         .iter()
         .find(|l| l.key == key)
-        .and_then(|l| l.node.clone())
+        .and_then(|l| l.node.as_deref().map(str::to_string))
         .unwrap_or_else(|| panic!("{key} not linked"))
 }
 
@@ -143,7 +143,7 @@ fn the_inspector_shows_the_call_site_of_a_real_msprobe_entry() {
             .and_then(|l| l.node.clone())
             .expect("the L1 and mix dumps link the pow")
     };
-    h.state_mut().app.reveal_node(node.clone());
+    h.state_mut().app.reveal_node(node.to_string());
     h.run_steps(3);
     let pos = h
         .state()
@@ -198,7 +198,7 @@ fn a_tensor_mode_record_opens_its_pt_values() {
             .clone()
             .unwrap()
     };
-    h.state_mut().app.reveal_node(node.clone());
+    h.state_mut().app.reveal_node(node.to_string());
     h.run_steps(3);
     let pos = h
         .state()

@@ -6,7 +6,7 @@ use crate::analysis::modules::Confidence;
 use crate::model::fx::file_name;
 use crate::model::msprobe::StackFrame;
 use crate::model::tensor::{MsprobeCall, MsprobeStep, MsprobeTensor};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::rc::Rc;
 
 /// The module entry the dump was in at a call, and which call of that module it was.
@@ -34,8 +34,11 @@ impl Calls {
         parents: &[Option<usize>],
         sources: &[Option<&StackFrame>],
     ) -> Calls {
-        let mut seen: HashMap<(Option<usize>, &str, &str), u32> = HashMap::new();
-        let mut seen_line: HashMap<(&str, u32, &str, &str), u32> = HashMap::new();
+        // APIs by a number of their own first: a step has a few hundred, and the counts keyed
+        // by (module entry, API number) hash 16 bytes instead of two strings per call.
+        let mut api_ids: HashMap<(&str, &str), u32> = HashMap::default();
+        let mut seen: HashMap<(Option<usize>, u32), u32> = HashMap::default();
+        let mut seen_line: HashMap<(&str, u32, u32), u32> = HashMap::default();
         let mut inside = None;
         let mut in_module = vec![0; step.entries.len()];
         let mut at_line = vec![None; step.entries.len()];
@@ -50,11 +53,13 @@ impl Calls {
                     ..
                 }) if *b == backward => {
                     let here = parents.get(i).copied().flatten().or(inside);
-                    let k = seen.entry((here, prefix, op)).or_default();
+                    let next = api_ids.len() as u32;
+                    let api = *api_ids.entry((prefix, op)).or_insert(next);
+                    let k = seen.entry((here, api)).or_default();
                     in_module[i] = *k;
                     *k += 1;
                     if let Some(f) = sources.get(i).copied().flatten() {
-                        let line = (f.file.as_str(), f.line, prefix.as_str(), op.as_str());
+                        let line = (f.file.as_str(), f.line, api);
                         let k = seen_line.entry(line).or_default();
                         at_line[i] = Some((*k, 0));
                         lines.push((i, line));
@@ -170,7 +175,7 @@ fn related(m: &str, path: &str) -> bool {
 fn reshaped(ctx: &Ctx, i: usize, out: &MsprobeTensor) -> usize {
     let mut at = i;
     for _ in 0..3 {
-        if same_type(ctx.node(at).tensor(), out) {
+        if same_type(ctx.tensor(at), out) {
             return at;
         }
         let users = &ctx.node(at).users;
@@ -184,7 +189,7 @@ fn reshaped(ctx: &Ctx, i: usize, out: &MsprobeTensor) -> usize {
         }
         at = *u;
     }
-    if same_type(ctx.node(at).tensor(), out) {
+    if same_type(ctx.tensor(at), out) {
         at
     } else {
         i
@@ -248,9 +253,9 @@ pub(super) fn link(ctx: &Ctx, api: &Api, call: ApiCall, calls: &Calls, l: &mut L
         return;
     }
     let set = |l: &mut Link, i: usize, c: Confidence, reason: String| {
-        l.node = Some(nodes[i].name.to_string());
+        l.node = Some(nodes[i].name.clone());
         let o = out0.map_or(i, |t| reshaped(ctx, i, t));
-        l.outputs = vec![("output.0".to_string(), nodes[o].name.to_string())];
+        l.outputs = vec![("output.0".into(), nodes[o].name.clone())];
         l.holder = Some(o);
         l.same_op = true;
         l.confidence = c;
@@ -302,7 +307,7 @@ pub(super) fn link(ctx: &Ctx, api: &Api, call: ApiCall, calls: &Calls, l: &mut L
         let typed = out0.and_then(|t| {
             part.iter()
                 .copied()
-                .find(|&i| same_type(ctx.node(reshaped(ctx, i, t)).tensor(), t))
+                .find(|&i| same_type(ctx.tensor(reshaped(ctx, i, t)), t))
         });
         let pick = if here.len() == of as usize {
             here.get(k as usize).copied()

@@ -24,14 +24,15 @@ mod api;
 mod module_call;
 
 use crate::analysis::modules::Confidence;
-use crate::model::fx::{FxGraph, FxNode, OpKind, TensorType, file_name};
+use crate::model::fx::{FxGraph, FxNode, OpKind, Short, TensorType, file_name};
 use crate::model::msprobe::StackFrame;
 use crate::model::tensor::{MsprobeCall, MsprobeStep, MsprobeTensor};
 use rustc_hash::FxHashMap;
+use rustc_hash::FxHashMap as HashMap;
 use serde::Serialize;
 use std::cell::OnceCell;
 use std::cell::RefCell;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::rc::Rc;
 
 /// One entry of a step, linked (or not) to a node.
@@ -41,9 +42,10 @@ pub struct Link {
     pub entry: usize,
     pub key: String,
     /// The node holding the entry's first output (its call, for an API).
-    pub node: Option<String>,
+    /// A node name (inline up to 24 bytes): no allocation per entry of a 50k-entry step.
+    pub node: Option<Short>,
     /// Each output slot's node, when found (`output.1` → `_to_copy_3`).
-    pub outputs: Vec<(String, String)>,
+    pub outputs: Vec<(Short, Short)>,
     /// Index in the graph's nodes of the node whose type is the entry's first output's
     /// (`outputs`' first, else `node`): kept as the linker found it, as a lookup by name
     /// per entry was a third of linking a 50k-node graph.
@@ -142,22 +144,20 @@ pub fn link(graph: &FxGraph, modules: &[&str], step: &MsprobeStep, backward: boo
     let mut out = StepLinks {
         step: step.step,
         who: step.who.clone(),
+        // Sized once: grown by doubling, a 50k-entry step's links were copied and
+        // page-faulted in again at every growth.
+        links: Vec::with_capacity(step.entries.len()),
         ..StepLinks::default()
     };
     // The module the dump was in at each call: the last module entry before it (call order).
     let mut inside: Option<(usize, &str)> = None;
     let module_calls = module_call::Calls::of(step, backward);
-    let by_key: HashMap<&str, usize> = step
-        .entries
-        .iter()
-        .enumerate()
-        .map(|(i, e)| (e.key.as_str(), i))
-        .collect();
+    let by_key = KeyIndex::new(step);
     let parents = parent_modules(step, &by_key);
     let sources = call_sites(step, &by_key);
     let api_calls = api::Calls::of(step, backward, &parents, &sources);
     // An API's ops and nodes, once per API rather than per call.
-    let mut apis: HashMap<(&str, &str), Rc<api::Api>> = HashMap::new();
+    let mut apis: HashMap<(&str, &str), Rc<api::Api>> = HashMap::default();
     for (i, e) in step.entries.iter().enumerate() {
         let mut l = Link {
             entry: i,
@@ -230,7 +230,7 @@ pub fn link(graph: &FxGraph, modules: &[&str], step: &MsprobeStep, backward: boo
             l.holder,
             e.tensors.iter().find(|t| t.slot.starts_with("output")),
         ) {
-            l.same_type = same_type(graph.nodes[k].tensor(), out0);
+            l.same_type = same_type(ctx.tensor(k), out0);
         }
         out.links.push(l);
     }
@@ -240,29 +240,56 @@ pub fn link(graph: &FxGraph, modules: &[&str], step: &MsprobeStep, backward: boo
 /// Each entry's call site: its own stack's user frame; a backward call has no stack, so its
 /// forward call's (`….3.backward` → `….3.forward`), which the backward graph's
 /// `Backward of forward node` comments cite.
-fn call_sites<'a>(
-    step: &'a MsprobeStep,
-    by_key: &HashMap<&str, usize>,
-) -> Vec<Option<&'a StackFrame>> {
+fn call_sites<'a>(step: &'a MsprobeStep, by_key: &KeyIndex) -> Vec<Option<&'a StackFrame>> {
     (0..step.entries.len())
         .map(|i| {
             step.source_of(i).or_else(|| {
                 let fwd = step.entries[i].key.strip_suffix(".backward")?;
-                step.source_of(*by_key.get(format!("{fwd}.forward").as_str())?)
+                step.source_of(by_key.get(&format!("{fwd}.forward"))?)
             })
         })
         .collect()
 }
 
 /// Each entry's parent module call (construct.json), as an entry index.
-fn parent_modules(step: &MsprobeStep, by_key: &HashMap<&str, usize>) -> Vec<Option<usize>> {
+fn parent_modules(step: &MsprobeStep, by_key: &KeyIndex) -> Vec<Option<usize>> {
     step.entries
         .iter()
         .map(|e| {
-            let k = *by_key.get(e.parent.as_deref()?)?;
+            let k = by_key.get(e.parent.as_deref()?)?;
             matches!(step.entries[k].call, Some(MsprobeCall::Module { .. })).then_some(k)
         })
         .collect()
+}
+
+/// Each entry by its key, built when a key is first looked up: only construct.json's parents
+/// and backward calls (for their forward's stack) ask, and a forward dump without
+/// construct.json has neither, while hashing every key of a 50k-entry step was a tenth of
+/// linking it.
+struct KeyIndex<'a> {
+    step: &'a MsprobeStep,
+    index: OnceCell<HashMap<&'a str, usize>>,
+}
+
+impl<'a> KeyIndex<'a> {
+    fn new(step: &'a MsprobeStep) -> KeyIndex<'a> {
+        KeyIndex {
+            step,
+            index: OnceCell::new(),
+        }
+    }
+
+    fn get(&self, key: &str) -> Option<usize> {
+        let index = self.index.get_or_init(|| {
+            let step = self.step;
+            step.entries
+                .iter()
+                .enumerate()
+                .map(|(i, e)| (e.key.as_str(), i))
+                .collect()
+        });
+        index.get(key).copied()
+    }
 }
 
 fn dir(backward: bool) -> &'static str {
@@ -281,6 +308,10 @@ struct Ctx<'a> {
     /// The graph is a backward graph (its source comments are `Backward of forward node`).
     backward: bool,
     modules: &'a [&'a str],
+    /// Each node's tensor type, by node index: the type test runs several times per entry,
+    /// and through the nodes themselves (152 bytes apart) it missed the cache on every
+    /// node of a 415-layer graph, where those of an 83-layer one stayed in it.
+    types: Vec<Option<&'a TensorType>>,
     /// `call_function` nodes by module path, in graph order. Sorted by path: the modules
     /// within one are a range (a scan of every module per call made a 415-layer link
     /// quadratic).
@@ -314,7 +345,7 @@ impl<'a> Ctx<'a> {
         // Hashed while filling, sorted once: a tree insert per node compared long module
         // paths that share their first 20 bytes a dozen times each.
         let mut by_module: FxHashMap<&str, Vec<usize>> = FxHashMap::default();
-        let mut by_target: HashMap<&str, Vec<usize>> = HashMap::new();
+        let mut by_target: HashMap<&str, Vec<usize>> = HashMap::default();
         for (i, n) in graph.nodes.iter().enumerate() {
             if n.op != OpKind::CallFunction {
                 continue;
@@ -331,6 +362,7 @@ impl<'a> Ctx<'a> {
             graph,
             backward: false,
             modules,
+            types: graph.nodes.iter().map(FxNode::tensor).collect(),
             by_module,
             by_tail: OnceCell::new(),
             by_target,
@@ -348,6 +380,10 @@ impl<'a> Ctx<'a> {
 
     fn node(&self, i: usize) -> &FxNode {
         &self.graph.nodes[i]
+    }
+
+    fn tensor(&self, i: usize) -> Option<&'a TensorType> {
+        self.types.get(i).copied().flatten()
     }
 
     /// `call_function` nodes in `path` or below it, in graph order.
@@ -375,7 +411,7 @@ impl<'a> Ctx<'a> {
         if let Some(v) = self.by_line.borrow().get(key) {
             return v.clone();
         }
-        let mut lines: Lines<'a> = HashMap::new();
+        let mut lines: Lines<'a> = HashMap::default();
         for &i in cands {
             // By file name: the run and the compile may sit in different folders.
             if let Some(s) = self.graph.nodes[i].source.as_deref()
@@ -450,7 +486,7 @@ impl<'a> Ctx<'a> {
 /// Every prefix of each path that ends at a segment, under every tail of it that starts after
 /// a dot: `a.b.c` gives `b` → `a.b`, `b.c` → `a.b.c`, `c` → `a.b.c`.
 fn tails<'a>(paths: impl Iterator<Item = &'a str>) -> HashMap<&'a str, Vec<&'a str>> {
-    let mut by_tail: HashMap<&str, Vec<&str>> = HashMap::new();
+    let mut by_tail: HashMap<&str, Vec<&str>> = HashMap::default();
     for m in paths {
         let ends = m.match_indices('.').map(|(at, _)| at).chain([m.len()]);
         for end in ends {

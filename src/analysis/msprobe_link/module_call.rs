@@ -6,28 +6,28 @@
 
 use super::{Ctx, Link, chunk, describe, same_type, within};
 use crate::analysis::modules::Confidence;
-use crate::model::fx::OpKind;
+use crate::model::fx::{OpKind, Short};
 use crate::model::tensor::{MsprobeCall, MsprobeStep, MsprobeTensor};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::rc::Rc;
 
 /// How often each module was called in the step (one direction), and which call each entry is.
-pub(super) struct Calls {
-    count: HashMap<String, u32>,
+pub(super) struct Calls<'a> {
+    count: HashMap<&'a str, u32>,
     /// By entry index (dense: a module-level dump is mostly module entries).
     call: Vec<u32>,
     /// Per module entry: its rank among earlier entries of the same class under the same parent.
     class_rank: Vec<u32>,
 }
 
-impl Calls {
-    pub(super) fn of(step: &MsprobeStep, backward: bool) -> Calls {
+impl<'a> Calls<'a> {
+    pub(super) fn of(step: &'a MsprobeStep, backward: bool) -> Calls<'a> {
         let mut c = Calls {
-            count: HashMap::new(),
+            count: HashMap::default(),
             call: vec![0; step.entries.len()],
             class_rank: vec![0; step.entries.len()],
         };
-        let mut seen: HashMap<(String, &str), u32> = HashMap::new();
+        let mut seen: HashMap<(&str, &str), u32> = HashMap::default();
         for (i, e) in step.entries.iter().enumerate() {
             if let Some(MsprobeCall::Module {
                 path,
@@ -38,10 +38,10 @@ impl Calls {
                 && *b == backward
             {
                 let path = super::root_path(path);
-                let k = c.count.entry(path.to_string()).or_default();
+                let k = c.count.entry(path).or_default();
                 *k = (*k).max(n + 1);
                 c.call[i] = *n;
-                let parent = path.rsplit_once('.').map_or("", |(p, _)| p).to_string();
+                let parent = path.rsplit_once('.').map_or("", |(p, _)| p);
                 let r = seen.entry((parent, class.as_str())).or_default();
                 c.class_rank[i] = *r;
                 *r += 1;
@@ -111,9 +111,9 @@ pub(super) fn link(ctx: &Ctx, calls: &Calls, c: &Call, l: &mut Link) {
         let t = outs[0];
         l.outputs = picked
             .iter()
-            .map(|(s, i, _)| (s.clone(), nodes[*i].name.to_string()))
+            .map(|(s, i, _)| (s.clone(), nodes[*i].name.clone()))
             .collect();
-        l.node = Some(nodes[first].name.to_string());
+        l.node = Some(nodes[first].name.clone());
         l.holder = Some(first);
         l.same_op = true;
         l.confidence = if inner || shared || alias.is_some() {
@@ -133,7 +133,7 @@ pub(super) fn link(ctx: &Ctx, calls: &Calls, c: &Call, l: &mut Link) {
         l.reason = format!("module {shown}: nothing leaves it for {call}");
         return;
     };
-    l.node = Some(nodes[i].name.to_string());
+    l.node = Some(nodes[i].name.clone());
     l.holder = Some(i);
     l.confidence = Confidence::Low;
     l.reason = match outs.first() {
@@ -179,13 +179,13 @@ fn pick(
     outs: &[&MsprobeTensor],
     calls: u32,
     n: u32,
-) -> Vec<(String, usize, bool)> {
+) -> Vec<(Short, usize, bool)> {
     let mut v = Vec::new();
     for (j, t) in outs.iter().enumerate() {
         let cands: Vec<usize> = pool
             .iter()
             .copied()
-            .filter(|&i| same_type(ctx.node(i).tensor(), t))
+            .filter(|&i| same_type(ctx.tensor(i), t))
             .collect();
         let like: Vec<usize> = (0..outs.len())
             .filter(|&k| outs[k].dtype == t.dtype && outs[k].shape == t.shape)
@@ -200,7 +200,7 @@ fn pick(
         };
         let at = part.len().saturating_sub(like.len()) + rank;
         match part.get(at).or(part.last()) {
-            Some(&i) => v.push((t.slot.clone(), i, shared)),
+            Some(&i) => v.push((Short::from(t.slot.as_str()), i, shared)),
             None if j == 0 => return Vec::new(),
             None => {}
         }
@@ -215,6 +215,9 @@ fn widened(ctx: &Ctx, path: &str) -> Option<Rc<Vec<usize>>> {
         return v.clone();
     }
     let v = widen(ctx, path).map(Rc::new);
+    if std::env::var("FXDBG").is_ok() {
+        eprintln!("widen {path} {}", v.as_ref().map_or(0, |v| v.len()));
+    }
     ctx.widened.borrow_mut().insert(path.to_string(), v.clone());
     v
 }
@@ -276,7 +279,7 @@ fn by_class(ctx: &Ctx, calls: &Calls, c: &Call, outs: &[&MsprobeTensor], l: &mut
     let cands: Vec<usize> = ext
         .iter()
         .copied()
-        .filter(|&i| ops.matches(&ctx.node(i).target) && same_type(ctx.node(i).tensor(), t))
+        .filter(|&i| ops.matches(&ctx.node(i).target) && same_type(ctx.tensor(i), t))
         .collect();
     let k = calls.class_rank.get(c.entry).copied().unwrap_or(0) as usize;
     let Some(&i) = cands.get(k) else {
@@ -288,8 +291,8 @@ fn by_class(ctx: &Ctx, calls: &Calls, c: &Call, outs: &[&MsprobeTensor], l: &mut
         );
         return;
     };
-    let name = ctx.node(i).name.to_string();
-    l.outputs = vec![(t.slot.clone(), name.clone())];
+    let name = ctx.node(i).name.clone();
+    l.outputs = vec![(t.slot.as_str().into(), name.clone())];
     l.node = Some(name);
     l.holder = Some(i);
     l.same_op = true;

@@ -183,7 +183,7 @@ pub fn msprobe(step: &MsprobeStep) -> Side {
                 mean: t.mean,
                 norm: t.norm,
             };
-            let mut r = of(&msprobe_slot(&t.slot), t.dtype.clone(), shape, summary);
+            let mut r = of(&msprobe_slot(&t.slot), t.dtype.to_string(), shape, summary);
             r.requires_grad = t.requires_grad;
             tensors.push(r);
             // The file `data_name` names, beside dump.json (docs/formats.md §4.2).

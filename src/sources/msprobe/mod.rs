@@ -278,12 +278,8 @@ fn walk(v: &Value, slot: &str, out: &mut Records, skipped: &mut Vec<String>, key
             };
             let text = |k: &str| o.get(k).and_then(Value::as_str).map(str::to_string);
             out.tensors.push(MsprobeTensor {
-                slot: slot.to_string(),
-                dtype: o
-                    .get("dtype")
-                    .and_then(Value::as_str)
-                    .unwrap_or("?")
-                    .to_string(),
+                slot: slot.into(),
+                dtype: o.get("dtype").and_then(Value::as_str).unwrap_or("?").into(),
                 shape: o
                     .get("shape")
                     .and_then(Value::as_array)

@@ -73,7 +73,7 @@ pub(super) fn msprobe_table(
                                         l.confidence, l.reason
                                     ));
                                     if r.clicked() {
-                                        action = Some(Action::Reveal(n.clone()));
+                                        action = Some(Action::Reveal(n.to_string()));
                                     }
                                 }
                                 _ => {
@@ -83,7 +83,7 @@ pub(super) fn msprobe_table(
                                     }
                                 }
                             }
-                            ui.monospace(&t.slot);
+                            ui.monospace(t.slot.as_str());
                             ui.monospace(short_torch_dtype(&t.dtype));
                             ui.monospace(v(t.max));
                             ui.monospace(v(t.min));
