@@ -52,9 +52,18 @@ impl Parts {
 pub struct Cx<'a> {
     /// The open tree, if any.
     pub workspace: Option<&'a Workspace>,
+    /// What the user has on screen.
+    pub selection: Selection<'a>,
     /// Requests to the views (show a tab, reveal a node).
     pub nav: &'a mut NavQueue,
     jobs: &'a Jobs<App>,
+}
+
+/// The pass on screen and the node selected in it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Selection<'a> {
+    pub pass: Option<&'a std::path::Path>,
+    pub node: Option<&'a str>,
 }
 
 impl Cx<'_> {
@@ -112,8 +121,13 @@ impl App {
 
     /// Feature `T`'s state and the context its commands take.
     pub fn part<T: Feature>(&mut self) -> (&mut T, Cx<'_>) {
+        let phase = self.phase.as_ref();
         let cx = Cx {
             workspace: self.workspace.as_ref(),
+            selection: Selection {
+                pass: phase.and_then(|p| p.current_path()),
+                node: phase.and_then(|p| p.selected.as_deref()),
+            },
             nav: &mut self.nav,
             jobs: &self.jobs,
         };

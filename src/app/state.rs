@@ -204,6 +204,19 @@ impl App {
         self.nav.phase_changed();
     }
 
+    /// Follows the tabs' requests to show a graph and a node ([`Nav::Go`](super::Nav::Go)).
+    pub fn follow_go(&mut self) {
+        while let Some((graph, node)) = self.nav.take(|r| match r {
+            super::Nav::Go { graph, node } => Some((graph.clone(), node.clone())),
+            _ => None,
+        }) {
+            self.select_graph(&graph);
+            if let Some(n) = node {
+                self.reveal_node(n);
+            }
+        }
+    }
+
     /// Moves to the pass `delta` steps away (`[` / `]`), keeping the selection.
     pub fn step_pass(&mut self, delta: isize) {
         if let Some(ph) = &mut self.phase {

@@ -90,8 +90,10 @@ impl Tabs {
             .find_map(|t| (&mut **t as &mut dyn Any).downcast_mut::<T>())
     }
 
-    /// Takes the queued "show this tab" requests.
+    /// Takes the queued "show this tab" requests (and lets the app follow its own: a tab's
+    /// "show this node" first, as it may open another phase).
     pub(super) fn follow_requests(&mut self, app: &mut App) {
+        app.follow_go();
         while let Some(id) = app.nav.take(|r| match r {
             Nav::ShowTab(id) => Some(*id),
             _ => None,

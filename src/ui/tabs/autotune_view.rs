@@ -5,8 +5,9 @@
 //! timings with the winner marked, its files (opened in the code viewer), the post-grad FX
 //! nodes its name lists, and what evidence is missing. Log text can be pasted in.
 
-use crate::app::App;
 use crate::app::autotune::AutotuneState;
+use crate::app::part::Cx;
+use crate::app::{Nav, TabId};
 use crate::model::autotune::{AutotuneReport, FusedKernel};
 use crate::ui::code_view::{CodeViewState, text_body};
 use egui::RichText;
@@ -40,44 +41,42 @@ impl AutotuneViewState {
 }
 
 /// The Autotune tab.
-impl crate::ui::tab::Tab for AutotuneViewState {
-    fn id(&self) -> crate::app::TabId {
-        crate::app::TabId::AUTOTUNE
+impl crate::ui::tab::FeatureTab for AutotuneViewState {
+    type Feature = AutotuneState;
+
+    fn id(&self) -> TabId {
+        TabId::AUTOTUNE
     }
 
     fn title(&self) -> &'static str {
         "Autotune"
     }
 
-    fn ui(&mut self, app: &mut App, _: &mut crate::ui::ViewState, ui: &mut egui::Ui) {
-        show(app, self, ui);
+    fn show(&mut self, a: &mut AutotuneState, cx: &mut Cx, ui: &mut egui::Ui) {
+        show(a, cx, self, ui);
     }
 
-    fn tree_section(&mut self, app: &mut App, ui: &mut egui::Ui) {
-        let Some(ws) = &app.workspace else { return };
+    fn tree_section(&mut self, _: &mut AutotuneState, cx: &mut Cx, ui: &mut egui::Ui) {
+        let Some(ws) = cx.workspace else { return };
         let mut kernel = None;
         tree_section(ui, &ws.index, &mut kernel);
         if let Some(name) = kernel {
-            app.nav
-                .push(crate::app::Nav::ShowTab(crate::app::TabId::AUTOTUNE));
+            cx.nav.push(Nav::ShowTab(TabId::AUTOTUNE));
             self.selected = Some(name);
         }
     }
 }
 
-fn show(app: &mut App, state: &mut AutotuneViewState, ui: &mut egui::Ui) {
-    {
-        let (a, cx) = app.part::<AutotuneState>();
-        a.ensure(&cx);
-    }
-    toolbar(app, state, ui);
+fn show(a: &mut AutotuneState, cx: &mut Cx, state: &mut AutotuneViewState, ui: &mut egui::Ui) {
+    a.ensure(cx);
+    toolbar(a, state, ui);
     if state.paste_open {
-        paste_box(app, state, ui);
+        paste_box(a, cx, state, ui);
     }
-    kernel_file_window(app, state, ui.ctx());
-    let Some(report) = autotune(app).report.clone() else {
+    kernel_file_window(a, state, ui.ctx());
+    let Some(report) = a.report.clone() else {
         state.chart = None;
-        if autotune(app).loading {
+        if a.loading {
             crate::ui::loading::busy(ui, "Looking for autotune evidence…");
         } else {
             ui.weak("Open a folder, or paste inductor_asc log lines.");
@@ -115,12 +114,12 @@ fn show(app: &mut App, state: &mut AutotuneViewState, ui: &mut egui::Ui) {
     else {
         return;
     };
-    details(app, state, k, ui);
+    details(a, cx, state, k, ui);
 }
 
-fn toolbar(app: &mut App, state: &mut AutotuneViewState, ui: &mut egui::Ui) {
+fn toolbar(a: &AutotuneState, state: &mut AutotuneViewState, ui: &mut egui::Ui) {
     ui.horizontal(|ui| {
-        match &autotune(app).report {
+        match &a.report {
             Some(r) => {
                 let s = &r.sources;
                 ui.label(format!("{} fused kernels", r.kernels.len()));
@@ -139,11 +138,11 @@ fn toolbar(app: &mut App, state: &mut AutotuneViewState, ui: &mut egui::Ui) {
                 ui.label("Autotune");
             }
         }
-        if autotune(app).loading {
+        if a.loading {
             crate::ui::loading::busy(ui, "");
         }
         ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
-            let label = if autotune(app).pasted.is_some() {
+            let label = if a.pasted.is_some() {
                 "Pasted log ✓"
             } else {
                 "Paste log…"
@@ -154,7 +153,7 @@ fn toolbar(app: &mut App, state: &mut AutotuneViewState, ui: &mut egui::Ui) {
     });
 }
 
-fn paste_box(app: &mut App, state: &mut AutotuneViewState, ui: &mut egui::Ui) {
+fn paste_box(a: &mut AutotuneState, cx: &Cx, state: &mut AutotuneViewState, ui: &mut egui::Ui) {
     ui.group(|ui| {
         ui.weak("Paste the lines the backend printed ([…] [RANK0] [INFO] Static compile …, Autotune completed …, Kernel …: Timing = … us):");
         egui::ScrollArea::vertical()
@@ -171,18 +170,12 @@ fn paste_box(app: &mut App, state: &mut AutotuneViewState, ui: &mut egui::Ui) {
             });
         ui.horizontal(|ui| {
             if ui.button("Join pasted log").clicked() {
-                {
-                    let (a, cx) = app.part::<AutotuneState>();
-                    a.paste_log(&cx, &state.paste_text);
-                }
+                a.paste_log(cx, &state.paste_text);
                 state.paste_open = false;
             }
-            if autotune(app).pasted.is_some() && ui.button("Forget pasted log").clicked() {
+            if a.pasted.is_some() && ui.button("Forget pasted log").clicked() {
                 state.paste_text.clear();
-                {
-                    let (a, cx) = app.part::<AutotuneState>();
-                    a.paste_log(&cx, "");
-                }
+                a.paste_log(cx, "");
             }
         });
     });
@@ -307,7 +300,13 @@ fn table(report: &AutotuneReport, state: &mut AutotuneViewState, ui: &mut egui::
         });
 }
 
-fn details(app: &mut App, state: &mut AutotuneViewState, k: &FusedKernel, ui: &mut egui::Ui) {
+fn details(
+    a: &mut AutotuneState,
+    cx: &mut Cx,
+    state: &mut AutotuneViewState,
+    k: &FusedKernel,
+    ui: &mut egui::Ui,
+) {
     ui.horizontal(|ui| {
         ui.heading(short_name(&k.name)).on_hover_text(&k.name);
         if let Some(n) = k.top_n {
@@ -331,7 +330,7 @@ fn details(app: &mut App, state: &mut AutotuneViewState, k: &FusedKernel, ui: &m
             .show(&mut cols[1], |ui| {
                 // Columns are justified; wrapped warnings read better ragged.
                 ui.with_layout(egui::Layout::top_down(egui::Align::Min), |ui| {
-                    side(app, k, ui)
+                    side(a, cx, k, ui)
                 })
             });
     });
@@ -418,7 +417,7 @@ fn chart(state: &mut AutotuneViewState, k: &FusedKernel, ui: &mut egui::Ui) {
         });
 }
 
-fn side(app: &mut App, k: &FusedKernel, ui: &mut egui::Ui) {
+fn side(a: &mut AutotuneState, cx: &mut Cx, k: &FusedKernel, ui: &mut egui::Ui) {
     if !k.problems.is_empty() {
         ui.label(RichText::new("Missing or inconsistent").strong());
         for p in &k.problems {
@@ -440,10 +439,7 @@ fn side(app: &mut App, k: &FusedKernel, ui: &mut egui::Ui) {
                         Some(p) => {
                             let r = ui.link(RichText::new(key).monospace());
                             if r.clicked() {
-                                {
-                                    let (a, cx) = app.part::<AutotuneState>();
-                                    a.open_kernel_file(&cx, p);
-                                }
+                                a.open_kernel_file(cx, p);
                             }
                             r
                         }
@@ -484,12 +480,11 @@ fn side(app: &mut App, k: &FusedKernel, ui: &mut egui::Ui) {
                     .clicked()
                     && let Some(p) = &k.post_grad
                 {
-                    {
-                        app.select_graph(p);
-                        app.reveal_node(n.to_string());
-                    }
-                    app.nav
-                        .push(crate::app::Nav::ShowTab(crate::app::TabId::GRAPH));
+                    cx.nav.push(Nav::Go {
+                        graph: p.clone(),
+                        node: Some(n.to_string()),
+                    });
+                    cx.nav.push(Nav::ShowTab(TabId::GRAPH));
                 }
             }
         });
@@ -507,10 +502,7 @@ fn side(app: &mut App, k: &FusedKernel, ui: &mut egui::Ui) {
                 .on_hover_text(f.display().to_string())
                 .clicked()
             {
-                {
-                    let (a, cx) = app.part::<AutotuneState>();
-                    a.open_kernel_file(&cx, f);
-                }
+                a.open_kernel_file(cx, f);
             }
         }
     }
@@ -527,8 +519,8 @@ fn side(app: &mut App, k: &FusedKernel, ui: &mut egui::Ui) {
     }
 }
 
-fn kernel_file_window(app: &mut App, state: &mut AutotuneViewState, ctx: &egui::Context) {
-    let Some(file) = &autotune(app).file else {
+fn kernel_file_window(a: &mut AutotuneState, state: &mut AutotuneViewState, ctx: &egui::Context) {
+    let Some(file) = &a.file else {
         return;
     };
     let title = file
@@ -550,11 +542,6 @@ fn kernel_file_window(app: &mut App, state: &mut AutotuneViewState, ctx: &egui::
             }
         });
     if !open {
-        autotune(app).close_kernel_file();
+        a.close_kernel_file();
     }
-}
-
-/// The feature's state (`app::autotune`, a part of the app).
-fn autotune(app: &mut App) -> &mut AutotuneState {
-    app.part::<AutotuneState>().0
 }

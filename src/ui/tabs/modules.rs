@@ -3,13 +3,16 @@
 //! a click on a module folds the graph to it.
 
 use crate::app::modules::{ModuleReport, ModulesState, TAB};
-use crate::app::{App, Nav, TabId};
-use crate::ui::tab::Tab;
+use crate::app::part::Cx;
+use crate::app::{Nav, TabId};
+use crate::ui::tab::FeatureTab;
 
 #[derive(Default)]
 pub struct ModulesTab;
 
-impl Tab for ModulesTab {
+impl FeatureTab for ModulesTab {
+    type Feature = ModulesState;
+
     fn id(&self) -> TabId {
         TAB
     }
@@ -18,18 +21,12 @@ impl Tab for ModulesTab {
         "Module tree"
     }
 
-    fn ui(&mut self, app: &mut App, _: &mut crate::ui::ViewState, ui: &mut egui::Ui) {
-        let pass = app
-            .phase
-            .as_ref()
-            .and_then(|p| p.current_path())
-            .map(std::path::Path::to_path_buf);
-        let Some(pass) = pass else {
+    fn show(&mut self, state: &mut ModulesState, cx: &mut Cx, ui: &mut egui::Ui) {
+        let Some(pass) = cx.selection.pass else {
             ui.weak("Open a pass to see its modules.");
             return;
         };
-        let (state, cx) = app.part::<ModulesState>();
-        state.want(&cx, &pass);
+        state.want(cx, pass);
         let Some(report) = crate::ui::loading::show(ui, &state.report, "inferring modules…")
         else {
             return;
