@@ -152,7 +152,9 @@ pub struct TensorType {
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct SourceLoc {
-    pub file: String,
+    /// Shared by the lines of one file (a graph cites a handful of files thousands of times;
+    /// module inference keys its tables by file and line).
+    pub file: std::sync::Arc<str>,
     pub line: u32,
     pub function: String,
     pub code: String,

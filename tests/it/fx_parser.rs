@@ -661,7 +661,7 @@ fn backward_graph_tangents_and_backward_of_sources() {
     let src = view.source.as_ref().expect("source");
     assert!(src.backward_of);
     assert_eq!(src.short(), "models.py:89");
-    assert_eq!(src.file, "/home/dev/models/gen/models.py");
+    assert_eq!(&*src.file, "/home/dev/models/gen/models.py");
     assert_eq!(src.code, "x = x + self.fc2(F.gelu(self.fc1(self.ln2(x))))");
     assert_eq!(tangents.users.first(), Some(&idx(g, "view_18")));
 
@@ -890,7 +890,7 @@ fn dynamic_example_from_formats_md() {
     );
     let src = node(g, "zeros").source.as_ref().expect("source");
     assert_eq!(
-        (src.file.as_str(), src.line, src.function.as_str()),
+        (&*src.file, src.line, src.function.as_str()),
         ("demo.py", 10, "f")
     );
     assert_eq!(src.code, "z = torch.zeros(x.shape[0], 2, device=x.device)");
@@ -925,7 +925,7 @@ fn unlifted_export_signature_and_pytree_output() {
     let src = node(g, "add").source.as_ref().expect("source");
     assert_eq!(
         (
-            src.file.as_str(),
+            &*src.file,
             src.line,
             src.function.as_str(),
             src.code.as_str()
@@ -1105,7 +1105,7 @@ fn comments_strings_ansi_and_expanded_signature() {
     let src = op.source.as_ref().expect("source");
     assert_eq!(
         (
-            src.file.as_str(),
+            &*src.file,
             src.line,
             src.function.as_str(),
             src.code.as_str()
@@ -1121,7 +1121,7 @@ fn comments_strings_ansi_and_expanded_signature() {
     );
     let k = node(g, "k").source.as_ref().expect("source");
     assert_eq!(
-        (k.file.as_str(), k.line, k.code.as_str(), k.backward_of),
+        (&*k.file, k.line, k.code.as_str(), k.backward_of),
         ("C:\\x\\m.py", 9, "", true)
     );
     assert_eq!(

@@ -4,7 +4,7 @@ use super::evidence::Evidence;
 use super::paths::{ModId, Paths, ROOT};
 use super::runs::{is_helper, is_return};
 use super::statements::Stmt;
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 /// What the statement before says about the module a statement's call runs in.
 pub struct Calls<'a> {
@@ -77,7 +77,7 @@ pub fn caller_frame(
 
 /// Modules with a known module (one whose weights the graph reads) inside them.
 pub fn inner_modules(anchor: &[Option<ModId>], ev: &Evidence<'_>, paths: &Paths) -> HashSet<ModId> {
-    let mut out = HashSet::new();
+    let mut out = HashSet::default();
     for &m in anchor.iter().flatten().chain(ev.params.values()) {
         let mut p = m;
         while p != ROOT {

@@ -9,7 +9,7 @@ use super::ops::{is_getitem, op_name};
 use super::paths::{ModId, Paths, ROOT};
 use super::statements::Stmt;
 use crate::model::fx::FxGraph;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// Tied weights: Dynamo names a weight after the first module that reads it, so
 /// `logits = self.lm_head(x)` reads "the embedding's" weight. Nodes whose weight the line does

@@ -3,7 +3,7 @@
 
 use super::frames::LineFrames;
 use super::paths::ModId;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// What is known before looking at the graph's body.
 #[derive(Default)]

@@ -5,11 +5,12 @@ use super::code::mentions;
 use super::paths::{ModId, Paths, ROOT};
 use super::runs::is_helper;
 use crate::model::fx::SourceLoc;
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 /// Where a statement's code is: file and line (the backward's "Backward of forward node" comment
 /// names the forward's line, so both phases share the key).
-pub type LocKey = (String, u32);
+/// A source line: its file (shared, see `SourceLoc::file`) and number.
+pub type LocKey = (std::sync::Arc<str>, u32);
 
 /// Modules in the order they came, each once (a line of a 400-layer model has 400: finding one
 /// in the list on each add was quadratic in the layers).

@@ -14,7 +14,7 @@ use super::paths::{ModId, Paths, ROOT};
 use super::runs::{is_helper, runs};
 use super::statements::{Stmt, kind, run_inputs, statement_reads, statements};
 use crate::model::fx::{FxGraph, OpKind, SourceLoc};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// The result for one graph.
 pub struct Inferred {
@@ -57,7 +57,7 @@ pub fn infer(g: &FxGraph, ev: &Evidence<'_>, paths: &mut Paths) -> Inferred {
     }
     let locs: Vec<&SourceLoc> = stmts.iter().map(|s| s.loc).collect();
     // The kinds of the frames each line ran in elsewhere, once per line (not per statement).
-    let mut kinds_elsewhere: HashMap<LocKey, Vec<u32>> = HashMap::new();
+    let mut kinds_elsewhere: HashMap<LocKey, Vec<u32>> = HashMap::default();
     let kinds: Vec<Vec<u32>> = stmts
         .iter()
         .map(|s| {
@@ -76,7 +76,7 @@ pub fn infer(g: &FxGraph, ev: &Evidence<'_>, paths: &mut Paths) -> Inferred {
         })
         .collect();
     let run = runs(&locs, &statement_reads(g, &stmts), &kinds);
-    let mut run_counts: HashMap<usize, Vec<(ModId, usize)>> = HashMap::new();
+    let mut run_counts: HashMap<usize, Vec<(ModId, usize)>> = HashMap::default();
     for (si, s) in stmts.iter().enumerate() {
         if let Some(f) = s.anchored {
             count(run_counts.entry(run[si]).or_default(), f);
@@ -102,10 +102,10 @@ pub fn infer(g: &FxGraph, ev: &Evidence<'_>, paths: &mut Paths) -> Inferred {
     let named = module_names(&anchor, ev, paths);
 
     // Unanchored statements, in graph order.
-    let mut run_frame: HashMap<usize, ModId> = HashMap::new();
+    let mut run_frame: HashMap<usize, ModId> = HashMap::default();
     // What each statement's frame was chosen by (for the child its backward differentiates).
     let mut stmt_ctx: Vec<Vec<ModId>> = vec![Vec::new(); stmts.len()];
-    let mut first_of_run: HashMap<usize, usize> = HashMap::new();
+    let mut first_of_run: HashMap<usize, usize> = HashMap::default();
     for (si, &r) in run.iter().enumerate() {
         first_of_run.entry(r).or_insert(si);
     }
@@ -116,7 +116,7 @@ pub fn infer(g: &FxGraph, ev: &Evidence<'_>, paths: &mut Paths) -> Inferred {
     let mut firm: Vec<bool> = anchor.iter().map(Option::is_some).collect();
     let inner = inner_modules(&anchor, ev, paths);
     let mut known_frames = KnownFrames::default();
-    let mut called_by_line: HashMap<LocKey, Indexed> = HashMap::new();
+    let mut called_by_line: HashMap<LocKey, Indexed> = HashMap::default();
     for si in 0..stmts.len() {
         if let Some((f, _)) = stmts[si].frame {
             run_frame.entry(run[si]).or_insert(f);
@@ -277,7 +277,7 @@ pub fn infer(g: &FxGraph, ev: &Evidence<'_>, paths: &mut Paths) -> Inferred {
     // else a weightless child their line calls, else their statement's frame.
     let mut sub: Vec<Option<ModId>> = vec![None; n];
     // The forward's calls of each line, indexed once (a line calls one child per layer).
-    let mut calls_by_line: HashMap<LocKey, Indexed> = HashMap::new();
+    let mut calls_by_line: HashMap<LocKey, Indexed> = HashMap::default();
     for (si, s) in stmts.iter().enumerate() {
         let Some((f, _)) = s.frame else { continue };
         let k = key(s.loc);
@@ -360,7 +360,7 @@ fn one_child_lines(
     frames: &mut LineFrames,
     paths: &Paths,
 ) {
-    let mut verdict: HashMap<LocKey, bool> = HashMap::new();
+    let mut verdict: HashMap<LocKey, bool> = HashMap::default();
     for s in stmts.iter().filter(|s| !s.loc.backward_of) {
         let Some((f, _)) = s.frame else { continue };
         let mut mods = s.nodes.iter().map(|&i| out[i].map(|o| o.0));

@@ -126,8 +126,8 @@ use evidence::{Evidence, Saved};
 use frames::LineFrames;
 use params::ParamMap;
 use paths::{ModId, Paths, ROOT};
+use rustc_hash::FxHashMap as HashMap;
 use serde::Serialize;
-use std::collections::HashMap;
 
 /// How a node's module was decided (see the module docs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Default)]
@@ -239,7 +239,7 @@ pub fn infer_phase(input: &PhaseInput<'_>) -> PhaseModules {
         .map(|g| infer_dynamo(g, &params, &attrs, &mut paths));
 
     // A backward reads the forward's first graph: its nodes by name, and its frames by line.
-    let mut by_name: HashMap<String, Saved> = HashMap::new();
+    let mut by_name: HashMap<String, Saved> = HashMap::default();
     let mut frames = LineFrames::default();
     if let Some(fw) = input
         .forward

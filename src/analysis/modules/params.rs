@@ -3,7 +3,7 @@
 
 use super::paths::{ModId, Paths};
 use crate::model::fx::{FxGraph, OpKind, Short};
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 /// One Dynamo placeholder that is a parameter or a buffer of the model.
 #[derive(Debug, Clone, PartialEq)]
@@ -85,7 +85,7 @@ impl ParamMap {
     /// The attributes each module owns (`weight`, `bias`), to tell a module's own code (`self.weight`)
     /// from its caller's.
     pub fn attrs(&self) -> HashMap<ModId, Vec<String>> {
-        let mut out: HashMap<ModId, Vec<String>> = HashMap::new();
+        let mut out: HashMap<ModId, Vec<String>> = HashMap::default();
         for o in self.by_position.iter().flatten() {
             out.entry(o.module).or_default().push(o.attr.clone());
         }
@@ -95,7 +95,7 @@ impl ParamMap {
     /// Owners of the placeholders of an AOT graph: `primals_k` is Dynamo placeholder k-1,
     /// `argk_1` is Dynamo placeholder k. Kept only where the shapes agree.
     pub fn for_aot(&self, g: &FxGraph) -> HashMap<usize, ModId> {
-        let mut out = HashMap::new();
+        let mut out = HashMap::default();
         for (i, n) in g.nodes.iter().enumerate() {
             if n.op != OpKind::Placeholder {
                 continue;
@@ -134,7 +134,7 @@ struct Children<'a>(HashMap<&'a [String], HashSet<&'a str>>);
 
 impl<'a> Children<'a> {
     fn of(known: &'a [Vec<String>]) -> Self {
-        let mut map: HashMap<&[String], HashSet<&str>> = HashMap::new();
+        let mut map: HashMap<&[String], HashSet<&str>> = HashMap::default();
         for k in known {
             for p in 0..k.len() {
                 map.entry(&k[..p]).or_default().insert(k[p].as_str());

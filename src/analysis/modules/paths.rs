@@ -1,6 +1,6 @@
 //! Module paths, interned: `layers.3.attn` is a small id, its parent and segments are cheap.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 pub type ModId = u32;
 
@@ -27,8 +27,8 @@ impl Default for Paths {
             parent: vec![ROOT],
             depth: vec![0],
             kind: vec![0],
-            kinds: HashMap::from([(String::new(), 0)]),
-            by_path: HashMap::from([(String::new(), ROOT)]),
+            kinds: HashMap::from_iter([(String::new(), 0)]),
+            by_path: HashMap::from_iter([(String::new(), ROOT)]),
         }
     }
 }

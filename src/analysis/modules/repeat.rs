@@ -10,7 +10,7 @@ use super::Confidence;
 use super::frames::LocKey;
 use super::ops::is_compute;
 use crate::model::fx::FxGraph;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// Per node: `Some((k, confidence))` for a node inside the k-th block.
 pub fn blocks(g: &FxGraph) -> Vec<Option<(usize, Confidence)>> {
@@ -34,11 +34,11 @@ pub fn blocks(g: &FxGraph) -> Vec<Option<(usize, Confidence)>> {
             }
         }
     }
-    let mut count: HashMap<&LocKey, usize> = HashMap::new();
+    let mut count: HashMap<&LocKey, usize> = HashMap::default();
     for (_, k) in &stmts {
         *count.entry(k).or_default() += 1;
     }
-    let mut by_count: HashMap<usize, usize> = HashMap::new();
+    let mut by_count: HashMap<usize, usize> = HashMap::default();
     for &c in count.values().filter(|&&c| c >= 2) {
         *by_count.entry(c).or_default() += 1;
     }

@@ -7,7 +7,7 @@
 //! they are one run, so they are in one module.
 
 use crate::model::fx::SourceLoc;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// Lines further apart than this are taken for two calls (a class's `forward` after another's
 /// in the same file).
@@ -49,13 +49,11 @@ pub fn runs(locs: &[&SourceLoc], reads: &[Vec<usize>], kinds: &[Vec<u32>]) -> Ve
             (0..n).filter(mine).collect()
         };
         // Per file and function: the last statement of each open call, innermost last.
-        let mut open: HashMap<(&str, &str), Vec<usize>> = HashMap::new();
+        let mut open: HashMap<(&str, &str), Vec<usize>> = HashMap::default();
         let mut prev: Option<usize> = None;
         for s in order {
             let l = locs[s];
-            let stack = open
-                .entry((l.file.as_str(), l.function.as_str()))
-                .or_default();
+            let stack = open.entry((&*l.file, l.function.as_str())).or_default();
             // Helpers calling helpers (`grouped_mm_experts_forward` → `_grouped_linear` →
             // `_grouped_mm`) all run for the module that called the first: one run.
             if let Some(p) = prev.filter(|&p| is_helper(l) && is_helper(locs[p])) {

@@ -5,7 +5,7 @@ use super::Confidence;
 use super::ops::is_compute;
 use super::paths::{ModId, Paths};
 use crate::model::fx::{FxGraph, SourceLoc};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// Consecutive compute nodes under one source comment: one line, run once.
 pub struct Stmt<'g> {
@@ -81,7 +81,7 @@ pub fn run_inputs(g: &FxGraph, stmts: &[Stmt<'_>], run: &[usize]) -> HashMap<usi
             of_node[i] = Some(run[si]);
         }
     }
-    let mut out: HashMap<usize, Vec<usize>> = HashMap::new();
+    let mut out: HashMap<usize, Vec<usize>> = HashMap::default();
     for (si, s) in stmts.iter().enumerate() {
         for &i in &s.nodes {
             for &j in &g.nodes[i].inputs {

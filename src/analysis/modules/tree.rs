@@ -1,8 +1,8 @@
 //! The module tree of one graph: every module that holds a node, with its ancestors, children in
 //! the order their first node appears, and node counts, for a folded view to lay out.
 
+use rustc_hash::FxHashMap as HashMap;
 use serde::Serialize;
-use std::collections::HashMap;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ModuleEntry {
@@ -33,7 +33,7 @@ impl ModuleTree {
     /// `paths[i]` is the module of node `i`.
     pub fn build<'a>(paths: impl IntoIterator<Item = &'a str>) -> ModuleTree {
         let mut entries: Vec<ModuleEntry> = vec![entry("", None, 0)];
-        let mut by_path: HashMap<&str, usize> = HashMap::from([("", 0)]);
+        let mut by_path: HashMap<&str, usize> = HashMap::from_iter([("", 0)]);
         for (node, path) in paths.into_iter().enumerate() {
             let leaf = ensure(&mut entries, &mut by_path, path, node);
             entries[leaf].own_nodes += 1;

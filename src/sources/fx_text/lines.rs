@@ -177,7 +177,7 @@ pub(super) fn parse_summary(s: &str) -> Option<SourceLoc> {
     let (file, line) = loc.rsplit_once(':')?;
     let line = line.trim().parse::<u32>().ok()?;
     Some(SourceLoc {
-        file: file.trim().to_string(),
+        file: file.trim().into(),
         line,
         function: function.to_string(),
         code: code.to_string(),

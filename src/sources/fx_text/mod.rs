@@ -515,7 +515,10 @@ impl Parser {
             return;
         };
         match parse_stack_comment(body) {
-            StackComment::Loc(loc) => self.graphs[g].source = Some(std::sync::Arc::new(loc)),
+            StackComment::Loc(mut loc) => {
+                loc.file = self.graphs[g].intern(&loc.file);
+                self.graphs[g].source = Some(std::sync::Arc::new(loc));
+            }
             StackComment::NoStack => self.graphs[g].source = None,
             StackComment::Other => {}
             StackComment::Malformed => {
