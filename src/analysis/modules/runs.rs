@@ -27,13 +27,18 @@ const SPAN: u32 = 40;
 /// a line that continues a deeper one closes the calls above it.
 pub fn runs(locs: &[&SourceLoc], reads: &[Vec<usize>], kinds: &[Vec<u32>]) -> Vec<usize> {
     let n = locs.len();
+    // Each statement's links both ways, as sets: one value read by every layer (a rotary
+    // embedding's cos) gathers a link per layer, and a membership test per push was
+    // quadratic in the layers.
     let mut links: Vec<Vec<usize>> = reads.to_vec();
     for (s, rs) in reads.iter().enumerate() {
         for &q in rs {
-            if !links[q].contains(&s) {
-                links[q].push(s);
-            }
+            links[q].push(s);
         }
+    }
+    for l in &mut links {
+        l.sort_unstable();
+        l.dedup();
     }
     let mut b = Builder {
         run: vec![0; n],
