@@ -210,6 +210,22 @@ impl CompilesState {
 }
 
 impl App {
+    /// Follows the Compiles tab's requests for a flame chart ([`Nav::Flame`](super::Nav::Flame)):
+    /// the chart is drawn by the timeline, a feature the tab does not see.
+    pub fn follow_flame(&mut self) {
+        while let Some((path, compile)) = self.nav.take(|r| match r {
+            super::Nav::Flame { story, compile } => Some((story.clone(), compile.clone())),
+            _ => None,
+        }) {
+            let story = self
+                .peek::<CompilesState>()
+                .and_then(|s| s.stories.iter().find(|s| s.path == path).cloned());
+            if let Some(story) = story {
+                self.show_flame(&story, compile.as_deref());
+            }
+        }
+    }
+
     /// Shows the compile-time spans of `story` (all compiles, or only `compile_id`) as a flame
     /// chart in the timeline view.
     pub fn show_flame(&mut self, story: &Story, compile_id: Option<&str>) {

@@ -65,6 +65,12 @@ pub enum Nav {
         graph: std::path::PathBuf,
         node: Option<String>,
     },
+    /// Show the compile time of the trace log `story` (all its compiles, or only `compile`)
+    /// as a flame chart in the timeline view (followed by the app, which holds both).
+    Flame {
+        story: std::path::PathBuf,
+        compile: Option<String>,
+    },
 }
 
 impl Nav {

@@ -42,6 +42,10 @@ impl Parts {
         self.0.get(&TypeId::of::<T>())?.1.downcast_ref()
     }
 
+    fn peek_mut<T: 'static>(&mut self) -> Option<&mut T> {
+        self.0.get_mut(&TypeId::of::<T>())?.1.downcast_mut()
+    }
+
     /// Drops the states about the open tree (another one was opened).
     pub(super) fn forget_the_tree(&mut self) {
         self.0.retain(|_, (of_the_tree, _)| !*of_the_tree);
@@ -66,7 +70,24 @@ pub struct Selection<'a> {
     pub node: Option<&'a str>,
 }
 
-impl Cx<'_> {
+impl<'a> Cx<'a> {
+    fn of(
+        workspace: &'a Option<Workspace>,
+        phase: Option<&'a super::PhaseState>,
+        nav: &'a mut NavQueue,
+        jobs: &'a Jobs<App>,
+    ) -> Cx<'a> {
+        Cx {
+            workspace: workspace.as_ref(),
+            selection: Selection {
+                pass: phase.and_then(|p| p.current_path()),
+                node: phase.and_then(|p| p.selected.as_deref()),
+            },
+            nav,
+            jobs,
+        }
+    }
+
     /// Runs `work` on a thread of its own; what it sends is applied to feature `T`'s state when
     /// the message says it is still current there (a state dropped with its tree, or asked
     /// for something else since, says it is not).
@@ -121,17 +142,26 @@ impl App {
 
     /// Feature `T`'s state and the context its commands take.
     pub fn part<T: Feature>(&mut self) -> (&mut T, Cx<'_>) {
-        let phase = self.phase.as_ref();
-        let cx = Cx {
-            workspace: self.workspace.as_ref(),
-            selection: Selection {
-                pass: phase.and_then(|p| p.current_path()),
-                node: phase.and_then(|p| p.selected.as_deref()),
-            },
-            nav: &mut self.nav,
-            jobs: &self.jobs,
-        };
-        (self.parts.get::<T>(), cx)
+        let (parts, cx) = self.lend();
+        (parts.get::<T>(), cx)
+    }
+
+    /// Feature `T`'s state if it was ever used (not made: a tree panel drawn every frame must
+    /// not bring a feature to life), and the context.
+    pub fn part_if_used<T: Feature>(&mut self) -> (Option<&mut T>, Cx<'_>) {
+        let (parts, cx) = self.lend();
+        (parts.peek_mut::<T>(), cx)
+    }
+
+    /// The features' states and, beside them, the rest a feature may use.
+    fn lend(&mut self) -> (&mut Parts, Cx<'_>) {
+        let cx = Cx::of(
+            &self.workspace,
+            self.phase.as_ref(),
+            &mut self.nav,
+            &self.jobs,
+        );
+        (&mut self.parts, cx)
     }
 }
 
@@ -186,6 +216,16 @@ mod tests {
             app.parts.peek::<Counter>().map(|c| c.got.clone()),
             Some(vec![])
         );
+    }
+
+    /// The tree panel asks every frame: asking must not make a feature that was never used.
+    #[test]
+    fn looking_at_a_feature_not_yet_used_does_not_make_it() {
+        let mut app = App::new();
+        assert!(app.part_if_used::<Counter>().0.is_none());
+        assert!(app.peek::<Counter>().is_none());
+        app.part::<Counter>().0.asked = 3;
+        assert_eq!(app.part_if_used::<Counter>().0.map(|c| c.asked), Some(3));
     }
 
     #[derive(Default)]

@@ -10,8 +10,8 @@ use std::path::PathBuf;
 pub struct MsprobeTensor {
     /// `input_args.0`, `input_kwargs.scale`, `output.0`, `output.1.0`, `parameters.weight`,
     /// `input.0` (backward), `parameters_grad.weight.0`.
-    /// Inline (both fit in 24 bytes): a step has an entry per call, and every link and
-    /// compare reads each tensor's slot and dtype.
+    /// Inline when 24 bytes or shorter, as most are (`output.0`, `torch.float32`): a step has
+    /// an entry per call, and every link and compare reads each tensor's slot and dtype.
     pub slot: crate::model::fx::Short,
     pub dtype: crate::model::fx::Short,
     pub shape: Vec<i64>,

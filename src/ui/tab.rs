@@ -9,7 +9,8 @@ use std::any::Any;
 
 /// One view of the centre of the window. A view of one feature implements [`FeatureTab`]
 /// instead, and gets only that feature's state and a narrow context; this one, with the whole
-/// app, is for the views of the app's own state (the graph, the run, the ranks).
+/// app, is for the views of the app's own state (the graph, the run, the ranks) and those not
+/// yet moved (the timeline).
 pub trait Tab: Any {
     /// Its id, as navigation requests name it (`Nav::ShowTab(TabId::RANKS)`).
     fn id(&self) -> TabId;
@@ -31,8 +32,15 @@ pub trait FeatureTab: Any {
     fn id(&self) -> TabId;
     fn title(&self) -> &'static str;
     fn show(&mut self, state: &mut Self::Feature, cx: &mut Cx, ui: &mut egui::Ui);
-    /// An optional section of the tree panel, below the runs.
-    fn tree_section(&mut self, _state: &mut Self::Feature, _cx: &mut Cx, _ui: &mut egui::Ui) {}
+    /// An optional section of the tree panel, below the runs; `state` is `None` until the
+    /// feature is first used (the panel draws every frame and does not make it).
+    fn tree_section(
+        &mut self,
+        _state: Option<&mut Self::Feature>,
+        _cx: &mut Cx,
+        _ui: &mut egui::Ui,
+    ) {
+    }
 }
 
 impl<T: FeatureTab> Tab for T {
@@ -50,7 +58,7 @@ impl<T: FeatureTab> Tab for T {
     }
 
     fn tree_section(&mut self, app: &mut App, ui: &mut egui::Ui) {
-        let (state, mut cx) = app.part::<T::Feature>();
+        let (state, mut cx) = app.part_if_used::<T::Feature>();
         FeatureTab::tree_section(self, state, &mut cx, ui);
     }
 }

@@ -94,6 +94,7 @@ impl Tabs {
     /// "show this node" first, as it may open another phase).
     pub(super) fn follow_requests(&mut self, app: &mut App) {
         app.follow_go();
+        app.follow_flame();
         while let Some(id) = app.nav.take(|r| match r {
             Nav::ShowTab(id) => Some(*id),
             _ => None,

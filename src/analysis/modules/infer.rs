@@ -117,14 +117,10 @@ pub fn infer(g: &FxGraph, ev: &Evidence<'_>, paths: &mut Paths) -> Inferred {
     let inner = inner_modules(&anchor, ev, paths);
     let mut known_frames = KnownFrames::default();
     let mut called_by_line: HashMap<LocKey, Indexed> = HashMap::default();
-    // The frame of the last statement above that has one: kept as the loop goes (a statement's
-    // frame is final once its turn is over), where a scan back per statement grew with the
-    // stretch of frameless statements above it.
-    let mut prev_frame: Option<ModId> = None;
     for si in 0..stmts.len() {
-        if let Some((f, _)) = si.checked_sub(1).and_then(|p| stmts[p].frame) {
-            prev_frame = Some(f);
-        }
+        // Every statement has a frame once its turn is over (it had one, or this loop gives
+        // it one), so the last framed statement above is the one just above.
+        let prev_frame = si.checked_sub(1).and_then(|p| stmts[p].frame).map(|f| f.0);
         if let Some((f, _)) = stmts[si].frame {
             run_frame.entry(run[si]).or_insert(f);
             for &i in &stmts[si].nodes {

@@ -35,7 +35,7 @@ impl Calls {
         sources: &[Option<&StackFrame>],
     ) -> Calls {
         // APIs by a number of their own first: a step has a few hundred, and the counts keyed
-        // by (module entry, API number) hash 16 bytes instead of two strings per call.
+        // by (module entry, API number) hash two numbers instead of two strings per call.
         let mut api_ids: HashMap<(&str, &str), u32> = HashMap::default();
         let mut seen: HashMap<(Option<usize>, u32), u32> = HashMap::default();
         let mut seen_line: HashMap<(&str, u32, u32), u32> = HashMap::default();

@@ -215,9 +215,6 @@ fn widened(ctx: &Ctx, path: &str) -> Option<Rc<Vec<usize>>> {
         return v.clone();
     }
     let v = widen(ctx, path).map(Rc::new);
-    if std::env::var("FXDBG").is_ok() {
-        eprintln!("widen {path} {}", v.as_ref().map_or(0, |v| v.len()));
-    }
     ctx.widened.borrow_mut().insert(path.to_string(), v.clone());
     v
 }

@@ -113,7 +113,8 @@ impl GraphBuilder {
         (text, meta)
     }
 
-    /// A target's text, shared by every node of that target (see `FxNode::target`).
+    /// A target's text, shared by every node of that target (see `FxNode::target`), or a
+    /// source file's path, shared by the locations in it (`SourceLoc::file`).
     pub(super) fn intern(&mut self, target: &str) -> std::sync::Arc<str> {
         if let Some(t) = self.targets.get(target) {
             return t.clone();

@@ -80,12 +80,10 @@ impl Settings {
 pub struct Counters {
     pub bytes_in: AtomicU64,
     pub bytes_out: AtomicU64,
-    /// Requests sent for work (reads, ops), pings not: what tells work done on the server
-    /// from reads. A caller counting its own requests over a few seconds must not meet the
-    /// link's own ping, which fell inside such a count now and then (a test failed at random).
+    /// Requests sent for work (reads, ops), not the link's own pings: what tells work done on
+    /// the server from reads. A caller counting its own requests over a few seconds must not
+    /// meet a ping, which fell inside such a count now and then (a test failed at random).
     pub requests: AtomicU64,
-    /// Pings sent to measure the round trip.
-    pub pings: AtomicU64,
     /// The last measured round trip, in microseconds.
     pub rtt_us: AtomicU64,
     pub alive: AtomicBool,
@@ -238,11 +236,7 @@ impl Link {
             return Err(self.dropped());
         }
         let id = self.next.fetch_add(1, Ordering::Relaxed);
-        let count = if matches!(req, Request::Ping) {
-            &self.counters.pings
-        } else {
-            &self.counters.requests
-        };
+        let work = !matches!(req, Request::Ping);
         let (tx, rx) = channel();
         self.pending
             .lock()
@@ -256,7 +250,9 @@ impl Link {
         match sent {
             Ok(n) => {
                 self.counters.bytes_out.fetch_add(n, Ordering::Relaxed);
-                count.fetch_add(1, Ordering::Relaxed);
+                if work {
+                    self.counters.requests.fetch_add(1, Ordering::Relaxed);
+                }
                 Ok((id, rx))
             }
             Err(_) => {

@@ -56,7 +56,7 @@ impl crate::ui::tab::FeatureTab for AutotuneViewState {
         show(a, cx, self, ui);
     }
 
-    fn tree_section(&mut self, _: &mut AutotuneState, cx: &mut Cx, ui: &mut egui::Ui) {
+    fn tree_section(&mut self, _: Option<&mut AutotuneState>, cx: &mut Cx, ui: &mut egui::Ui) {
         let Some(ws) = cx.workspace else { return };
         let mut kernel = None;
         tree_section(ui, &ws.index, &mut kernel);

@@ -3,21 +3,19 @@
 
 use super::{Action, CompilesViewState, status_colour, status_icon};
 use crate::analysis::compiles;
-use crate::app::App;
+use crate::app::Workspace;
 use crate::app::compiles::{CompilesState, Story};
 use crate::model::compile::{Compile, StackFrame};
 use std::sync::Arc;
 
 pub(super) fn show(
     ui: &mut egui::Ui,
-    app: &App,
+    state: &CompilesState,
+    ws: Option<&Workspace>,
     view: &mut CompilesViewState,
     stories: &[Arc<Story>],
     action: &mut Option<Action>,
 ) {
-    let Some(state) = app.peek::<CompilesState>() else {
-        return;
-    };
     if let Some(((si, ci), bi)) = state.selected_break
         && let Some(story) = stories.get(si)
         && let Some(c) = story.trace.compiles.get(ci)
@@ -31,9 +29,9 @@ pub(super) fn show(
         ui.label(b.title());
         ui.add_space(4.0);
         ui.strong("Graphs on either side");
-        graph_row(ui, app, state, story, (si, ci), "before the break", action);
+        graph_row(ui, ws, state, story, (si, ci), "before the break", action);
         match compiles::compile_after_break(&story.trace, ci, b) {
-            Some(next) => graph_row(ui, app, state, story, (si, next), "after the break", action),
+            Some(next) => graph_row(ui, ws, state, story, (si, next), "after the break", action),
             None => {
                 ui.weak("after the break: no compile resumed after it in this trace");
             }
@@ -57,14 +55,14 @@ pub(super) fn show(
     let Some(story) = stories.get(si) else {
         return;
     };
-    compile_details(ui, app, state, view, story, (si, ci), action);
+    compile_details(ui, ws, state, view, story, (si, ci), action);
 }
 
 /// One side of a break: the compile, its model (click: open its Dynamo graph) or, without a
 /// model folder, the graph kinds the trace holds.
 fn graph_row(
     ui: &mut egui::Ui,
-    app: &App,
+    ws: Option<&Workspace>,
     state: &CompilesState,
     story: &Story,
     c: (usize, usize),
@@ -80,10 +78,7 @@ fn graph_row(
             compile.label(),
             compile.co_name().unwrap_or("?")
         ));
-        match (
-            state.link_of(c),
-            state.model_graph(app.workspace.as_ref(), c),
-        ) {
+        match (state.link_of(c), state.model_graph(ws, c)) {
             (Some(l), Some(path)) => {
                 if ui
                     .button(format!("open {}", l.model))
@@ -106,7 +101,7 @@ fn graph_row(
 /// Compile `at.1` of story `at.0`.
 fn compile_details(
     ui: &mut egui::Ui,
-    app: &App,
+    ws: Option<&Workspace>,
     state: &CompilesState,
     view: &mut CompilesViewState,
     story: &Story,
@@ -145,7 +140,7 @@ fn compile_details(
     for r in c.restart_reasons() {
         ui.weak(format!("restarted: {}", r.lines().next().unwrap_or(r)));
     }
-    graph_row(ui, app, state, story, at, "graph", action);
+    graph_row(ui, ws, state, story, at, "graph", action);
     times(ui, story, c);
     super::metrics::show(ui, c, at);
     egui::CollapsingHeader::new(format!("Graphs in the trace ({})", c.graphs.len()))

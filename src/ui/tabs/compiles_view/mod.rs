@@ -11,7 +11,8 @@ mod tree_notes;
 pub use tree_notes::model_note;
 
 use crate::app::compiles::{CompilesState, Story};
-use crate::app::{App, Nav};
+use crate::app::part::Cx;
+use crate::app::{Nav, TabId};
 use crate::model::compile::Status;
 use std::sync::Arc;
 
@@ -50,35 +51,35 @@ pub(crate) enum Action {
 }
 
 /// The Compiles tab.
-impl crate::ui::tab::Tab for CompilesViewState {
-    fn id(&self) -> crate::app::TabId {
-        crate::app::TabId::COMPILES
+impl crate::ui::tab::FeatureTab for CompilesViewState {
+    type Feature = CompilesState;
+
+    fn id(&self) -> TabId {
+        TabId::COMPILES
     }
 
     fn title(&self) -> &'static str {
         "Compiles"
     }
 
-    fn ui(&mut self, app: &mut App, _: &mut crate::ui::ViewState, ui: &mut egui::Ui) {
-        show(app, self, ui);
+    fn show(&mut self, state: &mut CompilesState, cx: &mut Cx, ui: &mut egui::Ui) {
+        show(state, cx, self, ui);
     }
 
-    fn tree_section(&mut self, app: &mut App, ui: &mut egui::Ui) {
+    fn tree_section(&mut self, st: Option<&mut CompilesState>, cx: &mut Cx, ui: &mut egui::Ui) {
+        let Some(st) = st else { return };
         let mut pick = None;
-        if let Some(st) = app.peek::<CompilesState>() {
-            tree_notes::tree_section(ui, st, &mut pick);
-        }
+        tree_notes::tree_section(ui, st, &mut pick);
         if let Some(c) = pick {
-            app.part::<CompilesState>().0.select(c);
-            app.nav.push(Nav::ShowTab(crate::app::TabId::COMPILES));
+            st.select(c);
+            cx.nav.push(Nav::ShowTab(TabId::COMPILES));
         }
     }
 }
 
-fn show(app: &mut App, view: &mut CompilesViewState, ui: &mut egui::Ui) {
-    let state = app.peek::<CompilesState>();
-    let Some(state) = state.filter(|s| !s.stories.is_empty()) else {
-        if state.is_some_and(|s| s.loading) {
+fn show(state: &mut CompilesState, cx: &mut Cx, view: &mut CompilesViewState, ui: &mut egui::Ui) {
+    if state.stories.is_empty() {
+        if state.loading {
             crate::ui::loading::busy(ui, "reading the trace log…");
         } else {
             ui.weak(
@@ -87,7 +88,7 @@ fn show(app: &mut App, view: &mut CompilesViewState, ui: &mut egui::Ui) {
             );
         }
         return;
-    };
+    }
     let stories: Vec<Arc<Story>> = state.stories.clone();
     let mut action = None;
     // Files of a folder that claim the same rank: said once, above them all.
@@ -115,18 +116,21 @@ fn show(app: &mut App, view: &mut CompilesViewState, ui: &mut egui::Ui) {
         .id_salt("compiles_details")
         .auto_shrink(false)
         .show(ui, |ui| {
-            details::show(ui, app, view, &stories, &mut action);
+            details::show(ui, state, cx.workspace, view, &stories, &mut action);
         });
     match action {
-        Some(Action::Select(c)) => app.part::<CompilesState>().0.select(c),
-        Some(Action::SelectBreak(c, b)) => app.part::<CompilesState>().0.select_break(c, b),
-        Some(Action::OpenGraph(p)) => {
-            app.select_graph(&p);
-            app.nav.push(Nav::ShowTab(crate::app::TabId::GRAPH));
+        Some(Action::Select(c)) => state.select(c),
+        Some(Action::SelectBreak(c, b)) => state.select_break(c, b),
+        Some(Action::OpenGraph(graph)) => {
+            cx.nav.push(Nav::Go { graph, node: None });
+            cx.nav.push(Nav::ShowTab(TabId::GRAPH));
         }
-        Some(Action::Flame(s, id)) => {
+        Some(Action::Flame(s, compile)) => {
             if let Some(story) = stories.get(s) {
-                app.show_flame(story, id.as_deref());
+                cx.nav.push(Nav::Flame {
+                    story: story.path.clone(),
+                    compile,
+                });
             }
         }
         None => {}
