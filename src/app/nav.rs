@@ -58,8 +58,8 @@ pub enum Nav {
     CodeLine(usize),
     /// Show the pass on screen beside the graph it is compared with (graph view).
     SideBySide,
-    /// Show graph file `graph` (its phase opened when another one is) and, with `node`,
-    /// select that node and bring it on screen: what a tab asks that knows a graph and a node
+    /// Show graph file `graph` in the graph view (its phase opened when another one is) and,
+    /// with `node`, select that node and bring it on screen: what a tab asks that knows a graph and a node
     /// but not the app (followed by the app, [`App::follow_go`](super::App::follow_go)).
     Go {
         graph: std::path::PathBuf,

@@ -159,12 +159,14 @@ impl App {
     /// The captures of the same model, kind and `graph_K` as the open timeline's, one per rank
     /// of its launch: `(rank, path)`, the open one included.
     pub fn timeline_ranks(&self) -> Vec<(u32, PathBuf)> {
-        let open = self.peek::<TimelineState>().and_then(|t| t.open.as_ref());
+        let open = self
+            .peek::<TimelineState>()
+            .and_then(TimelineState::open_path);
         let (Some(ws), Some(open)) = (&self.workspace, open) else {
             return Vec::new();
         };
         let index = &ws.index;
-        let Some(run) = run_of(index, &open.path) else {
+        let Some(run) = run_of(index, open) else {
             return Vec::new();
         };
         let Some((launch, _)) = index.launch_of(run) else {
@@ -173,7 +175,7 @@ impl App {
         let Some((model, capture)) = index.runs[run].models.iter().find_map(|m| {
             m.captures
                 .iter()
-                .find(|c| c.path == open.path)
+                .find(|c| c.path == open)
                 .map(|c| (m.name.clone(), (c.kind, c.graph.clone())))
         }) else {
             return Vec::new();

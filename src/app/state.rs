@@ -210,10 +210,16 @@ impl App {
             super::Nav::Go { graph, node } => Some((graph.clone(), node.clone())),
             _ => None,
         }) {
-            self.select_graph(&graph);
-            if let Some(n) = node {
-                self.reveal_node(n);
-            }
+            self.go(&graph, node);
+            self.nav.push(super::Nav::ShowTab(crate::app::TabId::GRAPH));
+        }
+    }
+
+    /// Shows graph file `graph` and, with `node`, selects it and brings it on screen.
+    pub(super) fn go(&mut self, graph: &Path, node: Option<String>) {
+        self.select_graph(graph);
+        if let Some(n) = node {
+            self.reveal_node(n);
         }
     }
 

@@ -149,6 +149,11 @@ impl TimelineState {
         task.is_some()
     }
 
+    /// The file (or flame chart) open in the timeline.
+    pub fn open_path(&self) -> Option<&Path> {
+        Some(&self.open.as_ref()?.path)
+    }
+
     /// The open timeline, once loaded.
     pub fn loaded(&self) -> Option<&Arc<Timeline>> {
         self.open.as_ref()?.timeline.ready()
@@ -180,8 +185,7 @@ impl App {
     /// Selects a task of the open timeline (or nothing), and the FX node it is linked to.
     pub fn select_task(&mut self, task: Option<u32>) {
         if let Some((pass, node)) = self.part::<TimelineState>().0.select(task) {
-            self.select_graph(&pass);
-            self.reveal_node(node);
+            self.go(&pass, Some(node));
         }
     }
 }

@@ -37,8 +37,7 @@ pub fn show(app: &mut App, view: &mut ViewState, tabs: &mut super::tabs::Tabs, u
             if let Some(ws) = &app.workspace {
                 let timeline = app
                     .peek::<crate::app::timeline::TimelineState>()
-                    .and_then(|t| t.open.as_ref())
-                    .map(|o| o.path.as_path());
+                    .and_then(crate::app::timeline::TimelineState::open_path);
                 let facts = Facts { app };
                 runs(
                     ui,

@@ -200,7 +200,7 @@ fn pick(
         };
         let at = part.len().saturating_sub(like.len()) + rank;
         match part.get(at).or(part.last()) {
-            Some(&i) => v.push((Short::from(t.slot.as_str()), i, shared)),
+            Some(&i) => v.push((t.slot.clone(), i, shared)),
             None if j == 0 => return Vec::new(),
             None => {}
         }
@@ -289,7 +289,7 @@ fn by_class(ctx: &Ctx, calls: &Calls, c: &Call, outs: &[&MsprobeTensor], l: &mut
         return;
     };
     let name = ctx.node(i).name.clone();
-    l.outputs = vec![(t.slot.as_str().into(), name.clone())];
+    l.outputs = vec![(t.slot.clone(), name.clone())];
     l.node = Some(name);
     l.holder = Some(i);
     l.same_op = true;

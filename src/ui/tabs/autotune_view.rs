@@ -484,7 +484,6 @@ fn side(a: &mut AutotuneState, cx: &mut Cx, k: &FusedKernel, ui: &mut egui::Ui) 
                         graph: p.clone(),
                         node: Some(n.to_string()),
                     });
-                    cx.nav.push(Nav::ShowTab(TabId::GRAPH));
                 }
             }
         });

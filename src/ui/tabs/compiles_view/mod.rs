@@ -123,7 +123,6 @@ fn show(state: &mut CompilesState, cx: &mut Cx, view: &mut CompilesViewState, ui
         Some(Action::SelectBreak(c, b)) => state.select_break(c, b),
         Some(Action::OpenGraph(graph)) => {
             cx.nav.push(Nav::Go { graph, node: None });
-            cx.nav.push(Nav::ShowTab(TabId::GRAPH));
         }
         Some(Action::Flame(s, compile)) => {
             if let Some(story) = stories.get(s) {

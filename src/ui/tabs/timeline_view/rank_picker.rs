@@ -11,8 +11,8 @@ pub fn show(app: &mut App, ui: &mut egui::Ui) {
     }
     let open = app
         .peek::<TimelineState>()
-        .and_then(|t| t.open.as_ref())
-        .map(|o| o.path.clone());
+        .and_then(TimelineState::open_path)
+        .map(std::path::Path::to_path_buf);
     let current = ranks
         .iter()
         .find(|(_, p)| Some(p) == open.as_ref())
