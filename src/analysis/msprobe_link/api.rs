@@ -175,25 +175,17 @@ fn related(m: &str, path: &str) -> bool {
 fn reshaped(ctx: &Ctx, i: usize, out: &MsprobeTensor) -> usize {
     let mut at = i;
     for _ in 0..3 {
-        if same_type(ctx.tensor(at), out) {
+        if same_type(ctx.ty(at), out) {
             return at;
         }
         let users = &ctx.node(at).users;
         let [u] = users.as_slice() else { break };
-        let t = &ctx.node(*u).target;
-        if !["aten._unsafe_view.", "aten.view.", "aten.reshape."]
-            .iter()
-            .any(|v| t.contains(v))
-        {
+        if !ctx.is_view(*u) {
             break;
         }
         at = *u;
     }
-    if same_type(ctx.tensor(at), out) {
-        at
-    } else {
-        i
-    }
+    if same_type(ctx.ty(at), out) { at } else { i }
 }
 
 /// What every call of one API shares: its name, its ops and the nodes running them.
@@ -307,7 +299,7 @@ pub(super) fn link(ctx: &Ctx, api: &Api, call: ApiCall, calls: &Calls, l: &mut L
         let typed = out0.and_then(|t| {
             part.iter()
                 .copied()
-                .find(|&i| same_type(ctx.tensor(reshaped(ctx, i, t)), t))
+                .find(|&i| same_type(ctx.ty(reshaped(ctx, i, t)), t))
         });
         let pick = if here.len() == of as usize {
             here.get(k as usize).copied()

@@ -230,7 +230,7 @@ pub fn link(graph: &FxGraph, modules: &[&str], step: &MsprobeStep, backward: boo
             l.holder,
             e.tensors.iter().find(|t| t.slot.starts_with("output")),
         ) {
-            l.same_type = same_type(ctx.tensor(k), out0);
+            l.same_type = same_type(ctx.ty(k), out0);
         }
         out.links.push(l);
     }
@@ -308,10 +308,16 @@ struct Ctx<'a> {
     /// The graph is a backward graph (its source comments are `Backward of forward node`).
     backward: bool,
     modules: &'a [&'a str],
-    /// Each node's tensor type, by node index: the type test runs several times per entry,
-    /// and through the nodes themselves (152 bytes apart) it missed the cache on every
-    /// node of a 415-layer graph, where those of an 83-layer one stayed in it.
-    types: Vec<Option<&'a TensorType>>,
+    /// Each node's tensor type, by node index, as an index into `type_table` ([`NO_TYPE`]:
+    /// none). The type test runs several times per entry: through the nodes themselves (152
+    /// bytes apart, the shape behind one more pointer) it missed the cache on every node of a
+    /// 415-layer graph, where those of an 83-layer one stayed in it. A model's layers repeat
+    /// their types, so the table is a few hundred entries whatever the depth.
+    types: Vec<u32>,
+    type_table: Vec<Ty<'a>>,
+    /// The node is a reshape (`view`, `_unsafe_view`, `reshape`), by node index: read for a
+    /// user of every API call's node, where the target's text was one more miss.
+    is_view: Vec<bool>,
     /// `call_function` nodes by module path, in graph order. Sorted by path: the modules
     /// within one are a range (a scan of every module per call made a 415-layer link
     /// quadratic).
@@ -358,11 +364,25 @@ impl<'a> Ctx<'a> {
             by_target.entry(t).or_default().push(i);
         }
         let by_module: BTreeMap<&str, Vec<usize>> = by_module.into_iter().collect();
+        let mut is_view = vec![false; graph.nodes.len()];
+        for (t, v) in &by_target {
+            if ["aten._unsafe_view.", "aten.view.", "aten.reshape."]
+                .iter()
+                .any(|r| t.contains(r))
+            {
+                for &i in v {
+                    is_view[i] = true;
+                }
+            }
+        }
+        let (types, type_table) = type_table(graph);
         Ctx {
             graph,
             backward: false,
             modules,
-            types: graph.nodes.iter().map(FxNode::tensor).collect(),
+            types,
+            type_table,
+            is_view,
             by_module,
             by_tail: OnceCell::new(),
             by_target,
@@ -382,8 +402,12 @@ impl<'a> Ctx<'a> {
         &self.graph.nodes[i]
     }
 
-    fn tensor(&self, i: usize) -> Option<&'a TensorType> {
-        self.types.get(i).copied().flatten()
+    fn ty(&self, i: usize) -> Option<&Ty<'a>> {
+        self.type_table.get(*self.types.get(i)? as usize)
+    }
+
+    fn is_view(&self, i: usize) -> bool {
+        self.is_view.get(i).copied().unwrap_or(false)
     }
 
     /// `call_function` nodes in `path` or below it, in graph order.
@@ -534,16 +558,59 @@ fn fx_dtype(torch: &str) -> Option<&'static str> {
     crate::model::tensor::fx_dtype_of_torch(torch)
 }
 
+/// A node's tensor type as the links compare it: the dims parsed once (`None`: symbolic).
+struct Ty<'a> {
+    dtype: &'a str,
+    dims: Vec<Option<i64>>,
+}
+
+/// No tensor type (see `Ctx::types`).
+const NO_TYPE: u32 = u32::MAX;
+
+/// Each node's type as an index into a table of the graph's distinct types. Nodes annotated
+/// alike share their annotation's text when parsed, so the text's address finds a type seen
+/// before without reading it; a type without an annotation is compared by value.
+fn type_table<'a>(graph: &'a FxGraph) -> (Vec<u32>, Vec<Ty<'a>>) {
+    let mut by_text: FxHashMap<*const u8, u32> = FxHashMap::default();
+    let mut by_value: FxHashMap<(&'a str, &'a [Short]), u32> = FxHashMap::default();
+    let mut table: Vec<Ty<'a>> = Vec::new();
+    let mut intern = |t: &'a TensorType, table: &mut Vec<Ty<'a>>| -> u32 {
+        *by_value
+            .entry((t.dtype.as_str(), &t.shape))
+            .or_insert_with(|| {
+                table.push(Ty {
+                    dtype: t.dtype.as_str(),
+                    dims: t.shape.iter().map(|d| d.parse::<i64>().ok()).collect(),
+                });
+                table.len() as u32 - 1
+            })
+    };
+    let types = graph
+        .nodes
+        .iter()
+        .map(|n| {
+            let Some(t) = n.tensor() else { return NO_TYPE };
+            match &n.annotation {
+                Some(a) => *by_text
+                    .entry(a.as_ptr())
+                    .or_insert_with(|| intern(t, &mut table)),
+                None => intern(t, &mut table),
+            }
+        })
+        .collect();
+    (types, table)
+}
+
 /// The node's annotated value has the record's dtype and shape (a symbolic dim matches any).
-fn same_type(t: Option<&TensorType>, rec: &MsprobeTensor) -> bool {
+fn same_type(t: Option<&Ty>, rec: &MsprobeTensor) -> bool {
     let Some(t) = t else { return false };
-    if fx_dtype(&rec.dtype) != Some(t.dtype.as_str()) || t.shape.len() != rec.shape.len() {
+    if fx_dtype(&rec.dtype) != Some(t.dtype) || t.dims.len() != rec.shape.len() {
         return false;
     }
-    t.shape
+    t.dims
         .iter()
         .zip(&rec.shape)
-        .all(|(d, &r)| d.parse::<i64>().map_or(true, |d| d == r))
+        .all(|(d, &r)| d.is_none_or(|d| d == r))
 }
 
 /// `bf16[2, 8, 16]`.

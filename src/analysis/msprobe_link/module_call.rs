@@ -185,7 +185,7 @@ fn pick(
         let cands: Vec<usize> = pool
             .iter()
             .copied()
-            .filter(|&i| same_type(ctx.tensor(i), t))
+            .filter(|&i| same_type(ctx.ty(i), t))
             .collect();
         let like: Vec<usize> = (0..outs.len())
             .filter(|&k| outs[k].dtype == t.dtype && outs[k].shape == t.shape)
@@ -276,7 +276,7 @@ fn by_class(ctx: &Ctx, calls: &Calls, c: &Call, outs: &[&MsprobeTensor], l: &mut
     let cands: Vec<usize> = ext
         .iter()
         .copied()
-        .filter(|&i| ops.matches(&ctx.node(i).target) && same_type(ctx.tensor(i), t))
+        .filter(|&i| ops.matches(&ctx.node(i).target) && same_type(ctx.ty(i), t))
         .collect();
     let k = calls.class_rank.get(c.entry).copied().unwrap_or(0) as usize;
     let Some(&i) = cands.get(k) else {
