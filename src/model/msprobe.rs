@@ -132,7 +132,9 @@ impl StackFrame {
 /// `Module.layers.0.mlp.MLP.forward.0` and its tensors.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MsprobeEntry {
-    pub key: String,
+    /// Shared with the links made to it (`Link::key`): a 50k-entry step is linked to every
+    /// candidate graph, and a copy of every key per link was a sixth of linking.
+    pub key: std::sync::Arc<str>,
     /// The key parsed; `None` when it follows no grammar fxray knows.
     pub call: Option<MsprobeCall>,
     pub tensors: Vec<MsprobeTensor>,

@@ -50,7 +50,7 @@ fn keys_keep_call_order_and_parse() {
         "pid3064",
     )
     .unwrap();
-    let keys: Vec<&str> = s.entries.iter().map(|e| e.key.as_str()).collect();
+    let keys: Vec<&str> = s.entries.iter().map(|e| &*e.key).collect();
     let want: Vec<&str> = facts["msprobe"]["step0"]["keys"]
         .as_array()
         .unwrap()
@@ -198,7 +198,7 @@ fn showcase_step0_entries_link_to_nodes_with_the_same_output_and_values() {
     let layer0 = probe
         .entries
         .iter()
-        .find(|e| e.key == "Module.layers.0.DecoderLayer.forward.0")
+        .find(|e| &*e.key == "Module.layers.0.DecoderLayer.forward.0")
         .unwrap();
     let mlp_out =
         fxray::pipeline::tensors::summarize_file(&output_npy("_unsafe_view_10", 0).unwrap())
@@ -287,7 +287,7 @@ fn api_entries_link_by_op_and_call_order() {
     let m: Vec<&str> = c.modules.iter().map(String::as_str).collect();
     let links = msprobe_link::link(g, &m, &step, false);
     for (key, node) in &want {
-        let l = links.links.iter().find(|l| &l.key == key).unwrap();
+        let l = links.links.iter().find(|l| *l.key == **key).unwrap();
         assert_eq!(
             l.node.as_deref(),
             Some(node.as_str()),
@@ -300,7 +300,7 @@ fn api_entries_link_by_op_and_call_order() {
     let lin = links
         .links
         .iter()
-        .find(|l| l.key == "Functional.linear.0.forward")
+        .find(|l| &*l.key == "Functional.linear.0.forward")
         .unwrap();
     let mm = lin.node.as_deref().expect("linked");
     assert!(
@@ -316,7 +316,7 @@ fn api_entries_link_by_op_and_call_order() {
     let out = links
         .links
         .iter()
-        .find(|l| l.key == "Aten.add.Tensor.99.forward")
+        .find(|l| *l.key == *"Aten.add.Tensor.99.forward")
         .unwrap();
     assert_eq!(out.node, None);
     // 15 aten.add.Tensor nodes in the last pass (expected.json final_graph.targets).

@@ -111,7 +111,7 @@ fn stack_json_gives_each_call_its_source_line() {
     let i = s
         .entries
         .iter()
-        .position(|e| e.key == "Tensor.pow.0.forward")
+        .position(|e| *e.key == *"Tensor.pow.0.forward")
         .unwrap();
     // RMSNorm.forward's `var = x.pow(2).mean(-1, keepdim=True)`: module_truth.py line 63.
     let f = s.source_of(i).unwrap();
@@ -124,7 +124,7 @@ fn stack_json_gives_each_call_its_source_line() {
     let m = s
         .entries
         .iter()
-        .position(|e| e.key == "Module.embed_tokens.Embedding.forward.0")
+        .position(|e| *e.key == *"Module.embed_tokens.Embedding.forward.0")
         .unwrap();
     assert!(
         s.source_of(m)
@@ -146,7 +146,7 @@ fn parameters_and_their_gradients_are_entries_and_slots() {
     let q = s
         .entries
         .iter()
-        .find(|e| e.key == "Module.layers.0.self_attn.q_proj.Linear.forward.0")
+        .find(|e| *e.key == *"Module.layers.0.self_attn.q_proj.Linear.forward.0")
         .unwrap();
     let w = q
         .tensors
@@ -157,7 +157,7 @@ fn parameters_and_their_gradients_are_entries_and_slots() {
     let g = s
         .entries
         .iter()
-        .find(|e| e.key == "Module.layers.0.self_attn.q_proj.Linear.parameters_grad.0")
+        .find(|e| *e.key == *"Module.layers.0.self_attn.q_proj.Linear.parameters_grad.0")
         .unwrap();
     assert_eq!(
         g.call,

@@ -359,7 +359,7 @@ fn msprobe_statistics_with_nulls() {
             .entries
             .iter()
             .filter(|e| e.tensors.iter().any(|t| t.null_stats()))
-            .map(|e| e.key.clone())
+            .map(|e| e.key.to_string())
             .collect();
         assert_eq!(
             nulls,
@@ -367,7 +367,7 @@ fn msprobe_statistics_with_nulls() {
             "step {}",
             s.step
         );
-        let keys: BTreeSet<String> = s.entries.iter().map(|e| e.key.clone()).collect();
+        let keys: BTreeSet<String> = s.entries.iter().map(|e| e.key.to_string()).collect();
         assert_eq!(keys, strings(&f["keys"]));
     }
     assert_eq!(

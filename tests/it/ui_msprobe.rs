@@ -33,7 +33,7 @@ fn node_of(h: &Harness<'static, Fxray>, key: &str) -> String {
     let s0 = links.step(0).expect("links computed");
     s0.links
         .iter()
-        .find(|l| l.key == key)
+        .find(|l| *l.key == *key)
         .and_then(|l| l.node.as_deref().map(str::to_string))
         .unwrap_or_else(|| panic!("{key} not linked"))
 }
@@ -95,7 +95,7 @@ fn links_follow_the_pass_on_screen() {
     let q = "Module.layers.0.self_attn.q_proj.BiasedLinear.forward.0";
     let q_node = |app: &fxray::app::App| {
         let l = app.tensors.links.as_ref()?.step(0)?;
-        l.links.iter().find(|l| l.key == q)?.node.clone()
+        l.links.iter().find(|l| *l.key == *q)?.node.clone()
     };
     app.select_graph(&last);
     assert!(app.wait_idle(crate::common::ui::WAIT));
@@ -139,7 +139,7 @@ fn the_inspector_shows_the_call_site_of_a_real_msprobe_entry() {
         (0..h.state().app.tensors.msprobe.len())
             .filter_map(|k| links.step(k))
             .flat_map(|s| &s.links)
-            .find(|l| l.key == key && l.node.is_some())
+            .find(|l| *l.key == *key && l.node.is_some())
             .and_then(|l| l.node.clone())
             .expect("the L1 and mix dumps link the pow")
     };
@@ -192,7 +192,7 @@ fn a_tensor_mode_record_opens_its_pt_values() {
             .unwrap()
             .links
             .iter()
-            .find(|l| l.key == key)
+            .find(|l| *l.key == *key)
             .unwrap()
             .node
             .clone()

@@ -247,7 +247,7 @@ pub(super) fn link(ctx: &Ctx, api: &Api, call: ApiCall, calls: &Calls, l: &mut L
     let set = |l: &mut Link, i: usize, c: Confidence, reason: String| {
         l.node = Some(nodes[i].name.clone());
         let o = out0.map_or(i, |t| reshaped(ctx, i, t));
-        l.outputs = vec![("output.0".into(), nodes[o].name.clone())];
+        l.outputs = smallvec::smallvec![("output.0".into(), nodes[o].name.clone())];
         l.holder = Some(o);
         l.same_op = true;
         l.confidence = c;

@@ -30,6 +30,7 @@ use crate::model::tensor::{MsprobeCall, MsprobeStep, MsprobeTensor};
 use rustc_hash::FxHashMap;
 use rustc_hash::FxHashMap as HashMap;
 use serde::Serialize;
+use smallvec::SmallVec;
 use std::cell::OnceCell;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -40,12 +41,14 @@ use std::rc::Rc;
 pub struct Link {
     /// Index into [`MsprobeStep::entries`].
     pub entry: usize,
-    pub key: String,
+    /// The entry's key, shared with it.
+    pub key: std::sync::Arc<str>,
     /// The node holding the entry's first output (its call, for an API).
     /// A node name (inline up to 24 bytes): no allocation per entry of a 50k-entry step.
     pub node: Option<Short>,
-    /// Each output slot's node, when found (`output.1` → `_to_copy_3`).
-    pub outputs: Vec<(Short, Short)>,
+    /// Each output slot's node, when found (`output.1` → `_to_copy_3`). Inline for the one
+    /// output most calls have: no allocation per entry.
+    pub outputs: SmallVec<[(Short, Short); 1]>,
     /// Index in the graph's nodes of the node whose type is the entry's first output's
     /// (`outputs`' first, else `node`): kept as the linker found it, as a lookup by name
     /// per entry was a third of linking a 50k-node graph.
@@ -163,7 +166,7 @@ pub fn link(graph: &FxGraph, modules: &[&str], step: &MsprobeStep, backward: boo
             entry: i,
             key: e.key.clone(),
             node: None,
-            outputs: Vec::new(),
+            outputs: SmallVec::new(),
             holder: None,
             confidence: Confidence::None,
             same_op: false,
@@ -285,7 +288,7 @@ impl<'a> KeyIndex<'a> {
             step.entries
                 .iter()
                 .enumerate()
-                .map(|(i, e)| (e.key.as_str(), i))
+                .map(|(i, e)| (&*e.key, i))
                 .collect()
         });
         index.get(key).copied()

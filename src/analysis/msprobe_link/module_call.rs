@@ -289,7 +289,7 @@ fn by_class(ctx: &Ctx, calls: &Calls, c: &Call, outs: &[&MsprobeTensor], l: &mut
         return;
     };
     let name = ctx.node(i).name.clone();
-    l.outputs = vec![(t.slot.clone(), name.clone())];
+    l.outputs = smallvec::smallvec![(t.slot.clone(), name.clone())];
     l.node = Some(name);
     l.holder = Some(i);
     l.same_op = true;

@@ -47,7 +47,7 @@ impl Graph {
         let node: HashMap<&str, &str> = links
             .links
             .iter()
-            .filter_map(|l| Some((l.key.as_str(), l.node.as_deref()?)))
+            .filter_map(|l| Some((&*l.key, l.node.as_deref()?)))
             .collect();
         // An output's node is the one holding its value (an op's reshape, a module's exit).
         let holder: HashMap<(&str, &str), &str> = links
@@ -56,7 +56,7 @@ impl Graph {
             .flat_map(|l| {
                 l.outputs
                     .iter()
-                    .map(move |(slot, n)| ((l.key.as_str(), slot.as_str()), n.as_str()))
+                    .map(move |(slot, n)| ((&*l.key, slot.as_str()), n.as_str()))
             })
             .collect();
         for t in &mut side.tensors {

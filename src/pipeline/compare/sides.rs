@@ -147,7 +147,7 @@ pub fn msprobe(step: &MsprobeStep) -> Side {
                 Role::Input
             },
             key: format!("{}.{slot}", e.key),
-            call: e.key.clone(),
+            call: e.key.to_string(),
             op: op.clone(),
             node: None,
             slot: slot.to_string(),

@@ -54,8 +54,8 @@ pub fn read(path: &Path, step: u32, who: &str) -> Result<MsprobeStep, MsprobeErr
         None => Default::default(),
     };
     for e in &mut s.entries {
-        e.stack = stacks.of_key.get(&e.key).copied();
-        e.parent = parents.get(&e.key).cloned();
+        e.stack = stacks.of_key.get(&*e.key).copied();
+        e.parent = parents.get(&*e.key).cloned();
     }
     s.stacks = stacks.stacks;
     s.skipped.extend(odd);
@@ -124,7 +124,7 @@ pub fn parse(bytes: &[u8], step: u32, who: &str) -> Result<MsprobeStep, MsprobeE
         }
         out.entries.push(MsprobeEntry {
             call,
-            key,
+            key: key.into(),
             tensors: found.tensors,
             scalars: found.scalars,
             stack: None,

@@ -52,7 +52,7 @@ pub(super) fn msprobe_table(
                             if rows > MAX_MSPROBE_ROWS {
                                 continue;
                             }
-                            let key = RichText::new(&e.key).small();
+                            let key = RichText::new(&*e.key).small();
                             let key = if t.null_stats() {
                                 key.color(NAN_COLOUR)
                             } else {
@@ -148,7 +148,7 @@ pub(super) fn node_msprobe(
                 };
                 for t in e.tensors.iter().filter(|t| mine(&t.slot)) {
                     ui.monospace(format!("step {}", s.step));
-                    let key = RichText::new(&e.key).small();
+                    let key = RichText::new(&*e.key).small();
                     ui.label(if t.null_stats() {
                         key.color(NAN_COLOUR)
                     } else {
