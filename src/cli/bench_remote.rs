@@ -30,12 +30,13 @@ pub fn run(path: &Path, delay_ms: u64, rounds: usize, sshfs: bool, npy_mib: usiz
     settings
         .ssh
         .extend(["-o".to_string(), format!("HostKeyAlias={}", host.host)]);
-    remote::configure(settings);
-    let via = Host {
+    // The bench's own link: the app it measures reads through it and nothing else does.
+    let own = remote::Owner::new(settings);
+    let via = own.host(&Host {
         host: "127.0.0.1".into(),
         port: Some(port),
         ..host.clone()
-    };
+    });
     let mount = target::mount_path(&via, &server_path);
     let started = Instant::now();
     let link = remote::link(&via).map_err(|e| Error::user(e.to_string()))?;

@@ -20,36 +20,43 @@ fn fxray_remote(s: &Sshd, args: &[&str]) -> std::process::Output {
         .expect("run fxray")
 }
 
-/// The library's links (this test process) reach the shared server, for this test alone while
-/// it holds the guard.
+/// A link of this test's own to the shared server: its counts are this test's requests
+/// whatever runs beside it, and dropping it drops no other test's link.
 fn linked() -> Linked {
-    let lock = crate::common::sshd::in_process();
     let s = shared();
-    remote::configure(s.settings(Path::new(env!("CARGO_BIN_EXE_fxray"))));
     Linked {
-        _alone: lock,
+        owner: remote::Owner::new(s.settings(Path::new(env!("CARGO_BIN_EXE_fxray")))),
         sshd: s,
     }
 }
 
 struct Linked {
-    _alone: std::sync::MutexGuard<'static, ()>,
+    owner: remote::Owner,
     sshd: &'static Sshd,
+}
+
+impl Linked {
+    /// The server, reached through this test's link.
+    fn host(&self) -> Host {
+        self.owner.host(&Host {
+            user: Some(self.user.clone()),
+            host: "127.0.0.1".into(),
+            port: Some(self.port),
+            owner: 0,
+        })
+    }
+
+    /// The path `abs` on the server is read by through this test's link.
+    fn mount(&self, abs: &Path) -> PathBuf {
+        self.owner
+            .mount_path(&self.host(), abs.to_str().expect("a UTF-8 path"))
+    }
 }
 
 impl std::ops::Deref for Linked {
     type Target = Sshd;
     fn deref(&self) -> &Sshd {
         self.sshd
-    }
-}
-
-/// The host of [`Sshd::mount`]'s paths: the in-process tests' own link.
-fn host(s: &Sshd) -> Host {
-    Host {
-        user: Some(s.user.clone()),
-        host: crate::common::sshd::IN_PROCESS.into(),
-        port: Some(s.port),
     }
 }
 
@@ -174,31 +181,29 @@ fn md5_of(bytes: &[u8]) -> [u8; 16] {
 }
 
 fn bytes_in(h: &Host) -> u64 {
-    remote::status()
-        .into_iter()
-        .find(|l| l.host == h.authority())
-        .map_or(0, |l| l.bytes_in)
+    remote::status_of(h)
+        .expect("the test's link is up")
+        .bytes_in
 }
 
+/// The requests made on `h`'s link: a test's own, as the link is its own.
 fn requests(h: &Host) -> u64 {
-    remote::status()
-        .into_iter()
-        .find(|l| l.host == h.authority())
-        .map_or(0, |l| l.requests)
+    remote::status_of(h)
+        .expect("the test's link is up")
+        .requests
 }
 
 #[test]
 fn a_tensor_is_summarised_on_the_server_and_only_its_statistics_cross() {
     let linked = linked();
-    let s: &Sshd = &linked;
     let dir = tempfile::tempdir().unwrap();
     let npy = dir.path().join("big.npy");
     let n = 16 << 20; // 64 MB
     write_npy(&npy, n);
-    let h = host(s);
+    let h = linked.host();
     remote::link(&h).unwrap();
     let before = bytes_in(&h);
-    let far = fxray::pipeline::tensors::summarize_file(&s.mount(&npy)).unwrap();
+    let far = fxray::pipeline::tensors::summarize_file(&linked.mount(&npy)).unwrap();
     let crossed = bytes_in(&h) - before;
     let near = fxray::pipeline::tensors::summarize_file(&npy).unwrap();
     assert_eq!(far, near);
@@ -213,13 +218,12 @@ fn a_tensor_is_summarised_on_the_server_and_only_its_statistics_cross() {
 #[test]
 fn a_graph_crosses_the_link_once_and_compressed() {
     let linked = linked();
-    let s: &Sshd = &linked;
-    let h = host(s);
+    let h = linked.host();
     let pass = crate::common::pass_files("showcase", "forward")[0].clone();
     let size = std::fs::metadata(&pass).unwrap().len();
     remote::link(&h).unwrap();
     let before = bytes_in(&h);
-    let far = fxray::sources::load::graph(&s.mount(&pass)).unwrap();
+    let far = fxray::sources::load::graph(&linked.mount(&pass)).unwrap();
     let crossed = bytes_in(&h) - before;
     let near = fxray::sources::load::graph(&pass).unwrap();
     assert_eq!(far.graphs[0].nodes.len(), near.graphs[0].nodes.len());
@@ -235,10 +239,9 @@ fn a_graph_crosses_the_link_once_and_compressed() {
 fn watch_events_arrive_as_a_file_is_written_on_the_server() {
     use fxray::sources::watch::{WatchConfig, WatchEvent, Watcher};
     let linked = linked();
-    let s: &Sshd = &linked;
     let dir = tempfile::tempdir().unwrap();
     crate::common::copy_tree(&fixture("showcase"), dir.path());
-    let mount = s.mount(dir.path());
+    let mount = linked.mount(dir.path());
     let set = fxray::sources::discover::scan(&mount).unwrap();
     let files_before = set.files.len();
     let (tx, rx) = std::sync::mpsc::channel();
@@ -258,7 +261,7 @@ fn watch_events_arrive_as_a_file_is_written_on_the_server() {
         .join(rel)
         .with_file_name("099_aot_forward_graph_after_fxray_test.txt");
     std::fs::copy(&pass, &new).unwrap();
-    let want = s.mount(&new);
+    let want = linked.mount(&new);
     let t = Instant::now();
     loop {
         let left = Duration::from_secs(20).saturating_sub(t.elapsed());
@@ -305,7 +308,13 @@ fn killing_ssh_ends_the_agent() {
     // An agent of its own name, so this test finds its process and no other test's.
     let name: PathBuf = s.dir.join("fxray-agent-kill-test");
     let _ = std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_fxray"), &name);
-    let link = Link::connect(&host(s), &s.settings(&name)).unwrap();
+    let h = Host {
+        user: Some(s.user.clone()),
+        host: "127.0.0.1".into(),
+        port: Some(s.port),
+        owner: 0,
+    };
+    let link = Link::connect(&h, &s.settings(&name)).unwrap();
     let agents = pids_running(name.to_str().unwrap());
     assert!(!agents.is_empty(), "the agent runs");
     link.close();
@@ -321,36 +330,31 @@ fn killing_ssh_ends_the_agent() {
 
 #[test]
 fn a_dropped_link_says_so_and_the_next_read_reconnects() {
+    // The test's own link: dropping it drops no other test's.
     let linked = linked();
-    let s: &Sshd = &linked;
-    // The same server under another name (ssh's default user), so that dropping this link
-    // does not drop the one the other tests share.
-    let h = Host {
-        user: None,
-        ..host(s)
-    };
-    let root = fixture("showcase");
-    let mount = PathBuf::from(format!(
-        "/ssh:{}:{}{}",
-        crate::common::sshd::IN_PROCESS,
-        s.port,
-        root.display()
-    ));
+    let h = linked.host();
+    let mount = linked.mount(&fixture("showcase"));
     assert!(fxray::sources::vfs::is_dir(&mount));
     remote::disconnect(&h);
-    let st = remote::status()
-        .into_iter()
-        .find(|l| l.host == h.authority())
-        .unwrap();
+    let st = remote::status_of(&h).unwrap();
     assert!(!st.alive);
     // Give the failed-connect guard no chance to interfere: the link is only down, not failed.
     let index = fxray::sources::discover::discover(&mount).unwrap();
     assert!(!index.is_empty());
-    let st = remote::status()
-        .into_iter()
-        .find(|l| l.host == h.authority())
-        .unwrap();
-    assert!(st.alive && st.reconnects >= 1, "{st:?}");
+    let st = remote::status_of(&h).unwrap();
+    assert!(st.alive && st.reconnects == 1, "{st:?}");
+    // Another owner's link to the same server is another link, never dropped; the window's
+    // status bar lists the process's links, not the owners'.
+    let other = self::linked();
+    assert!(fxray::sources::vfs::is_dir(
+        &other.mount(&fixture("showcase"))
+    ));
+    assert_eq!(remote::status_of(&other.host()).unwrap().reconnects, 0);
+    assert!(
+        remote::status().iter().all(|l| !l.host.contains('~')),
+        "{:?}",
+        remote::status()
+    );
 }
 
 fn runner_script(name: &str) -> PathBuf {
@@ -413,11 +417,10 @@ fn events_until(
 fn a_run_on_the_server_streams_its_console_and_its_run_folder() {
     use fxray::runner::process::{Exit, RunEvent};
     let linked = linked();
-    let s: &Sshd = &linked;
     let dir = tempfile::tempdir().unwrap();
     let (_run, rx) = start_remote_run(
-        s.mount(&runner_script("writes_tree.py")),
-        s.mount(dir.path()),
+        linked.mount(&runner_script("writes_tree.py")),
+        linked.mount(dir.path()),
     );
     let ev = events_until(&rx, |e| {
         matches!(e, RunEvent::Exited { .. } | RunEvent::Failed(_))
@@ -436,7 +439,7 @@ fn a_run_on_the_server_streams_its_console_and_its_run_folder() {
     });
     let folder = folder.expect("the run folder, as a remote path");
     assert!(
-        folder.starts_with(s.mount(dir.path())),
+        folder.starts_with(linked.mount(dir.path())),
         "{}",
         folder.display()
     );
@@ -455,21 +458,13 @@ fn a_run_on_the_server_streams_its_console_and_its_run_folder() {
 #[test]
 fn killing_ssh_ends_a_compile_running_on_the_server() {
     use fxray::runner::process::RunEvent;
-    let s = shared();
-    // A link of its own (`localhost`: another name for the same server), so that killing it
-    // leaves the other tests' links alone.
-    remote::configure(s.settings(Path::new(env!("CARGO_BIN_EXE_fxray"))));
-    let h = Host {
-        user: None,
-        host: "localhost".into(),
-        port: Some(s.port),
-    };
+    // A link of its own, so that killing it leaves the other tests' links alone.
+    let linked = linked();
+    let h = linked.host();
     let dir = tempfile::tempdir().unwrap();
-    let at_localhost =
-        |p: &Path| PathBuf::from(format!("/ssh:localhost:{}{}", s.port, p.display()));
     let (_run, rx) = start_remote_run(
-        at_localhost(&runner_script("hangs.py")),
-        at_localhost(dir.path()),
+        linked.mount(&runner_script("hangs.py")),
+        linked.mount(dir.path()),
     );
     let ev = events_until(
         &rx,
@@ -674,12 +669,11 @@ fn every_read_command_prints_over_ssh_what_it_prints_locally() {
 #[test]
 fn opening_a_remote_tree_brings_the_other_phases_facts_not_their_text() {
     let linked = linked();
-    let s: &Sshd = &linked;
-    let h = host(s);
+    let h = linked.host();
     let root = fixture("npugraph_ex/stress_20k");
     remote::link(&h).unwrap();
     let before = bytes_in(&h);
-    let far = crate::common::ui::opened(&s.mount(&root));
+    let far = crate::common::ui::opened(&linked.mount(&root));
     let crossed = bytes_in(&h) - before;
     let near = crate::common::ui::opened(&root);
     let (fw, nw) = (
@@ -690,7 +684,7 @@ fn opening_a_remote_tree_brings_the_other_phases_facts_not_their_text() {
     assert_eq!(fw.facts.len(), nw.facts.len());
     assert!(fw.facts.len() >= 6);
     for (p, f) in &nw.facts {
-        let g = &fw.facts[&s.mount(p)];
+        let g = &fw.facts[&linked.mount(p)];
         assert_eq!(
             (g.nodes, g.fingerprint, &g.by_op),
             (f.nodes, f.fingerprint, &f.by_op),
@@ -722,8 +716,7 @@ fn opening_a_remote_tree_brings_the_other_phases_facts_not_their_text() {
 #[test]
 fn an_accuracy_compare_of_remote_tensors_is_computed_on_the_server() {
     let linked = linked();
-    let s: &Sshd = &linked;
-    let h = host(s);
+    let h = linked.host();
     let (t, g) = (
         fixture("accuracy/perturb/target_tensor"),
         fixture("accuracy/perturb/golden_tensor"),
@@ -732,7 +725,8 @@ fn an_accuracy_compare_of_remote_tensors_is_computed_on_the_server() {
     let o = fxray::pipeline::compare::Options::default();
     remote::link(&h).unwrap();
     let before = bytes_in(&h);
-    let (far, _) = fxray::pipeline::compare::compare(&s.mount(&t), &s.mount(&g), &o).unwrap();
+    let (far, _) =
+        fxray::pipeline::compare::compare(&linked.mount(&t), &linked.mount(&g), &o).unwrap();
     let crossed = bytes_in(&h) - before;
     let (near, _) = fxray::pipeline::compare::compare(&t, &g, &o).unwrap();
     assert_eq!(far.pairs.len(), near.pairs.len());
@@ -770,8 +764,7 @@ fn a_remote_phase_is_parsed_diffed_laid_out_and_folded_on_the_server() {
     use std::sync::Mutex;
     use std::sync::atomic::AtomicBool;
     let linked = linked();
-    let s: &Sshd = &linked;
-    let h = host(s);
+    let h = linked.host();
     // A model with its Dynamo graph: module inference reads it besides the passes.
     let model = crate::common::run_dir("showcase").join("npugraph_ex/model__0");
     let passes = crate::common::pass_files("showcase", "forward");
@@ -792,7 +785,7 @@ fn a_remote_phase_is_parsed_diffed_laid_out_and_folded_on_the_server() {
         });
         news.into_inner().unwrap()
     };
-    let mount = |p: &PathBuf| s.mount(p);
+    let mount = |p: &PathBuf| linked.mount(p);
     let far_context = fxray::pipeline::modules::ModuleContext {
         dynamo: context.dynamo.as_ref().map(mount),
         forward_first: None,
@@ -897,11 +890,10 @@ fn a_remote_phase_that_cannot_be_read_says_why_for_every_pass() {
     use std::sync::Mutex;
     use std::sync::atomic::AtomicBool;
     let linked = linked();
-    let s: &Sshd = &linked;
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("gone/000_aot_forward_graph.txt");
     let spec = PhaseSpec {
-        passes: vec![s.mount(&missing)],
+        passes: vec![linked.mount(&missing)],
         current: 0,
         layout: true,
         context: Default::default(),
@@ -926,8 +918,7 @@ fn a_remote_phase_that_cannot_be_read_says_why_for_every_pass() {
 #[test]
 fn a_remote_index_names_each_models_graph_without_its_output_code_crossing() {
     let linked = linked();
-    let s: &Sshd = &linked;
-    let h = host(s);
+    let h = linked.host();
     let dir = tempfile::tempdir().unwrap();
     crate::common::copy_tree(&fixture("showcase"), dir.path());
     // A large model's output_code.py (16 MB at 415 layers): 3.5 MB of lines that deflate to
@@ -944,7 +935,7 @@ fn a_remote_index_names_each_models_graph_without_its_output_code_crossing() {
     std::fs::write(&code, format!("{noise}{text}")).unwrap();
     remote::link(&h).unwrap();
     let (before, asked) = (bytes_in(&h), requests(&h));
-    let index = fxray::pipeline::tree::index(&s.mount(dir.path())).unwrap();
+    let index = fxray::pipeline::tree::index(&linked.mount(dir.path())).unwrap();
     let crossed = bytes_in(&h) - before;
     // The tree scanned and the names read on the server: a round trip each.
     let asked = requests(&h) - asked;
@@ -967,8 +958,7 @@ fn a_remote_index_names_each_models_graph_without_its_output_code_crossing() {
 #[test]
 fn a_remote_compile_story_is_read_and_joined_on_the_server() {
     let linked = linked();
-    let s: &Sshd = &linked;
-    let h = host(s);
+    let h = linked.host();
     let root = fixture("compile_story");
     let story_of = |root: &Path| {
         let index = fxray::pipeline::tree::index(root).unwrap();
@@ -978,7 +968,7 @@ fn a_remote_compile_story_is_read_and_joined_on_the_server() {
     };
     let near = story_of(&root);
     remote::link(&h).unwrap();
-    let far_root = s.mount(&root);
+    let far_root = linked.mount(&root);
     let index = fxray::pipeline::tree::index(&far_root).unwrap();
     let traces = fxray::sources::trace_log::find_beside(&far_root, &index);
     let asked = requests(&h);
@@ -988,7 +978,7 @@ fn a_remote_compile_story_is_read_and_joined_on_the_server() {
     assert_eq!(asked, 1, "{asked} requests for one trace log");
     assert_eq!(far.len(), 1);
     let (f, n) = (&far[0], &near[0]);
-    assert_eq!(f.path, s.mount(&n.path));
+    assert_eq!(f.path, linked.mount(&n.path));
     assert_eq!(f.trace.stopped, None);
     assert_eq!(f.trace.compiles.len(), n.trace.compiles.len());
     assert!(n.trace.compiles.len() >= 5);
@@ -1007,10 +997,9 @@ fn a_remote_compile_story_is_read_and_joined_on_the_server() {
 #[test]
 fn a_remote_trace_log_that_cannot_be_read_is_a_story_that_says_why() {
     let linked = linked();
-    let s: &Sshd = &linked;
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("dedicated_log_torch_trace_gone.log");
-    let far = fxray::pipeline::compiles::read_stories(&[s.mount(&log)], None);
+    let far = fxray::pipeline::compiles::read_stories(&[linked.mount(&log)], None);
     assert_eq!(far.len(), 1);
     let why = far[0].trace.stopped.as_deref().expect("a reason");
     assert!(why.contains("dedicated_log_torch_trace_gone.log"), "{why}");
@@ -1019,8 +1008,7 @@ fn a_remote_trace_log_that_cannot_be_read_is_a_story_that_says_why() {
 #[test]
 fn a_remote_trees_pass_diffs_for_the_summary_are_computed_on_the_server() {
     let linked = linked();
-    let s: &Sshd = &linked;
-    let h = host(s);
+    let h = linked.host();
     let phases = |case: &str, mount: bool| -> Vec<Vec<PathBuf>> {
         ["forward", "backward"]
             .iter()
@@ -1033,7 +1021,7 @@ fn a_remote_trees_pass_diffs_for_the_summary_are_computed_on_the_server() {
             .map(|ph| {
                 crate::common::pass_files(case, ph)
                     .into_iter()
-                    .map(|p| if mount { s.mount(&p) } else { p })
+                    .map(|p| if mount { linked.mount(&p) } else { p })
                     .collect()
             })
             .collect()
@@ -1057,10 +1045,10 @@ fn a_remote_trees_pass_diffs_for_the_summary_are_computed_on_the_server() {
         "a diff for every pass after the first of each phase"
     );
     for (p, c) in &near.1 {
-        assert_eq!(far.1[&s.mount(p)], *c, "{}", p.display());
+        assert_eq!(far.1[&linked.mount(p)], *c, "{}", p.display());
     }
     for (p, f) in &near.0 {
-        let g = &far.0[&s.mount(p)];
+        let g = &far.0[&linked.mount(p)];
         assert_eq!((g.nodes, g.fingerprint), (f.nodes, f.fingerprint));
     }
 }
@@ -1070,13 +1058,12 @@ fn a_remote_trees_pass_diffs_for_the_summary_are_computed_on_the_server() {
 #[test]
 fn a_remote_graphs_module_report_is_made_on_the_server() {
     let linked = linked();
-    let s: &Sshd = &linked;
-    let h = host(s);
+    let h = linked.host();
     let pass = crate::common::pass_files("npugraph_ex/stress_24layer", "forward")[0].clone();
     let near = fxray::pipeline::modules::report(&pass).expect("local report");
     remote::link(&h).unwrap();
     let (asked, before) = (requests(&h), bytes_in(&h));
-    let far = fxray::pipeline::modules::report(&s.mount(&pass)).expect("remote report");
+    let far = fxray::pipeline::modules::report(&linked.mount(&pass)).expect("remote report");
     let (asked, crossed) = (requests(&h) - asked, bytes_in(&h) - before);
     let text = std::fs::metadata(&pass).unwrap().len();
     println!("module report of a {text} B graph: {asked} request(s), {crossed} B in");
@@ -1101,9 +1088,11 @@ fn a_remote_graphs_module_report_is_made_on_the_server() {
 fn stopping_a_run_on_the_server_ends_it_and_says_how() {
     use fxray::runner::process::{Exit, RunEvent};
     let linked = linked();
-    let s: &Sshd = &linked;
     let dir = tempfile::tempdir().unwrap();
-    let (run, rx) = start_remote_run(s.mount(&runner_script("hangs.py")), s.mount(dir.path()));
+    let (run, rx) = start_remote_run(
+        linked.mount(&runner_script("hangs.py")),
+        linked.mount(dir.path()),
+    );
     let ev = events_until(
         &rx,
         |e| matches!(e, RunEvent::Line { text, .. } if text.starts_with("child ")),

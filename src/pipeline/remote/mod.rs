@@ -168,13 +168,13 @@ where
         let mut one = vec![e.clone()];
         if let Some(host) = to_server::<O>(&mut one) {
             let group = by_host
-                .entry(host.authority())
+                .entry(host.mount_name())
                 .or_insert_with(|| (host, Vec::new(), Vec::new()));
             group.1.push(i);
             group.2.extend(one);
         }
     }
-    for (authority, (host, at, asked)) in by_host {
+    for (host, at, asked) in by_host.into_values() {
         let mut got = Vec::with_capacity(asked.len());
         let r = run_on::<O>(&host, &asked, &AtomicBool::new(false), |item| {
             got.push(item);
@@ -203,7 +203,7 @@ where
             }
             Err(error) => {
                 let e = AskFailed(Arc::new(Failed {
-                    host: authority,
+                    host: host.authority(),
                     error,
                 }));
                 for i in at {

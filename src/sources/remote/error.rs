@@ -27,6 +27,8 @@ pub enum RemoteError {
     Dropped { host: String },
     #[error("{host}: the agent answered out of turn ({what}); is it the same fxray version?")]
     Protocol { host: String, what: String },
+    #[error("{host}: its link was closed by whoever opened it; open the tree again")]
+    Closed { host: String },
 }
 
 impl RemoteError {

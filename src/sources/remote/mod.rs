@@ -10,6 +10,12 @@
 //!
 //! Links are made on first use and remade after a drop: a reader that meets a dropped link
 //! gets an error that says so, and the next read reconnects.
+//!
+//! A link belongs to whoever opened it. The window and the command line read through the
+//! process's links; a caller that wants links of its own (a test counting the requests its
+//! work made, a second tree on the same host) makes an [`Owner`]: its mounts name it, what
+//! reads under them goes through its links only, with its settings, and dropping it closes
+//! them.
 
 mod error;
 pub mod fs;
@@ -23,7 +29,8 @@ pub use link::{Counters, Link, Settings};
 pub use target::{BadAddress, Host, display, host_of, is_remote, resolve};
 
 use std::collections::HashMap;
-use std::sync::atomic::Ordering;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -44,9 +51,75 @@ fn settings() -> &'static Mutex<Settings> {
     S.get_or_init(|| Mutex::new(Settings::from_env()))
 }
 
+/// Every link by its mount name ([`Host::mount_name`]): the process's and each owner's.
 fn slots() -> &'static Mutex<HashMap<String, Arc<Mutex<Slot>>>> {
     static L: OnceLock<Mutex<HashMap<String, Arc<Mutex<Slot>>>>> = OnceLock::new();
     L.get_or_init(Mutex::default)
+}
+
+/// How each live [`Owner`] makes its links.
+fn owners() -> &'static Mutex<HashMap<u32, Settings>> {
+    static O: OnceLock<Mutex<HashMap<u32, Settings>>> = OnceLock::new();
+    O.get_or_init(Mutex::default)
+}
+
+/// Links of one caller, apart from the process's and every other owner's: its own connections,
+/// settings and counters. Dropping it closes its links.
+#[derive(Debug)]
+pub struct Owner {
+    id: u32,
+}
+
+impl Owner {
+    /// An owner whose links are made with `settings`.
+    pub fn new(settings: Settings) -> Owner {
+        static NEXT: AtomicU32 = AtomicU32::new(1);
+        let id = NEXT.fetch_add(1, Ordering::Relaxed);
+        owners().lock().expect("owners").insert(id, settings);
+        Owner { id }
+    }
+
+    /// `host` reached through this owner's link.
+    pub fn host(&self, host: &Host) -> Host {
+        Host {
+            owner: self.id,
+            ..host.clone()
+        }
+    }
+
+    /// The path `remote` on `host` is read by through this owner's link.
+    pub fn mount_path(&self, host: &Host, remote: &str) -> PathBuf {
+        target::mount_path(&self.host(host), remote)
+    }
+
+    /// `ssh://…` as a mount of this owner (see [`resolve`]); any other path as it is.
+    pub fn resolve(&self, path: &Path) -> Result<PathBuf, BadAddress> {
+        match path.to_str().and_then(target::parse) {
+            None => Ok(path.to_path_buf()),
+            Some(r) => r.map(|(h, p)| self.mount_path(&h, &p)),
+        }
+    }
+}
+
+impl Drop for Owner {
+    fn drop(&mut self) {
+        owners().lock().expect("owners").remove(&self.id);
+        let suffix = format!("~{}", self.id);
+        let mine: Vec<Arc<Mutex<Slot>>> = {
+            let mut slots = slots().lock().expect("links");
+            let keys: Vec<String> = slots
+                .keys()
+                .filter(|k| k.ends_with(&suffix))
+                .cloned()
+                .collect();
+            keys.iter().filter_map(|k| slots.remove(k)).collect()
+        };
+        for slot in mine {
+            if let Some(l) = slot.lock().ok().and_then(|s| s.link.clone()) {
+                l.close();
+            }
+        }
+    }
 }
 
 /// Where `fxray` is on servers (`--remote-fxray`); `None` keeps `FXRAY_REMOTE_FXRAY` or the
@@ -92,7 +165,7 @@ pub fn link(host: &Host) -> Result<Arc<Link>, RemoteError> {
     let slot = slots()
         .lock()
         .expect("links")
-        .entry(host.authority())
+        .entry(host.mount_name())
         .or_default()
         .clone();
     // One connect per host at a time: the readers that wait for it share its result.
@@ -105,7 +178,16 @@ pub fn link(host: &Host) -> Result<Arc<Link>, RemoteError> {
     {
         return Err(e.clone());
     }
-    let settings = settings().lock().expect("settings").clone();
+    let own = owners().lock().expect("owners").get(&host.owner).cloned();
+    let settings = match own {
+        Some(s) => s,
+        None if host.owner == 0 => settings().lock().expect("settings").clone(),
+        None => {
+            return Err(RemoteError::Closed {
+                host: host.authority(),
+            });
+        }
+    };
     match Link::connect(host, &settings) {
         Ok(l) => {
             if s.link.is_some() {
@@ -140,12 +222,14 @@ pub struct LinkStatus {
     pub error: Option<String>,
 }
 
-/// Every link made so far, for the status bar. Never waits on the network.
+/// Every link the process made so far (not an [`Owner`]'s), for the status bar. Never waits
+/// on the network.
 pub fn status() -> Vec<LinkStatus> {
     let slots: Vec<(String, Arc<Mutex<Slot>>)> = slots()
         .lock()
         .expect("links")
         .iter()
+        .filter(|(k, _)| !k.contains('~'))
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
     let mut out = Vec::new();
@@ -164,21 +248,36 @@ pub fn status() -> Vec<LinkStatus> {
             });
             continue;
         };
-        let c = s.link.as_ref().map(|l| l.counters.clone());
-        let load = |f: fn(&Counters) -> u64| c.as_deref().map_or(0, f);
-        out.push(LinkStatus {
-            host,
-            alive: c.as_ref().is_some_and(|c| c.alive.load(Ordering::Relaxed)),
-            rtt_ms: load(|c| c.rtt_us.load(Ordering::Relaxed)) as f64 / 1000.0,
-            bytes_in: load(|c| c.bytes_in.load(Ordering::Relaxed)),
-            bytes_out: load(|c| c.bytes_out.load(Ordering::Relaxed)),
-            requests: load(|c| c.requests.load(Ordering::Relaxed)),
-            reconnects: s.reconnects,
-            error: s.failed.as_ref().map(|(_, e)| e.to_string()),
-        });
+        out.push(slot_status(host, &s));
     }
     out.sort_by(|a, b| a.host.cmp(&b.host));
     out
+}
+
+fn slot_status(host: String, s: &Slot) -> LinkStatus {
+    let c = s.link.as_ref().map(|l| l.counters.clone());
+    let load = |f: fn(&Counters) -> u64| c.as_deref().map_or(0, f);
+    LinkStatus {
+        host,
+        alive: c.as_ref().is_some_and(|c| c.alive.load(Ordering::Relaxed)),
+        rtt_ms: load(|c| c.rtt_us.load(Ordering::Relaxed)) as f64 / 1000.0,
+        bytes_in: load(|c| c.bytes_in.load(Ordering::Relaxed)),
+        bytes_out: load(|c| c.bytes_out.load(Ordering::Relaxed)),
+        requests: load(|c| c.requests.load(Ordering::Relaxed)),
+        reconnects: s.reconnects,
+        error: s.failed.as_ref().map(|(_, e)| e.to_string()),
+    }
+}
+
+/// What the status bar would show of the link to `host` (its owner's), if one was made.
+pub fn status_of(host: &Host) -> Option<LinkStatus> {
+    let slot = slots()
+        .lock()
+        .expect("links")
+        .get(&host.mount_name())
+        .cloned()?;
+    let s = slot.lock().ok()?;
+    Some(slot_status(host.authority(), &s))
 }
 
 /// Drops the link to `host` as if the network had (tests).
@@ -186,7 +285,7 @@ pub fn disconnect(host: &Host) {
     let slot = slots()
         .lock()
         .expect("links")
-        .get(&host.authority())
+        .get(&host.mount_name())
         .cloned();
     // The link stays in its slot (dead), so the next connect counts as a reconnection.
     if let Some(l) = slot.and_then(|s| s.lock().ok().and_then(|s| s.link.clone())) {

@@ -4,6 +4,9 @@
 //! The mount is an ordinary absolute path so that every path operation of the crate (join,
 //! parent, starts_with, the index's keys) works unchanged; only `sources::vfs` knows that
 //! nothing under `/ssh:…` is on this disk.
+//!
+//! A mount made by an [`Owner`](super::Owner) other than the process names it after the
+//! authority, `/ssh:host~3/abs/path`: what reads under it goes through that owner's link.
 
 use std::path::{Path, PathBuf};
 
@@ -15,6 +18,8 @@ pub struct Host {
     pub user: Option<String>,
     pub host: String,
     pub port: Option<u16>,
+    /// Whose link reads this host's paths ([`super::Owner`]); 0: the process's own.
+    pub owner: u32,
 }
 
 impl Host {
@@ -32,7 +37,17 @@ impl Host {
         s
     }
 
-    /// `[user@]host[:port]` back into a host (the status bar names links by it).
+    /// `[user@]host[:port]~owner`: the mount's name and its link's (the authority alone for
+    /// the process's own links).
+    pub fn mount_name(&self) -> String {
+        match self.owner {
+            0 => self.authority(),
+            o => format!("{}~{o}", self.authority()),
+        }
+    }
+
+    /// `[user@]host[:port]` back into a host of the process's links (the status bar names
+    /// links by it).
     pub fn parse(authority: &str) -> Option<Host> {
         let (user, rest) = match authority.rsplit_once('@') {
             Some((u, r)) if !u.is_empty() => (Some(u.to_string()), r),
@@ -52,6 +67,7 @@ impl Host {
             user,
             host: host.to_string(),
             port,
+            owner: 0,
         })
     }
 }
@@ -82,7 +98,7 @@ pub fn parse(text: &str) -> Option<Result<(Host, String), BadAddress>> {
 
 /// The local mount path of a remote path.
 pub fn mount_path(host: &Host, remote: &str) -> PathBuf {
-    PathBuf::from(format!("/{PREFIX}{}{remote}", host.authority()))
+    PathBuf::from(format!("/{PREFIX}{}{remote}", host.mount_name()))
 }
 
 /// `ssh://…` given as a path (from the command line, a recent entry) becomes its mount path;
@@ -139,12 +155,20 @@ pub fn split(path: &Path) -> Option<(Host, ServerPath)> {
     let rest = text
         .strip_prefix(['/', std::path::MAIN_SEPARATOR])?
         .strip_prefix(PREFIX)?;
-    let (authority, remote) = match rest.find(['/', std::path::MAIN_SEPARATOR]) {
+    let (name, remote) = match rest.find(['/', std::path::MAIN_SEPARATOR]) {
         Some(i) => rest.split_at(i),
         None => (rest, "/"),
     };
+    // `~` is in no authority (`Host::parse` refuses it): what follows is the owner.
+    let (authority, owner) = match name.rsplit_once('~') {
+        Some((a, o)) => (a, o.parse::<u32>().ok()?),
+        None => (name, 0),
+    };
     Some((
-        Host::parse(authority)?,
+        Host {
+            owner,
+            ..Host::parse(authority)?
+        },
         ServerPath::from_client(remote, std::path::MAIN_SEPARATOR),
     ))
 }
@@ -204,6 +228,13 @@ mod tests {
         );
         assert_eq!(display(&m), "ssh://dev@npu-01:2222/home/dev/run");
         assert_eq!(split(Path::new("/ssh:npu")).unwrap().1.as_str(), "/");
+        // An owner's mount reads as the process's to a person, and keeps its owner.
+        let own = Host { owner: 7, ..h };
+        let m = mount_path(&own, &p);
+        assert_eq!(m, PathBuf::from("/ssh:dev@npu-01:2222~7/home/dev/run"));
+        assert_eq!(split(&m.join("a")).unwrap().0, own);
+        assert_eq!(display(&m), "ssh://dev@npu-01:2222/home/dev/run");
+        assert!(split(Path::new("/ssh:npu~x/a")).is_none());
         assert!(!is_remote(Path::new("/home/dev/run")));
         assert!(parse("/home/dev").is_none());
     }

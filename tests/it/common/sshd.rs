@@ -36,12 +36,9 @@ fn free_port() -> u16 {
         .port()
 }
 
-/// The address of the in-process tests' link ([`Sshd::mount`]).
-pub const IN_PROCESS: &str = "127.0.0.3";
-
-/// Held by every test whose links live in this test process: a link's counts (requests, bytes)
-/// are per host and process, so a test that counts them must not share the host with another
-/// test running at the same time.
+/// Held by every test that reads through the process's own links (a window opened on an
+/// `ssh://` tree): they share the process's settings (`remote::configure`) and its link to the
+/// server. A test with links of its own (`remote::Owner`) needs no guard.
 pub fn in_process() -> std::sync::MutexGuard<'static, ()> {
     static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
     LOCK.lock().unwrap_or_else(|e| e.into_inner())
@@ -154,20 +151,6 @@ impl Sshd {
     /// link of its own for a test that drops it.
     pub fn url_at(&self, addr: &str, abs: &Path) -> String {
         format!("ssh://{}@{addr}:{}{}", self.user, self.port, abs.display())
-    }
-
-    /// The mount path fxray reads `abs` by on this server, through the link of the tests that
-    /// call the library in this process (`remote.rs`, one at a time: [`in_process`]). Its own
-    /// address (127.0.0.3) keeps it apart from the window tests' links: an app those tests
-    /// dropped may still finish a job on 127.0.0.1 after releasing the lock, and its requests
-    /// must not count in a test that counts requests.
-    pub fn mount(&self, abs: &Path) -> PathBuf {
-        PathBuf::from(format!(
-            "/ssh:{}@{IN_PROCESS}:{}{}",
-            self.user,
-            self.port,
-            abs.display()
-        ))
     }
 
     /// `FXRAY_SSH` for this server.
