@@ -65,6 +65,13 @@ pub enum Nav {
         graph: std::path::PathBuf,
         node: Option<String>,
     },
+    /// Select `node` of graph file `graph` (its phase opened when another one is), leaving the
+    /// view in front as it is: what a view linked to the graph asks as its own selection moves
+    /// (a timeline task → its FX node). Followed by the app, as `Go` is.
+    Select {
+        graph: std::path::PathBuf,
+        node: String,
+    },
     /// Show the compile time of the trace log `story` (all its compiles, or only `compile`)
     /// as a flame chart in the timeline view (followed by the app, which holds both).
     Flame {

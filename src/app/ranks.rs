@@ -162,26 +162,31 @@ impl App {
         let open = self
             .peek::<TimelineState>()
             .and_then(TimelineState::open_path);
-        let (Some(ws), Some(open)) = (&self.workspace, open) else {
-            return Vec::new();
-        };
-        let index = &ws.index;
-        let Some(run) = run_of(index, open) else {
-            return Vec::new();
-        };
-        let Some((launch, _)) = index.launch_of(run) else {
-            return Vec::new();
-        };
-        let Some((model, capture)) = index.runs[run].models.iter().find_map(|m| {
-            m.captures
-                .iter()
-                .find(|c| c.path == open)
-                .map(|c| (m.name.clone(), (c.kind, c.graph.clone())))
-        }) else {
-            return Vec::new();
-        };
-        launch_captures(index, launch, &model, &capture)
+        match (&self.workspace, open) {
+            (Some(ws), Some(open)) => captures_across_ranks(&ws.index, open),
+            _ => Vec::new(),
+        }
     }
+}
+
+/// The captures of the same model, kind and `graph_K` as capture `open`, one per rank of its
+/// launch: `(rank, path)`, `open` included.
+pub fn captures_across_ranks(index: &DebugIndex, open: &Path) -> Vec<(u32, PathBuf)> {
+    let Some(run) = run_of(index, open) else {
+        return Vec::new();
+    };
+    let Some((launch, _)) = index.launch_of(run) else {
+        return Vec::new();
+    };
+    let Some((model, capture)) = index.runs[run].models.iter().find_map(|m| {
+        m.captures
+            .iter()
+            .find(|c| c.path == open)
+            .map(|c| (m.name.clone(), (c.kind, c.graph.clone())))
+    }) else {
+        return Vec::new();
+    };
+    launch_captures(index, launch, &model, &capture)
 }
 
 fn launch_captures(

@@ -204,14 +204,18 @@ impl App {
         self.nav.phase_changed();
     }
 
-    /// Follows the tabs' requests to show a graph and a node ([`Nav::Go`](super::Nav::Go)).
+    /// Follows the tabs' requests to show a graph and a node ([`Nav::Go`](super::Nav::Go)), or
+    /// only to select it ([`Nav::Select`](super::Nav::Select)).
     pub fn follow_go(&mut self) {
-        while let Some((graph, node)) = self.nav.take(|r| match r {
-            super::Nav::Go { graph, node } => Some((graph.clone(), node.clone())),
+        while let Some((graph, node, show)) = self.nav.take(|r| match r {
+            super::Nav::Go { graph, node } => Some((graph.clone(), node.clone(), true)),
+            super::Nav::Select { graph, node } => Some((graph.clone(), Some(node.clone()), false)),
             _ => None,
         }) {
             self.go(&graph, node);
-            self.nav.push(super::Nav::ShowTab(crate::app::TabId::GRAPH));
+            if show {
+                self.nav.push(super::Nav::ShowTab(crate::app::TabId::GRAPH));
+            }
         }
     }
 

@@ -1,7 +1,7 @@
 //! The captured aclGraph model instance shown as a timeline (issue 7): which capture file is
 //! open, its parsed timeline (loaded in the background) and the selected task. A feature that
-//! owns its state (`app::part`): its commands take a `Cx`; selecting a task's node in the graph
-//! is the app's, which owns the graph ([`App::select_task`]).
+//! owns its state (`app::part`): its commands take a `Cx`; selecting a task asks for its node to
+//! be selected in the graph, which is the app's ([`Nav::Select`](super::Nav::Select)).
 
 use super::jobs::Apply;
 use super::part::Cx;
@@ -129,12 +129,17 @@ impl TimelineState {
         });
     }
 
-    /// Selects a task (or nothing); the FX node it is linked to, to select in the graph.
-    pub fn select(&mut self, task: Option<u32>) -> Option<(PathBuf, String)> {
+    /// Selects a task (or nothing), and asks for the FX node it is linked to to be selected in
+    /// the graph ([`Nav::Select`](super::Nav::Select): the graph is the app's).
+    pub fn select_task(&mut self, cx: &mut Cx, task: Option<u32>) {
         self.selected = task;
-        let link = self.nodes.as_ref()?;
-        let (node, _) = link.map.by_task.get(&task?)?;
-        Some((link.pass.clone(), node.clone()))
+        let Some(link) = &self.nodes else { return };
+        if let Some((node, _)) = task.and_then(|t| link.map.by_task.get(&t)) {
+            cx.nav.push(super::Nav::Select {
+                graph: link.pass.clone(),
+                node: node.clone(),
+            });
+        }
     }
 
     /// Selects the task linked to the FX node `node`, if any; true when one was.
@@ -184,9 +189,9 @@ impl App {
 
     /// Selects a task of the open timeline (or nothing), and the FX node it is linked to.
     pub fn select_task(&mut self, task: Option<u32>) {
-        if let Some((pass, node)) = self.part::<TimelineState>().0.select(task) {
-            self.go(&pass, Some(node));
-        }
+        let (timeline, mut cx) = self.part::<TimelineState>();
+        timeline.select_task(&mut cx, task);
+        self.follow_go();
     }
 }
 

@@ -346,6 +346,8 @@ fn selecting_a_task_selects_its_node_and_back() {
     assert_eq!(crate::common::ui::selected(&h), Some(node.clone()));
     let ph = h.state().app.phase.as_ref().unwrap();
     assert_eq!(ph.current_path(), Some(link.pass.as_path()));
+    // The user stays on the timeline: the node is selected, not shown.
+    assert_eq!(h.state().view.central(), fxray::app::TabId::TIMELINE);
     h.get_by_label_contains(&format!("FX node {node} (High confidence)"));
 
     // Selecting another node (as the graph or inspector does) selects its task.

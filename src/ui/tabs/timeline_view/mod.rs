@@ -12,6 +12,7 @@ mod rank_picker;
 
 use crate::analysis::timeline_stats::{self, RangeStats, Timeline};
 use crate::app::App;
+use crate::app::part::Cx;
 use crate::app::timeline::TimelineState;
 use geometry::{Geometry, LANE_H, RULER_H};
 pub use options::ViewOptions;
@@ -82,8 +83,8 @@ impl TimelineViewState {
     }
 }
 
-pub fn show(app: &mut App, state: &mut TimelineViewState, ui: &mut egui::Ui) {
-    let Some(open) = app.peek::<TimelineState>().and_then(|t| t.open.as_ref()) else {
+pub fn show(t: &mut TimelineState, cx: &mut Cx, state: &mut TimelineViewState, ui: &mut egui::Ui) {
+    let Some(open) = t.open.as_ref() else {
         ui.weak("No capture open. Pick a capture JSON (⏱) in the tree.");
         return;
     };
@@ -107,10 +108,10 @@ pub fn show(app: &mut App, state: &mut TimelineViewState, ui: &mut egui::Ui) {
         state.matches.clear();
         state.match_at = None;
     }
-    follow_node_selection(app, state, &tl);
+    follow_node_selection(t, cx.selection.node, state, &tl);
     header(ui, &tl, &file, load_time);
-    rank_picker::show(app, ui);
-    if let Some(link) = app.peek::<TimelineState>().and_then(|t| t.nodes.as_ref()) {
+    rank_picker::show(t, cx, ui);
+    if let Some(link) = &t.nodes {
         let pass = link
             .pass
             .file_name()
@@ -118,9 +119,9 @@ pub fn show(app: &mut App, state: &mut TimelineViewState, ui: &mut egui::Ui) {
             .unwrap_or_default();
         ui.weak(format!("{} · {pass}", link.map.describe()));
     }
-    toolbar(app, state, &tl, ui);
+    toolbar(t, cx, state, &tl, ui);
     let trace = &tl.trace;
-    let details_h = if selected(app).is_some() || state.range.is_some() {
+    let details_h = if t.selected.is_some() || state.range.is_some() {
         (ui.available_height() * 0.45).max(160.0)
     } else {
         0.0
@@ -154,8 +155,8 @@ pub fn show(app: &mut App, state: &mut TimelineViewState, ui: &mut egui::Ui) {
         (None, Some(p)) if !state.hide_arrows => g.dep_at(&tl, p),
         _ => None,
     };
-    if let Some(interact::Action::Select(t)) = action {
-        app.select_task(t);
+    if let Some(interact::Action::Select(task)) = action {
+        t.select_task(cx, task);
     }
     update_range_stats(state, &tl);
     let painter = ui.painter_at(canvas);
@@ -166,7 +167,7 @@ pub fn show(app: &mut App, state: &mut TimelineViewState, ui: &mut egui::Ui) {
         &paint::PaintState {
             hovered: state.hovered,
             hovered_dep: state.hovered_dep,
-            selected: selected(app),
+            selected: t.selected,
             matches: &state.matches,
             range: state.range,
             show_arrows: !state.hide_arrows,
@@ -209,14 +210,11 @@ pub fn show(app: &mut App, state: &mut TimelineViewState, ui: &mut egui::Ui) {
             .auto_shrink(false)
             .show(ui, |ui| {
                 ui.horizontal_top(|ui| {
-                    if let Some(s) = selected(app).filter(|&s| (s as usize) < trace.tasks.len())
-                    {
+                    if let Some(s) = t.selected.filter(|&s| (s as usize) < trace.tasks.len()) {
                         ui.vertical(|ui| {
                             ui.set_max_width(420.0);
                             if let Some((node, conf)) =
-                                app.peek::<TimelineState>()
-                                    .and_then(|t| t.nodes.as_ref())
-                                    .and_then(|l| l.map.by_task.get(&s))
+                                t.nodes.as_ref().and_then(|l| l.map.by_task.get(&s))
                             {
                                 ui.label(format!("FX node {node} ({conf:?} confidence)"))
                                     .on_hover_text(
@@ -241,10 +239,10 @@ pub fn show(app: &mut App, state: &mut TimelineViewState, ui: &mut egui::Ui) {
                 });
             });
     }
-    if let Some(t) = goto {
-        app.select_task(Some(t));
+    if let Some(task) = goto {
+        t.select_task(cx, Some(task));
         let width = state.last.map_or(800.0, |g| g.width());
-        reveal(state, &tl, t, width);
+        reveal(state, &tl, task, width);
     }
 }
 
@@ -280,7 +278,13 @@ fn header(ui: &mut egui::Ui, tl: &Timeline, file: &str, load_time: Option<std::t
     }
 }
 
-fn toolbar(app: &mut App, state: &mut TimelineViewState, tl: &Timeline, ui: &mut egui::Ui) {
+fn toolbar(
+    t: &mut TimelineState,
+    cx: &mut Cx,
+    state: &mut TimelineViewState,
+    tl: &Timeline,
+    ui: &mut egui::Ui,
+) {
     ui.horizontal(|ui| {
         if ui
             .button("Fit")
@@ -331,7 +335,7 @@ fn toolbar(app: &mut App, state: &mut TimelineViewState, tl: &Timeline, ui: &mut
             };
             state.match_at = Some(k);
             let task = state.matches[k];
-            app.select_task(Some(task));
+            t.select_task(cx, Some(task));
             reveal(state, tl, task, width);
         }
         if !state.search.trim().is_empty() {
@@ -344,20 +348,19 @@ fn toolbar(app: &mut App, state: &mut TimelineViewState, tl: &Timeline, ui: &mut
     });
 }
 
-/// The selected task of the open timeline.
-fn selected(app: &App) -> Option<u32> {
-    app.peek::<TimelineState>()?.selected
-}
-
 /// When the graph's selected node changed (in the graph view or the inspector), selects and
 /// shows its linked task.
-fn follow_node_selection(app: &mut App, state: &mut TimelineViewState, tl: &Timeline) {
-    let node = app.phase.as_ref().and_then(|p| p.selected.clone());
-    if node == state.last_node {
+fn follow_node_selection(
+    timeline: &mut TimelineState,
+    node: Option<&str>,
+    state: &mut TimelineViewState,
+    tl: &Timeline,
+) {
+    if node == state.last_node.as_deref() {
         return;
     }
+    let node = node.map(str::to_string);
     state.last_node = node.clone();
-    let timeline = app.part::<TimelineState>().0;
     let before = timeline.selected;
     if let Some(n) = node
         && timeline.select_task_of_node(&n)
@@ -404,7 +407,9 @@ fn update_range_stats(state: &mut TimelineViewState, tl: &Timeline) {
 }
 
 /// The timeline tab: a capture's kernels on their streams, or compile time as a flame chart.
-impl crate::ui::tab::Tab for TimelineViewState {
+impl crate::ui::tab::FeatureTab for TimelineViewState {
+    type Feature = TimelineState;
+
     fn id(&self) -> crate::app::TabId {
         crate::app::TabId::TIMELINE
     }
@@ -413,7 +418,7 @@ impl crate::ui::tab::Tab for TimelineViewState {
         "Timeline"
     }
 
-    fn ui(&mut self, app: &mut App, _: &mut crate::ui::ViewState, ui: &mut egui::Ui) {
-        show(app, self, ui);
+    fn show(&mut self, timeline: &mut TimelineState, cx: &mut Cx, ui: &mut egui::Ui) {
+        show(timeline, cx, self, ui);
     }
 }

@@ -1,18 +1,19 @@
 //! The timeline's rank picker: the same capture (model, `graph_K`, kind) of another rank of the
 //! launch, shown one rank at a time.
 
-use crate::app::App;
+use crate::app::part::Cx;
+use crate::app::ranks::captures_across_ranks;
 use crate::app::timeline::TimelineState;
 
-pub fn show(app: &mut App, ui: &mut egui::Ui) {
-    let ranks = app.timeline_ranks();
+pub fn show(timeline: &mut TimelineState, cx: &Cx, ui: &mut egui::Ui) {
+    let open = timeline.open_path().map(std::path::Path::to_path_buf);
+    let ranks = match (cx.workspace, &open) {
+        (Some(ws), Some(open)) => captures_across_ranks(&ws.index, open),
+        _ => Vec::new(),
+    };
     if ranks.len() < 2 {
         return;
     }
-    let open = app
-        .peek::<TimelineState>()
-        .and_then(TimelineState::open_path)
-        .map(std::path::Path::to_path_buf);
     let current = ranks
         .iter()
         .find(|(_, p)| Some(p) == open.as_ref())
@@ -36,6 +37,6 @@ pub fn show(app: &mut App, ui: &mut egui::Ui) {
         ui.weak(format!("{} ranks captured this graph", ranks.len()));
     });
     if let Some(p) = target {
-        app.open_timeline(&p);
+        timeline.open(cx, &p);
     }
 }
