@@ -7,11 +7,12 @@ use std::process::ExitCode;
 
 // glibc's allocator spends a quarter of a 415-layer parse consolidating fast bins when a graph of
 // millions of small allocations is freed; mimalloc frees per page, and the whole open of the 83-
-// and 415-layer trees takes a quarter less CPU and less peak memory. With transparent huge pages
-// (mimalloc asks for them): a 415-layer graph's nodes span more 4 KiB pages than the TLB holds,
-// and on 2 MiB pages msprobe linking is a tenth faster and an open's CPU a twentieth less, for
-// 40-70 MiB more peak (measured alternately, December 2026; an earlier build without them had
-// found the kernel zeroing pages mimalloc gave back, which no longer shows).
+// and 415-layer trees takes a quarter less CPU and less peak memory. Without transparent huge
+// pages (`no_thp`): mimalloc asks for them, and each page it gave back and took again was a 2 MiB
+// page the kernel zeroed: half the CPU of an open, and the small tree twice as slow as glibc.
+// Measured again in December 2026: with them a local open took 5 % less CPU and msprobe linking
+// 10 % less time, but a 415-layer tree over ssh (client and agent on one machine) was every pass
+// ready 8-12 % later; remote use must not get slower, so they stay off.
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
