@@ -43,7 +43,11 @@ pub fn exists(path: &Path) -> bool {
 
 pub use crate::pipeline::sample::sample_path;
 
-/// The links to servers of `ssh://` trees, for the status bar (never waits on the network), and
-/// a path as a person reads it (`ssh://host/path` for a remote one).
-pub use crate::sources::remote::target::authority_of as remote_authority;
-pub use crate::sources::remote::{LinkStatus, display as display_path, status as remote_links};
+/// A path as a person reads it (`ssh://host/path` for a remote one).
+pub use crate::sources::remote::{LinkStatus, display as display_path};
+
+/// The link a remote path is read through (its owner's), for the status bar; `None` for a
+/// local path or before the link is first made. Never waits on the network.
+pub fn remote_link(path: &Path) -> Option<LinkStatus> {
+    crate::sources::remote::status_of(&crate::sources::remote::host_of(path)?)
+}

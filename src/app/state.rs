@@ -81,10 +81,14 @@ impl App {
         }
     }
 
-    /// Makes the link to `authority` (`[user@]host[:port]`) again, in the background; the
-    /// view stays as it is, and what reads next reads through the new link.
-    pub fn reconnect(&mut self, authority: &str) {
-        let Some(host) = crate::sources::remote::Host::parse(authority) else {
+    /// Makes the open tree's link to its server again, in the background; the view stays as
+    /// it is, and what reads next reads through the new link.
+    pub fn reconnect(&mut self) {
+        let Some(host) = self
+            .workspace
+            .as_ref()
+            .and_then(|ws| crate::sources::remote::host_of(&ws.index.root))
+        else {
             return;
         };
         self.jobs.spawn(move |_| {

@@ -31,7 +31,7 @@ pub fn run(path: &Path, delay_ms: u64, rounds: usize, sshfs: bool, npy_mib: usiz
         .ssh
         .extend(["-o".to_string(), format!("HostKeyAlias={}", host.host)]);
     // The bench's own link: the app it measures reads through it and nothing else does.
-    let own = remote::Owner::new(settings);
+    let own = remote::Owner::new(settings.clone());
     let via = own.host(&Host {
         host: "127.0.0.1".into(),
         port: Some(port),
@@ -74,7 +74,7 @@ pub fn run(path: &Path, delay_ms: u64, rounds: usize, sshfs: bool, npy_mib: usiz
         tensor_bytes(&link, &via, npy_mib)?;
     }
     let sshfs_s = if sshfs {
-        over_sshfs(&host, port, &server_path, rounds)?
+        over_sshfs(&host, port, &server_path, rounds, &settings)?
     } else {
         Vec::new()
     };
@@ -186,9 +186,9 @@ fn over_sshfs(
     port: u16,
     server_path: &str,
     rounds: usize,
+    settings: &remote::Settings,
 ) -> Result<Vec<super::bench_open::Round>> {
     use std::process::Command;
-    let settings = remote::current_settings();
     // sshfs splits its ssh_command on spaces and takes no quotes.
     let ssh = settings.ssh.join(" ");
     let mnt = std::env::temp_dir().join(format!("fxray-bench-sshfs-{}", std::process::id()));

@@ -16,12 +16,11 @@ pub fn show(app: &mut App, tabs: &super::tabs::Tabs, ui: &mut egui::Ui) {
         (text, format!("{} (found by {})", npu.summary(), npu.source))
     });
     // The link of the tree on screen (a window has one open tree; tests run many links).
-    let host = app
+    let link = app
         .workspace
         .as_ref()
-        .and_then(|ws| crate::app::remote_authority(&ws.index.root));
-    let link = host.and_then(|h| crate::app::remote_links().into_iter().find(|l| l.host == h));
-    let mut reconnect = None;
+        .and_then(|ws| crate::app::remote_link(&ws.index.root));
+    let mut reconnect = false;
     egui::containers::Sides::new()
         .shrink_left()
         .truncate()
@@ -30,8 +29,8 @@ pub fn show(app: &mut App, tabs: &super::tabs::Tabs, ui: &mut egui::Ui) {
             |ui| left(app, ui),
             |ui| reconnect = right(link, npu, tabs, ui),
         );
-    if let Some(host) = reconnect {
-        app.reconnect(&host);
+    if reconnect {
+        app.reconnect();
     }
 }
 
@@ -105,18 +104,16 @@ fn left(app: &mut App, ui: &mut egui::Ui) {
 }
 
 /// `link`: the open tree's link to its server; `npu`: what the status bar says of the NPUs, and
-/// its tooltip. Returns the link the user asked to reconnect.
+/// its tooltip. True when the user asked to reconnect the link.
 fn right(
     link: Option<crate::app::LinkStatus>,
     npu: Option<(String, String)>,
     tabs: &super::tabs::Tabs,
     ui: &mut egui::Ui,
-) -> Option<String> {
-    let mut reconnect = None;
+) -> bool {
+    let mut reconnect = false;
     if let Some(link) = link {
-        if remote_link(&link, ui) {
-            reconnect = Some(link.host.clone());
-        }
+        reconnect = remote_link(&link, ui);
         ui.separator();
     }
     if let Some((text, hover)) = npu {

@@ -29,8 +29,8 @@ pub use link::{Counters, Link, Settings};
 pub use target::{BadAddress, Host, display, host_of, is_remote, resolve};
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -51,15 +51,17 @@ fn settings() -> &'static Mutex<Settings> {
     S.get_or_init(|| Mutex::new(Settings::from_env()))
 }
 
-/// Every link by its mount name ([`Host::mount_name`]): the process's and each owner's.
-fn slots() -> &'static Mutex<HashMap<String, Arc<Mutex<Slot>>>> {
-    static L: OnceLock<Mutex<HashMap<String, Arc<Mutex<Slot>>>>> = OnceLock::new();
+/// Every link by its owner (0: the process) and authority.
+type Slots = HashMap<(u64, String), Arc<Mutex<Slot>>>;
+
+fn slots() -> &'static Mutex<Slots> {
+    static L: OnceLock<Mutex<Slots>> = OnceLock::new();
     L.get_or_init(Mutex::default)
 }
 
 /// How each live [`Owner`] makes its links.
-fn owners() -> &'static Mutex<HashMap<u32, Settings>> {
-    static O: OnceLock<Mutex<HashMap<u32, Settings>>> = OnceLock::new();
+fn owners() -> &'static Mutex<HashMap<u64, Settings>> {
+    static O: OnceLock<Mutex<HashMap<u64, Settings>>> = OnceLock::new();
     O.get_or_init(Mutex::default)
 }
 
@@ -67,13 +69,13 @@ fn owners() -> &'static Mutex<HashMap<u32, Settings>> {
 /// settings and counters. Dropping it closes its links.
 #[derive(Debug)]
 pub struct Owner {
-    id: u32,
+    id: u64,
 }
 
 impl Owner {
     /// An owner whose links are made with `settings`.
     pub fn new(settings: Settings) -> Owner {
-        static NEXT: AtomicU32 = AtomicU32::new(1);
+        static NEXT: AtomicU64 = AtomicU64::new(1);
         let id = NEXT.fetch_add(1, Ordering::Relaxed);
         owners().lock().expect("owners").insert(id, settings);
         Owner { id }
@@ -91,25 +93,16 @@ impl Owner {
     pub fn mount_path(&self, host: &Host, remote: &str) -> PathBuf {
         target::mount_path(&self.host(host), remote)
     }
-
-    /// `ssh://…` as a mount of this owner (see [`resolve`]); any other path as it is.
-    pub fn resolve(&self, path: &Path) -> Result<PathBuf, BadAddress> {
-        match path.to_str().and_then(target::parse) {
-            None => Ok(path.to_path_buf()),
-            Some(r) => r.map(|(h, p)| self.mount_path(&h, &p)),
-        }
-    }
 }
 
 impl Drop for Owner {
     fn drop(&mut self) {
         owners().lock().expect("owners").remove(&self.id);
-        let suffix = format!("~{}", self.id);
         let mine: Vec<Arc<Mutex<Slot>>> = {
             let mut slots = slots().lock().expect("links");
-            let keys: Vec<String> = slots
+            let keys: Vec<(u64, String)> = slots
                 .keys()
-                .filter(|k| k.ends_with(&suffix))
+                .filter(|(o, _)| *o == self.id)
                 .cloned()
                 .collect();
             keys.iter().filter_map(|k| slots.remove(k)).collect()
@@ -162,10 +155,16 @@ pub fn current_settings() -> Settings {
 
 /// The link to `host`, connecting (again) when there is none or it dropped.
 pub fn link(host: &Host) -> Result<Arc<Link>, RemoteError> {
+    let own = owners().lock().expect("owners").get(&host.owner).cloned();
+    if own.is_none() && host.owner != 0 {
+        return Err(RemoteError::Closed {
+            host: host.authority(),
+        });
+    }
     let slot = slots()
         .lock()
         .expect("links")
-        .entry(host.mount_name())
+        .entry((host.owner, host.authority()))
         .or_default()
         .clone();
     // One connect per host at a time: the readers that wait for it share its result.
@@ -178,16 +177,7 @@ pub fn link(host: &Host) -> Result<Arc<Link>, RemoteError> {
     {
         return Err(e.clone());
     }
-    let own = owners().lock().expect("owners").get(&host.owner).cloned();
-    let settings = match own {
-        Some(s) => s,
-        None if host.owner == 0 => settings().lock().expect("settings").clone(),
-        None => {
-            return Err(RemoteError::Closed {
-                host: host.authority(),
-            });
-        }
-    };
+    let settings = own.unwrap_or_else(|| settings().lock().expect("settings").clone());
     match Link::connect(host, &settings) {
         Ok(l) => {
             if s.link.is_some() {
@@ -229,29 +219,33 @@ pub fn status() -> Vec<LinkStatus> {
         .lock()
         .expect("links")
         .iter()
-        .filter(|(k, _)| !k.contains('~'))
-        .map(|(k, v)| (k.clone(), v.clone()))
+        .filter(|((owner, _), _)| *owner == 0)
+        .map(|((_, k), v)| (k.clone(), v.clone()))
         .collect();
     let mut out = Vec::new();
     for (host, slot) in slots {
         // A slot locked by a connect in progress is skipped, not waited for.
         let Ok(s) = slot.try_lock() else {
-            out.push(LinkStatus {
-                host,
-                alive: false,
-                rtt_ms: 0.0,
-                bytes_in: 0,
-                bytes_out: 0,
-                requests: 0,
-                reconnects: 0,
-                error: Some("connecting…".into()),
-            });
+            out.push(connecting(host));
             continue;
         };
         out.push(slot_status(host, &s));
     }
     out.sort_by(|a, b| a.host.cmp(&b.host));
     out
+}
+
+fn connecting(host: String) -> LinkStatus {
+    LinkStatus {
+        host,
+        alive: false,
+        rtt_ms: 0.0,
+        bytes_in: 0,
+        bytes_out: 0,
+        requests: 0,
+        reconnects: 0,
+        error: Some("connecting…".into()),
+    }
 }
 
 fn slot_status(host: String, s: &Slot) -> LinkStatus {
@@ -269,15 +263,15 @@ fn slot_status(host: String, s: &Slot) -> LinkStatus {
     }
 }
 
-/// What the status bar would show of the link to `host` (its owner's), if one was made.
+/// What the status bar shows of the link to `host` (its owner's), if one was made. Never
+/// waits on the network: a link being made says so.
 pub fn status_of(host: &Host) -> Option<LinkStatus> {
-    let slot = slots()
-        .lock()
-        .expect("links")
-        .get(&host.mount_name())
-        .cloned()?;
-    let s = slot.lock().ok()?;
-    Some(slot_status(host.authority(), &s))
+    let key = (host.owner, host.authority());
+    let slot = slots().lock().expect("links").get(&key).cloned()?;
+    Some(match slot.try_lock() {
+        Ok(s) => slot_status(key.1, &s),
+        Err(_) => connecting(key.1),
+    })
 }
 
 /// Drops the link to `host` as if the network had (tests).
@@ -285,7 +279,7 @@ pub fn disconnect(host: &Host) {
     let slot = slots()
         .lock()
         .expect("links")
-        .get(&host.mount_name())
+        .get(&(host.owner, host.authority()))
         .cloned();
     // The link stays in its slot (dead), so the next connect counts as a reconnection.
     if let Some(l) = slot.and_then(|s| s.lock().ok().and_then(|s| s.link.clone())) {

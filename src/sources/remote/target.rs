@@ -19,7 +19,7 @@ pub struct Host {
     pub host: String,
     pub port: Option<u16>,
     /// Whose link reads this host's paths ([`super::Owner`]); 0: the process's own.
-    pub owner: u32,
+    pub owner: u64,
 }
 
 impl Host {
@@ -159,10 +159,13 @@ pub fn split(path: &Path) -> Option<(Host, ServerPath)> {
         Some(i) => rest.split_at(i),
         None => (rest, "/"),
     };
-    // `~` is in no authority (`Host::parse` refuses it): what follows is the owner.
+    // An authority ends with its host or port, neither of which holds a `~`: digits after the
+    // last `~` are the owner (a `~` in a user name, `a~b@host`, is followed by more).
     let (authority, owner) = match name.rsplit_once('~') {
-        Some((a, o)) => (a, o.parse::<u32>().ok()?),
-        None => (name, 0),
+        Some((a, o)) if !o.is_empty() && o.bytes().all(|b| b.is_ascii_digit()) => {
+            (a, o.parse::<u64>().ok()?)
+        }
+        _ => (name, 0),
     };
     Some((
         Host {
@@ -171,11 +174,6 @@ pub fn split(path: &Path) -> Option<(Host, ServerPath)> {
         },
         ServerPath::from_client(remote, std::path::MAIN_SEPARATOR),
     ))
-}
-
-/// `[user@]host[:port]` of a mount path (the name of its link); `None` for a local path.
-pub fn authority_of(path: &Path) -> Option<String> {
-    host_of(path).map(|h| h.authority())
 }
 
 /// The server of a mount path; `None` for a local path.
@@ -235,6 +233,14 @@ mod tests {
         assert_eq!(split(&m.join("a")).unwrap().0, own);
         assert_eq!(display(&m), "ssh://dev@npu-01:2222/home/dev/run");
         assert!(split(Path::new("/ssh:npu~x/a")).is_none());
+        // A `~` in a user name is the user's.
+        let (h, p) = split(Path::new("/ssh:a~b@npu/x")).unwrap();
+        assert_eq!(
+            (h.user.as_deref(), h.owner, p.as_str()),
+            (Some("a~b"), 0, "/x")
+        );
+        let (h, _) = split(Path::new("/ssh:a~b@npu~4/x")).unwrap();
+        assert_eq!((h.user.as_deref(), h.owner), (Some("a~b"), 4));
         assert!(!is_remote(Path::new("/home/dev/run")));
         assert!(parse("/home/dev").is_none());
     }

@@ -26,7 +26,8 @@ pub(super) fn run(mut set: FileSet, stop: &AtomicBool, sink: &dyn Fn(WatchEvent)
     while !stop.load(Ordering::Relaxed) {
         let link = match remote::link(&host) {
             Ok(l) => l,
-            Err(e) if !ever_linked => {
+            // A link its owner closed is not coming back.
+            Err(e) if !ever_linked || matches!(e, remote::RemoteError::Closed { .. }) => {
                 sink(WatchEvent::Failed(e.to_string()));
                 return;
             }

@@ -72,7 +72,7 @@ fn start() -> Sshd {
         .to_string();
     let port = free_port();
     let config = format!(
-        "Port {port}\nListenAddress 127.0.0.1\nListenAddress 127.0.0.2\nListenAddress 127.0.0.3\nHostKey {d}/host_key\n\
+        "Port {port}\nListenAddress 127.0.0.1\nListenAddress 127.0.0.2\nHostKey {d}/host_key\n\
          AuthorizedKeysFile {d}/authorized_keys\nPidFile {d}/sshd.pid\nUsePAM no\n\
          StrictModes no\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n\
          PubkeyAuthentication yes\nPermitRootLogin prohibit-password\nAllowUsers {user}\n\
