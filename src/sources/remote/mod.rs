@@ -51,8 +51,8 @@ fn settings() -> &'static Mutex<Settings> {
     S.get_or_init(|| Mutex::new(Settings::from_env()))
 }
 
-/// Every link by its owner (0: the process) and authority.
-type Slots = HashMap<(u64, String), Arc<Mutex<Slot>>>;
+/// Every link by its host, whose owner is part of it (0: the process).
+type Slots = HashMap<Host, Arc<Mutex<Slot>>>;
 
 fn slots() -> &'static Mutex<Slots> {
     static L: OnceLock<Mutex<Slots>> = OnceLock::new();
@@ -100,9 +100,9 @@ impl Drop for Owner {
         owners().lock().expect("owners").remove(&self.id);
         let mine: Vec<Arc<Mutex<Slot>>> = {
             let mut slots = slots().lock().expect("links");
-            let keys: Vec<(u64, String)> = slots
+            let keys: Vec<Host> = slots
                 .keys()
-                .filter(|(o, _)| *o == self.id)
+                .filter(|h| h.owner == self.id)
                 .cloned()
                 .collect();
             keys.iter().filter_map(|k| slots.remove(k)).collect()
@@ -164,7 +164,7 @@ pub fn link(host: &Host) -> Result<Arc<Link>, RemoteError> {
     let slot = slots()
         .lock()
         .expect("links")
-        .entry((host.owner, host.authority()))
+        .entry(host.clone())
         .or_default()
         .clone();
     // One connect per host at a time: the readers that wait for it share its result.
@@ -219,8 +219,8 @@ pub fn status() -> Vec<LinkStatus> {
         .lock()
         .expect("links")
         .iter()
-        .filter(|((owner, _), _)| *owner == 0)
-        .map(|((_, k), v)| (k.clone(), v.clone()))
+        .filter(|(h, _)| h.owner == 0)
+        .map(|(h, v)| (h.authority(), v.clone()))
         .collect();
     let mut out = Vec::new();
     for (host, slot) in slots {
@@ -266,21 +266,16 @@ fn slot_status(host: String, s: &Slot) -> LinkStatus {
 /// What the status bar shows of the link to `host` (its owner's), if one was made. Never
 /// waits on the network: a link being made says so.
 pub fn status_of(host: &Host) -> Option<LinkStatus> {
-    let key = (host.owner, host.authority());
-    let slot = slots().lock().expect("links").get(&key).cloned()?;
+    let slot = slots().lock().expect("links").get(host).cloned()?;
     Some(match slot.try_lock() {
-        Ok(s) => slot_status(key.1, &s),
-        Err(_) => connecting(key.1),
+        Ok(s) => slot_status(host.authority(), &s),
+        Err(_) => connecting(host.authority()),
     })
 }
 
 /// Drops the link to `host` as if the network had (tests).
 pub fn disconnect(host: &Host) {
-    let slot = slots()
-        .lock()
-        .expect("links")
-        .get(&(host.owner, host.authority()))
-        .cloned();
+    let slot = slots().lock().expect("links").get(host).cloned();
     // The link stays in its slot (dead), so the next connect counts as a reconnection.
     if let Some(l) = slot.and_then(|s| s.lock().ok().and_then(|s| s.link.clone())) {
         l.close();
