@@ -4,7 +4,8 @@
 //! colours the graph, fills the Accuracy tab and the inspector, and names the first divergence.
 
 use super::jobs::Apply;
-use super::{App, Loading, Nav};
+use super::part::{Cx, Feature};
+use super::{Loading, Nav};
 use crate::analysis::accuracy::Comparison;
 use crate::analysis::accuracy::delta::Delta;
 use crate::model::progress::Progress;
@@ -32,6 +33,12 @@ pub struct AccuracyState {
     pub stages: super::stages::StagesState,
 }
 
+/// The golden is the user's choice: it stays attached when another tree opens (that tree is
+/// compared with it once indexed, as `--golden` does).
+impl Feature for AccuracyState {
+    const OF_THE_TREE: bool = false;
+}
+
 /// The difference target − golden of one pair of the current compare (its histogram and |Δ|
 /// slice), computed in the background.
 pub struct DeltaView {
@@ -53,16 +60,15 @@ pub struct DeltaMsg {
     result: Result<Delta, String>,
 }
 
-impl Apply<App> for DeltaMsg {
-    fn is_current(&self, app: &App) -> bool {
-        app.accuracy
-            .delta
+impl Apply<AccuracyState> for DeltaMsg {
+    fn is_current(&self, a: &AccuracyState) -> bool {
+        a.delta
             .as_ref()
             .is_some_and(|d| d.request == self.request && d.key == self.key && d.lead == self.lead)
     }
 
-    fn apply(self, app: &mut App) {
-        if let Some(d) = app.accuracy.delta.as_mut() {
+    fn apply(self, a: &mut AccuracyState) {
+        if let Some(d) = a.delta.as_mut() {
             d.result = self.result.map(Arc::new).into();
         }
     }
@@ -94,33 +100,33 @@ pub struct AccuracyMsg {
     result: Result<(Comparison, Described), String>,
 }
 
-impl Apply<App> for AccuracyMsg {
-    fn is_current(&self, app: &App) -> bool {
-        self.request == app.accuracy.request
+impl Apply<AccuracyState> for AccuracyMsg {
+    fn is_current(&self, a: &AccuracyState) -> bool {
+        self.request == a.request
     }
 
-    fn apply(self, app: &mut App) {
+    fn apply(self, a: &mut AccuracyState) {
         match self.result {
             Ok((c, d)) => {
-                app.accuracy.result = Loading::Ready(Arc::new(c));
-                app.accuracy.described = Some(d);
+                a.result = Loading::Ready(Arc::new(c));
+                a.described = Some(d);
             }
-            Err(e) => app.accuracy.result = Loading::Failed(e),
+            Err(e) => a.result = Loading::Failed(e),
         }
     }
 }
 
-impl App {
+impl AccuracyState {
     /// Compares the open run with the golden at `golden`, at the accuracy state's step and rank,
     /// linking msprobe calls to the pass on screen. Replaces any earlier compare.
-    pub fn compare_with_golden(&mut self, golden: &Path) {
-        let Some(ws) = &self.workspace else {
-            self.error = Some("open a run first, then compare it with its golden".into());
+    pub fn compare_with_golden(&mut self, cx: &mut Cx, golden: &Path) {
+        let Some(ws) = cx.workspace else {
+            cx.error("open a run first, then compare it with its golden");
             return;
         };
         let target = ws.index.root.clone();
         let golden = golden.to_path_buf();
-        let a = &mut self.accuracy;
+        let a = self;
         a.request += 1;
         a.golden = Some(golden.clone());
         a.result = Loading::Loading;
@@ -133,18 +139,10 @@ impl App {
             progress: a.progress.clone(),
             step: a.step,
             rank: a.rank,
-            graph: self
-                .phase
-                .as_ref()
-                .and_then(|p| p.current_path())
-                .map(Path::to_path_buf),
-            graphs: self
-                .phase
-                .as_ref()
-                .map(|p| p.passes.iter().map(|x| x.path.clone()).collect())
-                .unwrap_or_default(),
+            graph: cx.selection.pass.map(Path::to_path_buf),
+            graphs: cx.selection.passes.iter().map(|x| x.path.clone()).collect(),
         };
-        self.jobs.spawn(move |out| {
+        cx.spawn::<AccuracyState>(move |out| {
             let result = if compare::is_compare_csv(&golden) {
                 compare::open_csv(&golden).map(|c| {
                     let d = Described {
@@ -166,8 +164,8 @@ impl App {
     /// Computes, in the background, the difference of the current compare's pair `key`: its
     /// histogram and |Δ| on the slice at `lead` (`None`: the one holding the largest
     /// difference). Once per pair and slice.
-    pub fn load_delta(&mut self, key: &str, lead: Option<Vec<u64>>) {
-        let a = &mut self.accuracy;
+    pub fn load_delta(&mut self, cx: &Cx, key: &str, lead: Option<Vec<u64>>) {
+        let a = self;
         if a.delta
             .as_ref()
             .is_some_and(|d| d.key == key && d.request == a.request && d.lead == lead)
@@ -188,7 +186,7 @@ impl App {
             request,
             result: Loading::Loading,
         });
-        self.jobs.spawn(move |out| {
+        cx.spawn::<AccuracyState>(move |out| {
             let result =
                 compare::delta(&files.0, &files.1, lead.as_deref()).map_err(|e| e.to_string());
             out.send(DeltaMsg {
@@ -200,38 +198,35 @@ impl App {
         });
     }
 
-    /// Sets the step compared, without comparing (tests set it before attaching a golden).
-    pub fn accuracy_step_for_test(&mut self, step: Option<u32>) {
-        self.accuracy.step = step;
-    }
-
     /// Compares again at `step` / `rank` (the pickers act on both sides).
-    pub fn compare_at(&mut self, step: Option<u32>, rank: Option<u32>) {
-        self.accuracy.step = step;
-        self.accuracy.rank = rank;
-        if let Some(g) = self.accuracy.golden.clone() {
-            self.compare_with_golden(&g);
+    pub fn compare_at(&mut self, cx: &mut Cx, step: Option<u32>, rank: Option<u32>) {
+        self.step = step;
+        self.rank = rank;
+        if let Some(g) = self.golden.clone() {
+            self.compare_with_golden(cx, &g);
         }
     }
 
-    /// Selects the first node where the run parts from its golden, opening the boxes that hide
-    /// it; returns why it was chosen (`None` when nothing diverges or no node names it).
-    pub fn go_to_first_divergence(&mut self) -> Option<String> {
-        let c = self.accuracy.comparison()?.clone();
-        let d = c.first_divergence.as_ref()?;
-        if let Some(node) = &d.node {
-            self.reveal_node(node.clone());
-            self.nav.push(Nav::ShowTab(crate::app::TabId::GRAPH));
+    /// Selects the first node where the run parts from its golden in the pass on screen,
+    /// opening the boxes that hide it; returns why it was chosen (`None` when nothing diverges
+    /// or no node names it).
+    pub fn go_to_first_divergence(&self, cx: &mut Cx) -> Option<String> {
+        let d = self.comparison()?.first_divergence.as_ref()?;
+        if let (Some(node), Some(graph)) = (&d.node, cx.selection.pass) {
+            cx.nav.push(Nav::Go {
+                graph: graph.to_path_buf(),
+                node: Some(node.clone()),
+            });
         }
         Some(d.why.clone())
     }
 
     /// Forgets the golden run.
     pub fn drop_golden(&mut self) {
-        self.accuracy.progress.cancel();
-        self.accuracy = AccuracyState {
-            request: self.accuracy.request + 1,
-            stages: std::mem::take(&mut self.accuracy.stages),
+        self.progress.cancel();
+        *self = AccuracyState {
+            request: self.request + 1,
+            stages: std::mem::take(&mut self.stages),
             ..AccuracyState::default()
         };
     }

@@ -17,6 +17,7 @@ pub mod nav;
 pub mod part;
 pub mod phase;
 pub mod phase_jobs;
+pub mod problems;
 pub mod ranks;
 pub mod remote_run;
 pub mod run;

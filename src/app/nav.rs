@@ -72,6 +72,17 @@ pub enum Nav {
         graph: std::path::PathBuf,
         node: String,
     },
+    /// Show graph file `graph` and select the node named `node` in some pass of its phase, as
+    /// `graph` names it: traced through the passes' diffs once they are at hand (a later pass
+    /// may have renamed it), else `node` itself. What a finding that names a node across
+    /// passes asks (the stage compare's). Followed by the app, as `Go` is.
+    GoTraced {
+        graph: std::path::PathBuf,
+        node: String,
+    },
+    /// Ask the user for a golden run to compare the open one with (`file`: msprobe's compare
+    /// CSV or an archive, else a folder): the window's file dialog.
+    PickGolden { file: bool },
     /// Show the compile time of the trace log `story` (all its compiles, or only `compile`)
     /// as a flame chart in the timeline view (followed by the app, which holds both).
     Flame {

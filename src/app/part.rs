@@ -61,31 +61,53 @@ pub struct Cx<'a> {
     /// Requests to the views (show a tab, reveal a node).
     pub nav: &'a mut NavQueue,
     jobs: &'a Jobs<App>,
+    /// The status bar's two lines: what went wrong, and what finished.
+    said: Said<'a>,
 }
 
-/// The pass on screen and the node selected in it.
+/// The pass on screen, the node selected in it, and the other passes of its phase.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Selection<'a> {
     pub pass: Option<&'a std::path::Path>,
     pub node: Option<&'a str>,
+    /// Every pass of the phase on screen, in order (empty when none is).
+    pub passes: &'a [super::phase::PassRef],
+}
+
+/// The app's status lines, lent to a feature's command.
+struct Said<'a> {
+    error: &'a mut Option<String>,
+    notice: &'a mut Option<String>,
 }
 
 impl<'a> Cx<'a> {
-    fn of(
-        workspace: &'a Option<Workspace>,
-        phase: Option<&'a super::PhaseState>,
-        nav: &'a mut NavQueue,
-        jobs: &'a Jobs<App>,
-    ) -> Cx<'a> {
-        Cx {
-            workspace: workspace.as_ref(),
+    fn of(app: &'a mut App) -> (&'a mut Parts, Cx<'a>) {
+        let phase = app.phase.as_ref();
+        let cx = Cx {
+            workspace: app.workspace.as_ref(),
             selection: Selection {
                 pass: phase.and_then(|p| p.current_path()),
                 node: phase.and_then(|p| p.selected.as_deref()),
+                passes: phase.map_or(&[], |p| &p.passes),
             },
-            nav,
-            jobs,
-        }
+            nav: &mut app.nav,
+            jobs: &app.jobs,
+            said: Said {
+                error: &mut app.error,
+                notice: &mut app.notice,
+            },
+        };
+        (&mut app.parts, cx)
+    }
+
+    /// Says in the status bar why a command could not be done (what to do instead).
+    pub fn error(&mut self, why: impl Into<String>) {
+        *self.said.error = Some(why.into());
+    }
+
+    /// Says in the status bar what finished.
+    pub fn notice(&mut self, what: impl Into<String>) {
+        *self.said.notice = Some(what.into());
     }
 
     /// Runs `work` on a thread of its own; what it sends is applied to feature `T`'s state when
@@ -113,6 +135,31 @@ impl<T: Feature> PartOutbox<T> {
             message,
             _part: PhantomData::<fn(T)>,
         });
+    }
+
+    /// Says `what` in the status bar, if `current` still holds of the feature's state when it
+    /// arrives (what the user opened something for, said where they look first).
+    pub fn notice(&self, what: String, current: impl Fn(&T) -> bool + Send + 'static) {
+        self.out.send(Notice {
+            what,
+            current: Box::new(current),
+        });
+    }
+}
+
+/// A feature's line for the status bar, said while the feature still wants it said.
+struct Notice<T> {
+    what: String,
+    current: Box<dyn Fn(&T) -> bool + Send>,
+}
+
+impl<T: Feature> Apply<App> for Notice<T> {
+    fn is_current(&self, app: &App) -> bool {
+        app.parts.peek::<T>().is_some_and(|s| (self.current)(s))
+    }
+
+    fn apply(self, app: &mut App) {
+        app.notice = Some(self.what);
     }
 }
 
@@ -155,13 +202,7 @@ impl App {
 
     /// The features' states and, beside them, the rest a feature may use.
     fn lend(&mut self) -> (&mut Parts, Cx<'_>) {
-        let cx = Cx::of(
-            &self.workspace,
-            self.phase.as_ref(),
-            &mut self.nav,
-            &self.jobs,
-        );
-        (&mut self.parts, cx)
+        Cx::of(self)
     }
 }
 

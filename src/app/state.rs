@@ -34,8 +34,6 @@ pub struct App {
     pub live: super::live::Live,
     pub run: super::run::RunState,
     pub ranks: super::ranks::RanksState,
-    /// The golden run and the compare against it.
-    pub accuracy: super::accuracy::AccuracyState,
     /// Requests between views (show a tab, reveal a node, …).
     pub nav: super::nav::NavQueue,
     /// The state of each feature that owns its own (`part`).
@@ -55,7 +53,8 @@ const WANTS: &[fn(&mut App)] = &[
     App::want_msprobe_links,
     App::want_compiles,
     App::want_facts,
-    App::want_stages,
+    super::stages::want,
+    super::problems::want,
 ];
 
 impl App {
@@ -211,16 +210,38 @@ impl App {
     /// Follows the tabs' requests to show a graph and a node ([`Nav::Go`](super::Nav::Go)), or
     /// only to select it ([`Nav::Select`](super::Nav::Select)).
     pub fn follow_go(&mut self) {
-        while let Some((graph, node, show)) = self.nav.take(|r| match r {
-            super::Nav::Go { graph, node } => Some((graph.clone(), node.clone(), true)),
-            super::Nav::Select { graph, node } => Some((graph.clone(), Some(node.clone()), false)),
+        while let Some((graph, node, show, traced)) = self.nav.take(|r| match r {
+            super::Nav::Go { graph, node } => Some((graph.clone(), node.clone(), true, false)),
+            super::Nav::GoTraced { graph, node } => {
+                Some((graph.clone(), Some(node.clone()), true, true))
+            }
+            super::Nav::Select { graph, node } => {
+                Some((graph.clone(), Some(node.clone()), false, false))
+            }
             _ => None,
         }) {
+            let node = match node {
+                Some(n) if traced => Some(self.traced_name(&graph, n)),
+                n => n,
+            };
             self.go(&graph, node);
             if show {
                 self.nav.push(super::Nav::ShowTab(crate::app::TabId::GRAPH));
             }
         }
+    }
+
+    /// What graph file `graph` calls the node named `node` somewhere in its phase, once the
+    /// phase's diffs are at hand (`Nav::GoTraced`); `node` itself before.
+    fn traced_name(&mut self, graph: &Path, node: String) -> String {
+        self.select_graph(graph);
+        self.phase
+            .as_ref()
+            .and_then(|ph| {
+                let pass = ph.pass_of(graph)?;
+                ph.history(&node)?.get(pass)?.name.clone()
+            })
+            .unwrap_or(node)
     }
 
     /// Shows graph file `graph` and, with `node`, selects it and brings it on screen.

@@ -68,7 +68,8 @@ impl Apply<App> for WorkspaceMsg {
                 // After the watcher let go of the archives of earlier trees: a golden archive
                 // mounted before that would be dropped under its compare.
                 if let Some(g) = app.golden_after_open.take() {
-                    app.compare_with_golden(&g);
+                    let (acc, mut cx) = app.part::<super::accuracy::AccuracyState>();
+                    acc.compare_with_golden(&mut cx, &g);
                 }
             }
             WorkspaceMsg::Facts { path, facts, .. } => {

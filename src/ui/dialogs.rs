@@ -70,6 +70,20 @@ impl Dialogs {
         self.pending = Some((purpose, rx));
     }
 
+    /// Opens the dialog a view asked for through the navigation queue (`Nav::PickGolden`: a
+    /// view without the window's state at hand).
+    pub fn follow_requests(&mut self, app: &mut App, ctx: &egui::Context) {
+        let asked = app.nav.take(|r| match r {
+            crate::app::Nav::PickGolden { file } => Some(*file),
+            _ => None,
+        });
+        match asked {
+            Some(true) => self.ask(Purpose::GoldenFile, ctx, String::new()),
+            Some(false) => self.ask(Purpose::Golden, ctx, String::new()),
+            None => {}
+        }
+    }
+
     /// Acts on an answered dialog. Call once per frame.
     pub fn poll(&mut self, app: &mut App) {
         let Some((purpose, rx)) = &self.pending else {
@@ -81,13 +95,18 @@ impl Dialogs {
         let Some(path) = answer else { return };
         match purpose {
             Purpose::Open | Purpose::OpenArchive => app.open(&path),
-            Purpose::Golden | Purpose::GoldenFile => {
-                app.compare_with_golden(&path);
-                app.nav
-                    .push(crate::app::Nav::ShowTab(crate::app::TabId::ACCURACY));
-            }
+            Purpose::Golden | Purpose::GoldenFile => compare_with_golden(app, &path),
             Purpose::ExportSvg { dark } => app.export_current(path, false, dark),
             Purpose::ExportPng { dark } => app.export_current(path, true, dark),
         }
     }
+}
+
+/// Compares the open run with the golden the user gave (picked, or shift-dropped), and shows
+/// the Accuracy tab.
+pub fn compare_with_golden(app: &mut App, golden: &std::path::Path) {
+    let (acc, mut cx) = app.part::<crate::app::accuracy::AccuracyState>();
+    acc.compare_with_golden(&mut cx, golden);
+    cx.nav
+        .push(crate::app::Nav::ShowTab(crate::app::TabId::ACCURACY));
 }

@@ -181,19 +181,13 @@ pub fn show(app: &mut App, view: &mut ViewState, ui: &mut egui::Ui) {
         .resizable(true)
         .default_size(380.0)
         .show(ui, |ui| {
-            let mut pick_golden = false;
             inspector::show(
                 app,
                 &mut view.inspector,
                 &mut view.tensors,
                 ui,
                 &mut view.show_code,
-                &mut pick_golden,
             );
-            if pick_golden {
-                view.dialogs
-                    .ask(dialogs::Purpose::Golden, ui.ctx(), String::new());
-            }
         });
     if view.show_logs {
         egui::Panel::bottom("logs")
@@ -214,6 +208,7 @@ pub fn show(app: &mut App, view: &mut ViewState, ui: &mut egui::Ui) {
     // A request made while drawing (a click that shows another tab) is followed at once.
     tabs.follow_requests(app);
     view.tabs = tabs;
+    view.dialogs.follow_requests(app, ui.ctx());
     if app.live_settling() {
         // Files in their grace period are judged again without any event to wake us.
         ui.ctx()
@@ -340,8 +335,7 @@ fn handle_dropped_files(app: &mut App, ctx: &egui::Context) {
     if let Some(p) = dropped.into_iter().next() {
         // Shift held: the dropped folder is the golden run to compare the open one with.
         if shift && app.workspace.is_some() {
-            app.compare_with_golden(&p);
-            app.nav.push(app::Nav::ShowTab(crate::app::TabId::ACCURACY));
+            dialogs::compare_with_golden(app, &p);
         } else if app::timeline::is_trace_file(&p) {
             app.open_trace_file(&p);
         } else {

@@ -29,7 +29,7 @@ fn registry() -> Vec<Box<dyn Tab>> {
         Box::new(ranks_view::RanksViewState::default()),
         Box::new(run_panel::RunPanelState::default()),
         Box::new(accuracy::AccuracyTab::default()),
-        Box::new(problems::ProblemsTab::default()),
+        Box::new(problems::ProblemsTab),
         Box::new(modules::ModulesTab),
     ]
 }

@@ -193,7 +193,10 @@ fn thousands_of_random_inputs_never_break_the_window() {
     let remote = fxray::sources::remote::resolve(Path::new(&s.url(&fixture("showcase"))))
         .expect("ssh address");
     let mut accuracy = opened(&fixture("accuracy/perturb/target_tensor"));
-    accuracy.compare_with_golden(&fixture("accuracy/perturb/golden_tensor"));
+    crate::common::ui::compare_with_golden(
+        &mut accuracy,
+        &fixture("accuracy/perturb/golden_tensor"),
+    );
     assert!(accuracy.wait_idle(WAIT));
     let cases: Vec<(&str, App)> = vec![
         ("sample", opened(&fxray::app::sample_path())),

@@ -181,7 +181,7 @@ fn e2e_torch_stage_faults() {
 fn stage_compare(
     h: &egui_kittest::Harness<'static, fxray::ui::Fxray>,
 ) -> std::sync::Arc<stages::StageCompare> {
-    let r = &h.state().app.accuracy.stages.result;
+    let r = &crate::common::ui::accuracy(&h.state().app).stages.result;
     r.ready().cloned().expect("compared")
 }
 

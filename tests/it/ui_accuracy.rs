@@ -4,7 +4,7 @@
 //! *First divergence* selects the node inside its folded box; a row of the Accuracy table
 //! selects its node; the inspector shows both sides.
 
-use crate::common::ui::{harness, opened, selected, settle, shoot};
+use crate::common::ui::{accuracy, compare_with_golden, harness, opened, selected, settle, shoot};
 use crate::common::{copy_tree, fixture};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
@@ -34,8 +34,8 @@ fn perturbed_showcase(tmp: &std::path::Path) -> (std::path::PathBuf, std::path::
 fn compared(tmp: &std::path::Path) -> Harness<'static, Fxray> {
     let (run, golden) = perturbed_showcase(tmp);
     let mut app = opened(&run);
-    app.accuracy_step_for_test(Some(0));
-    app.compare_with_golden(&golden);
+    app.part::<fxray::app::accuracy::AccuracyState>().0.step = Some(0);
+    compare_with_golden(&mut app, &golden);
     let mut h = harness(app);
     settle(&mut h);
     h
@@ -45,9 +45,7 @@ fn compared(tmp: &std::path::Path) -> Harness<'static, Fxray> {
 fn comparison(
     h: &Harness<'static, Fxray>,
 ) -> std::sync::Arc<fxray::analysis::accuracy::Comparison> {
-    h.state()
-        .app
-        .accuracy
+    accuracy(&h.state().app)
         .comparison()
         .cloned()
         .expect("compared")
@@ -137,7 +135,7 @@ fn the_step_picker_compares_that_step_on_both_sides() {
     h.get_by_label("step 1").click();
     h.run_steps(2);
     settle(&mut h);
-    let acc = &h.state().app.accuracy;
+    let acc = accuracy(&h.state().app);
     assert_eq!(acc.step, Some(1));
     let c = acc.comparison().expect("compared again");
     // Step 1 of both sides is the showcase's own: nothing was perturbed there.
@@ -154,7 +152,7 @@ fn the_inspector_pictures_the_perturbed_nodes_difference() {
     h.state_mut().app.reveal_node(NODE.to_string());
     settle(&mut h);
     settle(&mut h);
-    let acc = &h.state().app.accuracy;
+    let acc = accuracy(&h.state().app);
     let c = acc.comparison().expect("compared").clone();
     let out = c
         .pairs_of(NODE)
@@ -221,9 +219,15 @@ fn the_inspector_pictures_the_perturbed_nodes_difference() {
     // Another slice, picked with the d0/d1 pickers: its own largest |Δ|, said to be the slice's.
     h.get_by_label("|Δ| slice");
     let other = vec![1 - at[0], at[1]];
-    h.state_mut().app.load_delta(&out.key, Some(other.clone()));
+    {
+        let (acc, cx) = h
+            .state_mut()
+            .app
+            .part::<fxray::app::accuracy::AccuracyState>();
+        acc.load_delta(&cx, &out.key, Some(other.clone()));
+    }
     settle(&mut h);
-    let view = h.state().app.accuracy.delta.as_ref().expect("asked");
+    let view = accuracy(&h.state().app).delta.as_ref().expect("asked");
     let d2 = view.result.ready().expect("computed").clone();
     assert_eq!(d2.slice.lead, other);
     assert_eq!(
@@ -255,7 +259,7 @@ fn the_window_compares_an_npy_run_with_an_msprobe_golden() {
         serde_json::from_str(&std::fs::read_to_string(mixed.join("truth.json")).unwrap()).unwrap();
     let graph = truth["graph"].as_str().unwrap();
     let mut app = opened(&run);
-    app.compare_with_golden(&mixed.join("golden_tensor"));
+    compare_with_golden(&mut app, &mixed.join("golden_tensor"));
     let mut h = harness(app);
     settle(&mut h);
     let c = comparison(&h);
@@ -286,7 +290,7 @@ fn the_window_compares_an_npy_run_with_an_msprobe_golden() {
     h.state_mut().app.reveal_node("gelu".to_string());
     settle(&mut h);
     settle(&mut h);
-    let d = h.state().app.accuracy.delta.as_ref().expect("pictured");
+    let d = accuracy(&h.state().app).delta.as_ref().expect("pictured");
     assert_eq!(d.key, "gelu.OUTPUT.0");
     let d = d.result.ready().expect("computed").clone();
     assert_eq!(d.elements, 8 * 64);
@@ -314,7 +318,7 @@ fn the_command_line_opens_a_run_with_its_golden_attached() {
         .launch(cli.path.as_deref().expect("a path"), cli.golden.as_deref());
     settle(&mut h);
     assert_eq!(
-        h.state().app.accuracy.golden.as_deref(),
+        accuracy(&h.state().app).golden.as_deref(),
         Some(golden.as_path())
     );
     let c = comparison(&h);
@@ -334,7 +338,12 @@ fn a_golden_goes_with_the_open_it_was_given_for() {
     app.open(&fxray::app::sample_path());
     let mut h = harness(app);
     settle(&mut h);
-    assert!(h.state().app.accuracy.golden.is_none());
+    assert!(
+        h.state()
+            .app
+            .peek::<fxray::app::accuracy::AccuracyState>()
+            .is_none_or(|a| a.golden.is_none())
+    );
 }
 
 /// A training step against its golden: the gradients of each module's own parameters (msprobe's
@@ -351,7 +360,7 @@ fn parameter_gradients_are_on_their_modules_box() {
     let train = fixture("accuracy/train");
     copy_tree(&train.join("target_tensor"), &run.join("msprobe"));
     let mut app = opened(&run);
-    app.compare_with_golden(&train.join("golden_tensor"));
+    compare_with_golden(&mut app, &train.join("golden_tensor"));
     let mut h = harness(app);
     settle(&mut h);
     // msprobe's own answer for each parameter's gradient row.

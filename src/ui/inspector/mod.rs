@@ -9,6 +9,7 @@ use crate::analysis::diff::{self, HistoryEntry, HistoryEvent, NodeStatus};
 use crate::analysis::graph_facts::GraphFacts;
 use crate::analysis::op_family::{self, ALL_FAMILIES, OpFamily};
 use crate::app::App;
+use crate::app::accuracy::AccuracyState;
 use crate::app::phase::PhaseState;
 use crate::model::fx::{Arg, FxFile, FxGraph, FxNode, OpKind, SourceLoc, ValueMeta};
 use crate::model::fx_fmt::short_target;
@@ -71,7 +72,6 @@ pub fn show(
     tensors: &mut TensorPanelState,
     ui: &mut egui::Ui,
     show_code: &mut bool,
-    pick_golden: &mut bool,
 ) {
     let Some(ph) = &app.phase else {
         nothing_open(app, ui);
@@ -86,6 +86,10 @@ pub fn show(
     let mut tensor_action = None;
     let mut golden_ask = None;
     let picked_before = (tensors.step, tensors.rank);
+    // Drawn before a golden is ever attached: the feature's empty state says so.
+    let no_golden = AccuracyState::default();
+    let acc = app.peek::<AccuracyState>().unwrap_or(&no_golden);
+    let has_golden = acc.golden.is_some();
     egui::ScrollArea::vertical()
         .id_salt("inspector")
         .auto_shrink(false)
@@ -95,21 +99,25 @@ pub fn show(
                 msprobe_source::show(ui, &app.tensors, &node.name);
             }
             // Before the dumped data: where the numbers part is what the user came for.
-            stage::show(&app.accuracy, ph, ui);
+            stage::show(acc, ph, ui);
             tensor_action = tensor_panel::show(&app.tensors, ph, tensors, ui);
-            golden_ask = golden::show(&app.accuracy, ph.selected.as_deref(), ui);
+            golden_ask = golden::show(acc, ph.selected.as_deref(), ui);
         });
     match golden_ask {
-        Some(golden::Ask::PickGolden) => *pick_golden = true,
-        Some(golden::Ask::Delta(key, lead)) => app.load_delta(&key, lead),
+        Some(golden::Ask::PickGolden) => app.nav.push(crate::app::Nav::PickGolden { file: false }),
+        Some(golden::Ask::Delta(key, lead)) => {
+            let (acc, cx) = app.part::<AccuracyState>();
+            acc.load_delta(&cx, &key, lead);
+        }
         None => {}
     }
     if let Some(a) = tensor_action {
         tensor_panel::apply(app, tensors, a);
     }
     // The step and rank pickers act on both sides of a compare with a golden run.
-    if (tensors.step, tensors.rank) != picked_before && app.accuracy.golden.is_some() {
-        app.compare_at(tensors.step, tensors.rank);
+    if (tensors.step, tensors.rank) != picked_before && has_golden {
+        let (acc, mut cx) = app.part::<AccuracyState>();
+        acc.compare_at(&mut cx, tensors.step, tensors.rank);
     }
     match action {
         Some(Action::GoToPass(path, select)) => {

@@ -4,9 +4,10 @@
 //! first node in graph order whose added error passes its dtype's tolerance, and says why.
 
 use crate::analysis::accuracy::{Comparison, Level, Pair, metrics::Metric};
-use crate::app::{App, Loading, Nav};
-use crate::ui::tab::Tab;
-use crate::ui::{ViewState, dialogs};
+use crate::app::accuracy::AccuracyState;
+use crate::app::part::Cx;
+use crate::app::{Loading, Nav};
+use crate::ui::tab::FeatureTab;
 use std::sync::Arc;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -108,7 +109,9 @@ fn ordered(v: Option<f64>) -> (bool, i64) {
     }
 }
 
-impl Tab for AccuracyTab {
+impl FeatureTab for AccuracyTab {
+    type Feature = AccuracyState;
+
     fn id(&self) -> crate::app::TabId {
         crate::app::TabId::ACCURACY
     }
@@ -117,30 +120,28 @@ impl Tab for AccuracyTab {
         "Accuracy"
     }
 
-    fn ui(&mut self, app: &mut App, view: &mut ViewState, ui: &mut egui::Ui) {
-        super::stages::section(app, ui);
+    fn show(&mut self, acc: &mut AccuracyState, cx: &mut Cx, ui: &mut egui::Ui) {
+        super::stages::section(&acc.stages, cx, ui);
         ui.horizontal_wrapped(|ui| {
             if ui
                 .button("Golden…")
                 .on_hover_text("a dump, an msprobe dump or a run folder holding one")
                 .clicked()
             {
-                view.dialogs
-                    .ask(dialogs::Purpose::Golden, ui.ctx(), String::new());
+                cx.nav.push(Nav::PickGolden { file: false });
             }
             if ui
                 .button("CSV / archive…")
                 .on_hover_text("msprobe's compare_result_*.csv, or an archive of a golden run")
                 .clicked()
             {
-                view.dialogs
-                    .ask(dialogs::Purpose::GoldenFile, ui.ctx(), String::new());
+                cx.nav.push(Nav::PickGolden { file: true });
             }
-            match &app.accuracy.golden {
+            match &acc.golden {
                 Some(g) => {
                     ui.label(format!("golden: {}", g.display()));
                     if ui.small_button("✖").on_hover_text("forget the golden").clicked() {
-                        app.drop_golden();
+                        acc.drop_golden();
                     }
                 }
                 None => {
@@ -148,10 +149,10 @@ impl Tab for AccuracyTab {
                 }
             }
         });
-        let c = match &app.accuracy.result {
+        let c = match &acc.result {
             Loading::Idle => return,
             Loading::Loading => {
-                let doing = format!("with the golden run: {}", app.accuracy.progress_line());
+                let doing = format!("with the golden run: {}", acc.progress_line());
                 crate::ui::loading::busy(ui, doing);
                 return;
             }
@@ -186,7 +187,7 @@ impl Tab for AccuracyTab {
                 )
                 .clicked()
             {
-                self.said = app.go_to_first_divergence();
+                self.said = acc.go_to_first_divergence(cx);
             }
             match (&c.first_divergence, &self.said) {
                 (Some(d), _) => {
@@ -316,8 +317,13 @@ impl Tab for AccuracyTab {
             );
         }
         if let Some(n) = select {
-            app.reveal_node(n);
-            app.nav.push(Nav::ShowTab(crate::app::TabId::GRAPH));
+            match cx.selection.pass {
+                Some(graph) => cx.nav.push(Nav::Go {
+                    graph: graph.to_path_buf(),
+                    node: Some(n),
+                }),
+                None => cx.nav.push(Nav::ShowTab(crate::app::TabId::GRAPH)),
+            }
         }
     }
 }

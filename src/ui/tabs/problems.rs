@@ -3,125 +3,17 @@
 //! index did not understand, dumps and trace logs read only in part, a watcher that stopped.
 //! A click on a graph file's row shows that graph.
 
-use crate::app::compiles::CompilesState;
-use crate::app::{App, Nav};
-use crate::ui::ViewState;
-use crate::ui::tab::Tab;
-use std::path::PathBuf;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum Severity {
-    /// Nothing could be read.
-    Error,
-    /// Read in part.
-    Warning,
-}
-
-#[derive(Debug, Clone)]
-struct Problem {
-    severity: Severity,
-    /// What kind of input: `graph`, `index`, `data dump`, `msprobe`, `trace log`, `watch`.
-    what: &'static str,
-    /// The graph file to show on a click.
-    graph: Option<PathBuf>,
-    text: String,
-}
-
-/// What the list was last built from: rebuilt only when one of these changes, never per frame
-/// (a 20k-file tree has as many facts).
-type Built = (u64, usize, usize, usize, bool);
+use crate::app::Nav;
+use crate::app::part::Cx;
+use crate::app::problems::{ProblemsState, Severity};
+use crate::ui::tab::FeatureTab;
 
 #[derive(Default)]
-pub struct ProblemsTab {
-    list: Vec<Problem>,
-    built: Option<Built>,
-}
+pub struct ProblemsTab;
 
-impl ProblemsTab {
-    fn refresh(&mut self, app: &App) {
-        let Some(ws) = &app.workspace else {
-            self.list.clear();
-            self.built = None;
-            return;
-        };
-        let key = (
-            ws.facts_rev,
-            ws.index.warnings.len(),
-            app.tensors.errors.len(),
-            app.peek::<CompilesState>().map_or(0, |c| c.stories.len()),
-            app.live.failed.is_some(),
-        );
-        if self.built == Some(key) {
-            return;
-        }
-        self.built = Some(key);
-        self.list = collect(app);
-    }
-}
+impl FeatureTab for ProblemsTab {
+    type Feature = ProblemsState;
 
-fn collect(app: &App) -> Vec<Problem> {
-    let Some(ws) = &app.workspace else {
-        return Vec::new();
-    };
-    let mut list = Vec::new();
-    let mut graphs: Vec<_> = ws.facts.iter().collect();
-    graphs.sort_by(|a, b| a.0.cmp(b.0));
-    for (path, f) in graphs {
-        let severity = match f.status() {
-            "error" => Severity::Error,
-            "warning" => Severity::Warning,
-            _ => continue,
-        };
-        let mut text = f.problems.first().cloned().unwrap_or_default();
-        if f.unparsed > 0 {
-            if !text.is_empty() {
-                text.push_str("; ");
-            }
-            text.push_str(&format!("{} lines not understood", f.unparsed));
-        }
-        list.push(Problem {
-            severity,
-            what: "graph",
-            graph: Some(path.clone()),
-            text,
-        });
-    }
-    let warning = |what, text: &String| Problem {
-        severity: Severity::Warning,
-        what,
-        graph: None,
-        text: text.clone(),
-    };
-    list.extend(ws.index.warnings.iter().map(|w| warning("index", w)));
-    list.extend(
-        app.tensors
-            .catalog
-            .warnings
-            .iter()
-            .map(|w| warning("data dump", w)),
-    );
-    list.extend(app.tensors.errors.iter().map(|w| warning("msprobe", w)));
-    for s in app
-        .peek::<CompilesState>()
-        .into_iter()
-        .flat_map(|c| &c.stories)
-    {
-        let name = s.path.display();
-        if let Some(why) = &s.trace.stopped {
-            list.push(warning("trace log", &format!("{name}: {why}")));
-        }
-        for (line, why) in &s.trace.problems {
-            list.push(warning("trace log", &format!("{name}:{line}: {why}")));
-        }
-    }
-    if let Some(why) = &app.live.failed {
-        list.push(warning("watch", why));
-    }
-    list.sort_by_key(|p| p.severity);
-    list
-}
-
-impl Tab for ProblemsTab {
     fn id(&self) -> crate::app::TabId {
         crate::app::TabId::PROBLEMS
     }
@@ -130,22 +22,22 @@ impl Tab for ProblemsTab {
         "Problems"
     }
 
-    fn ui(&mut self, app: &mut App, _: &mut ViewState, ui: &mut egui::Ui) {
-        self.refresh(app);
-        if app.workspace.is_none() {
+    fn show(&mut self, state: &mut ProblemsState, cx: &mut Cx, ui: &mut egui::Ui) {
+        if cx.workspace.is_none() {
             ui.weak("Nothing open.");
             return;
         }
-        let errors = self
-            .list
+        let Some(list) = &state.list else {
+            // Gathered by the app at the start of the next frame, from every feature's state.
+            ui.ctx().request_repaint();
+            return;
+        };
+        let errors = list
             .iter()
             .filter(|p| p.severity == Severity::Error)
             .count();
-        ui.label(format!(
-            "{errors} errors, {} warnings",
-            self.list.len() - errors
-        ));
-        if self.list.is_empty() {
+        ui.label(format!("{errors} errors, {} warnings", list.len() - errors));
+        if list.is_empty() {
             ui.weak("Everything in this tree was read whole.");
             return;
         }
@@ -154,9 +46,9 @@ impl Tab for ProblemsTab {
         egui::ScrollArea::vertical().auto_shrink(false).show_rows(
             ui,
             row_h,
-            self.list.len(),
+            list.len(),
             |ui, rows| {
-                for p in &self.list[rows] {
+                for p in &list[rows] {
                     ui.horizontal(|ui| {
                         let (icon, colour) = match p.severity {
                             Severity::Error => ("✖", ui.visuals().error_fg_color),
@@ -181,9 +73,8 @@ impl Tab for ProblemsTab {
                 }
             },
         );
-        if let Some(g) = open {
-            app.select_graph(&g);
-            app.nav.push(Nav::ShowTab(crate::app::TabId::GRAPH));
+        if let Some(graph) = open {
+            cx.nav.push(Nav::Go { graph, node: None });
         }
     }
 }

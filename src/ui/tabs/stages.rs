@@ -1,17 +1,16 @@
 //! The Accuracy tab's stage section: npugraph_ex's original stage against its optimized one,
 //! the pass where the numbers part in one sentence, and a button that shows it on the graph.
 
-use crate::app::{App, Loading};
+use crate::app::Loading;
+use crate::app::part::Cx;
+use crate::app::stages::StagesState;
 
 /// Draws the section when the open run holds both stage dumps (nothing otherwise).
-pub fn section(app: &mut App, ui: &mut egui::Ui) {
-    let c = match &app.accuracy.stages.result {
+pub fn section(stages: &StagesState, cx: &mut Cx, ui: &mut egui::Ui) {
+    let c = match &stages.result {
         Loading::Idle => return,
         Loading::Loading => {
-            let doing = format!(
-                "original against optimized: {}",
-                app.accuracy.stages.progress_line()
-            );
+            let doing = format!("original against optimized: {}", stages.progress_line());
             crate::ui::loading::busy(ui, doing);
             ui.separator();
             return;
@@ -60,6 +59,6 @@ pub fn section(app: &mut App, ui: &mut egui::Ui) {
     });
     ui.separator();
     if let Some(i) = go {
-        app.go_to_stage_finding(i);
+        stages.go_to_finding(cx, i);
     }
 }

@@ -213,3 +213,14 @@ pub fn compiles<'h>(h: &'h Harness<'static, Fxray>) -> &'h fxray::app::compiles:
         .peek::<fxray::app::compiles::CompilesState>()
         .expect("the compile story was asked for")
 }
+
+/// Compares the open run with `golden`, as the window's Golden… button does.
+pub fn compare_with_golden(app: &mut App, golden: &Path) {
+    let (acc, mut cx) = app.part::<fxray::app::accuracy::AccuracyState>();
+    acc.compare_with_golden(&mut cx, golden);
+}
+
+/// The compare with a golden the app holds (made by the first golden attached).
+pub fn accuracy(app: &App) -> &fxray::app::accuracy::AccuracyState {
+    app.peek().expect("a golden was attached")
+}

@@ -59,9 +59,15 @@ struct Key {
 pub use crate::ui::palette::{CLEAN, INF, NAN};
 use crate::ui::palette::{RAMP_HIGH as HIGH, RAMP_LOW as LOW};
 
+/// The compare with the golden, once one is done.
+fn comparison(app: &App) -> Option<&Arc<crate::analysis::accuracy::Comparison>> {
+    app.peek::<crate::app::accuracy::AccuracyState>()?
+        .comparison()
+}
+
 /// The overlay's controls for the toolbar: shown only when the run has a data dump or a golden.
 pub fn controls(app: &App, st: &mut DataOverlay, ui: &mut egui::Ui) {
-    if app.accuracy.comparison().is_some() {
+    if comparison(app).is_some() {
         ui.separator();
         ui.checkbox(&mut st.vs_golden, "error vs golden")
             .on_hover_text("Colour nodes by how far their output is from the golden run's");
@@ -193,7 +199,7 @@ pub fn tints(app: &mut App, st: &mut DataOverlay) -> Option<Arc<Tints>> {
 /// Each node's error against the golden (fxray's ‖t − g‖ / ‖g‖ of its worst output), on a log
 /// ramp; nodes only one side has in the divergence colour, whatever their error.
 fn golden_tints(app: &App, st: &mut DataOverlay) -> Option<Arc<Tints>> {
-    let c = app.accuracy.comparison()?.clone();
+    let c = comparison(app)?.clone();
     let file = app.phase.as_ref()?.current_file()?.clone();
     if let Some((kc, kf, t)) = &st.golden_cache
         && Arc::ptr_eq(kc, &c)
@@ -303,7 +309,7 @@ fn legend(
 /// The lines module boxes carry while a golden compare is open, whatever the overlay: the
 /// gradients of the module's own parameters (once per compare).
 pub fn box_lines(app: &App, st: &mut DataOverlay) -> Arc<BoxLines> {
-    let Some(c) = app.accuracy.comparison() else {
+    let Some(c) = comparison(app) else {
         st.grads = None;
         return Arc::default();
     };
