@@ -5,7 +5,8 @@
 
 use super::jobs::Apply;
 use super::part::{Cx, Feature};
-use super::{Loading, Nav};
+use super::stages::StagesMsg;
+use super::{App, Loading, Nav};
 use crate::analysis::accuracy::Comparison;
 use crate::analysis::accuracy::delta::Delta;
 use crate::model::progress::Progress;
@@ -113,6 +114,47 @@ impl Apply<AccuracyState> for AccuracyMsg {
             }
             Err(e) => a.result = Loading::Failed(e),
         }
+    }
+}
+
+impl Apply<AccuracyState> for StagesMsg {
+    fn is_current(&self, a: &AccuracyState) -> bool {
+        a.stages.is_current(self)
+    }
+
+    fn apply(self, a: &mut AccuracyState) {
+        a.stages.apply(self);
+    }
+}
+
+/// Starts the stage compare of a newly opened run that holds two or more tensor dumps (once a
+/// frame: a dump may land after the open).
+pub(super) fn want_stages(app: &mut App) {
+    let (a, cx) = app.part::<AccuracyState>();
+    let Some(work) = cx.workspace.and_then(|ws| a.stages.start(ws)) else {
+        return;
+    };
+    cx.spawn::<AccuracyState>(move |out| {
+        let msg = work();
+        let said = msg.said();
+        let key = msg.key.clone();
+        out.send(msg);
+        if let Some(said) = said {
+            out.notice(said, move |a| a.stages.started_for.as_ref() == Some(&key));
+        }
+    });
+}
+
+/// Compares a tree opened with a golden (`fxray RUN --golden G`) once it is indexed: after the
+/// watcher let go of the archives of earlier trees, since a golden archive mounted before that
+/// would be dropped under its compare.
+pub(super) fn want_golden_after_open(app: &mut App) {
+    if app.opening.is_some() || app.workspace.is_none() {
+        return;
+    }
+    if let Some(g) = app.golden_after_open.take() {
+        let (acc, mut cx) = app.part::<AccuracyState>();
+        acc.compare_with_golden(&mut cx, &g);
     }
 }
 

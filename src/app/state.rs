@@ -53,7 +53,8 @@ const WANTS: &[fn(&mut App)] = &[
     App::want_msprobe_links,
     App::want_compiles,
     App::want_facts,
-    super::stages::want,
+    super::accuracy::want_stages,
+    super::accuracy::want_golden_after_open,
     super::problems::want,
 ];
 

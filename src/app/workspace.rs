@@ -65,12 +65,6 @@ impl Apply<App> for WorkspaceMsg {
                 if let (true, Some(set)) = (ok, set) {
                     app.start_watch(*set);
                 }
-                // After the watcher let go of the archives of earlier trees: a golden archive
-                // mounted before that would be dropped under its compare.
-                if let Some(g) = app.golden_after_open.take() {
-                    let (acc, mut cx) = app.part::<super::accuracy::AccuracyState>();
-                    acc.compare_with_golden(&mut cx, &g);
-                }
             }
             WorkspaceMsg::Facts { path, facts, .. } => {
                 if let Some(ws) = &mut app.workspace {
