@@ -1,11 +1,11 @@
 //! An API call's entry (`Aten.add.Tensor.3.forward`, `Functional.linear.0.forward`) → the node
 //! of that op.
 
-use super::{Ctx, Link, chunk, same_type, within};
+use super::{Ctx, Link, RecTy, chunk, same_type, within};
 use crate::analysis::modules::Confidence;
 use crate::model::fx::file_name;
 use crate::model::msprobe::StackFrame;
-use crate::model::tensor::{MsprobeCall, MsprobeStep, MsprobeTensor};
+use crate::model::tensor::{MsprobeCall, MsprobeStep};
 use rustc_hash::FxHashMap as HashMap;
 use std::rc::Rc;
 
@@ -21,6 +21,10 @@ pub(super) struct Inside<'a> {
 /// and among those made from the same source line (`stack.json`).
 /// Both by entry index: dense, as nearly every entry of an API-level dump has one.
 pub(super) struct Calls {
+    /// The API's number (`NONE`: not an API call of this graph's direction).
+    api: Vec<u32>,
+    /// How many APIs were numbered.
+    apis: usize,
     in_module: Vec<u32>,
     /// (k, of n): the entry is the k-th of n calls of its API from its source line.
     at_line: Vec<Option<(u32, u32)>>,
@@ -40,6 +44,7 @@ impl Calls {
         let mut seen: HashMap<(Option<usize>, u32), u32> = HashMap::default();
         let mut seen_line: HashMap<(&str, u32, u32), u32> = HashMap::default();
         let mut inside = None;
+        let mut api_of = vec![NONE; step.entries.len()];
         let mut in_module = vec![0; step.entries.len()];
         let mut at_line = vec![None; step.entries.len()];
         let mut lines = Vec::new();
@@ -55,6 +60,7 @@ impl Calls {
                     let here = parents.get(i).copied().flatten().or(inside);
                     let next = api_ids.len() as u32;
                     let api = *api_ids.entry((prefix, op)).or_insert(next);
+                    api_of[i] = api;
                     let k = seen.entry((here, api)).or_default();
                     in_module[i] = *k;
                     *k += 1;
@@ -74,9 +80,25 @@ impl Calls {
                 *of = seen_line[&line];
             }
         }
-        Calls { in_module, at_line }
+        Calls {
+            api: api_of,
+            apis: api_ids.len(),
+            in_module,
+            at_line,
+        }
+    }
+
+    /// Entry `i`'s API, numbered from 0 to [`Calls::apis`].
+    pub(super) fn api_of(&self, i: usize) -> Option<usize> {
+        self.api.get(i).filter(|&&a| a != NONE).map(|&a| a as usize)
+    }
+
+    pub(super) fn apis(&self) -> usize {
+        self.apis
     }
 }
+
+const NONE: u32 = u32::MAX;
 
 /// Which targets an API call runs as.
 pub(super) struct Ops {
@@ -172,18 +194,14 @@ fn related(m: &str, path: &str) -> bool {
 /// The node holding the call's value: the anchor op itself, or the reshape its value goes
 /// through when the op ran on flattened operands (`linear` on 3-d input is `mm` on 2-d, then
 /// `_unsafe_view` back to the output's shape).
-fn reshaped(ctx: &Ctx, i: usize, out: &MsprobeTensor) -> usize {
+fn reshaped(ctx: &Ctx, i: usize, out: RecTy) -> usize {
     let mut at = i;
     for _ in 0..3 {
         if same_type(ctx.ty(at), out) {
             return at;
         }
-        let users = &ctx.node(at).users;
-        let [u] = users.as_slice() else { break };
-        if !ctx.is_view(*u) {
-            break;
-        }
-        at = *u;
+        let Some(u) = ctx.view_user(at) else { break };
+        at = u;
     }
     if same_type(ctx.ty(at), out) { at } else { i }
 }
@@ -223,8 +241,8 @@ pub(super) struct ApiCall<'a> {
     pub at: Option<Inside<'a>>,
     /// Its call site.
     pub src: Option<&'a StackFrame>,
-    /// Its first output.
-    pub out0: Option<&'a MsprobeTensor>,
+    /// Its first output's type.
+    pub out0: Option<RecTy<'a>>,
     /// Its index among the step's entries.
     pub entry: usize,
 }

@@ -159,8 +159,8 @@ pub fn link(graph: &FxGraph, modules: &[&str], step: &MsprobeStep, backward: boo
     let parents = parent_modules(step, &by_key);
     let sources = call_sites(step, &by_key);
     let api_calls = api::Calls::of(step, backward, &parents, &sources);
-    // An API's ops and nodes, once per API rather than per call.
-    let mut apis: HashMap<(&str, &str), Rc<api::Api>> = HashMap::default();
+    // An API's ops and nodes, once per API rather than per call, by the API's number.
+    let mut apis: Vec<Option<Rc<api::Api>>> = vec![None; api_calls.apis()];
     for (i, e) in step.entries.iter().enumerate() {
         let mut l = Link {
             entry: i,
@@ -173,6 +173,11 @@ pub fn link(graph: &FxGraph, modules: &[&str], step: &MsprobeStep, backward: boo
             same_type: false,
             reason: String::new(),
         };
+        let out0 = e
+            .tensors
+            .iter()
+            .find(|t| t.slot.starts_with("output"))
+            .map(RecTy::of);
         match &e.call {
             None => l.reason = "not an msprobe key this viewer reads".into(),
             Some(c) if c.backward() != backward => {
@@ -209,15 +214,16 @@ pub fn link(graph: &FxGraph, modules: &[&str], step: &MsprobeStep, backward: boo
                 });
                 let at = parent.or(inside).map(|(k, p)| api::Inside {
                     path: p,
-                    calls: module_calls.count(p),
+                    calls: module_calls.count_at(k),
                     call: module_calls.call_of(k),
                 });
                 let src = sources[i];
-                let out0 = e.tensors.iter().find(|t| t.slot.starts_with("output"));
-                let a = apis
-                    .entry((prefix, op))
-                    .or_insert_with(|| Rc::new(api::Api::new(&ctx, prefix, op)))
-                    .clone();
+                let a = match api_calls.api_of(i) {
+                    Some(id) => apis[id]
+                        .get_or_insert_with(|| Rc::new(api::Api::new(&ctx, prefix, op)))
+                        .clone(),
+                    None => Rc::new(api::Api::new(&ctx, prefix, op)),
+                };
                 let call = api::ApiCall {
                     n: *n,
                     at,
@@ -229,10 +235,7 @@ pub fn link(graph: &FxGraph, modules: &[&str], step: &MsprobeStep, backward: boo
             }
         }
         // The type is that of the node holding the first output (an op's reshape, say).
-        if let (Some(k), Some(out0)) = (
-            l.holder,
-            e.tensors.iter().find(|t| t.slot.starts_with("output")),
-        ) {
+        if let (Some(k), Some(out0)) = (l.holder, out0) {
             l.same_type = same_type(ctx.ty(k), out0);
         }
         out.links.push(l);
@@ -317,10 +320,12 @@ struct Ctx<'a> {
     /// 415-layer graph, where those of an 83-layer one stayed in it. A model's layers repeat
     /// their types, so the table is a few hundred entries whatever the depth.
     types: Vec<u32>,
-    type_table: Vec<Ty<'a>>,
-    /// The node is a reshape (`view`, `_unsafe_view`, `reshape`), by node index: read for a
-    /// user of every API call's node, where the target's text was one more miss.
-    is_view: Vec<bool>,
+    type_table: Vec<Ty>,
+    /// The node's only user when that user is a reshape (`view`, `_unsafe_view`, `reshape`),
+    /// by node index ([`NO_NODE`]: none): the step an API call's value takes when its op ran
+    /// on flattened operands, read for every call, where the node's users and their targets
+    /// were two more misses.
+    view_user: Vec<u32>,
     /// `call_function` nodes by module path, in graph order. Sorted by path: the modules
     /// within one are a range (a scan of every module per call made a 415-layer link
     /// quadratic).
@@ -378,6 +383,14 @@ impl<'a> Ctx<'a> {
                 }
             }
         }
+        let view_user = graph
+            .nodes
+            .iter()
+            .map(|n| match n.users.as_slice() {
+                [u] if is_view[*u] => *u as u32,
+                _ => NO_NODE,
+            })
+            .collect();
         let (types, type_table) = type_table(graph);
         Ctx {
             graph,
@@ -385,7 +398,7 @@ impl<'a> Ctx<'a> {
             modules,
             types,
             type_table,
-            is_view,
+            view_user,
             by_module,
             by_tail: OnceCell::new(),
             by_target,
@@ -405,12 +418,16 @@ impl<'a> Ctx<'a> {
         &self.graph.nodes[i]
     }
 
-    fn ty(&self, i: usize) -> Option<&Ty<'a>> {
+    fn ty(&self, i: usize) -> Option<&Ty> {
         self.type_table.get(*self.types.get(i)? as usize)
     }
 
-    fn is_view(&self, i: usize) -> bool {
-        self.is_view.get(i).copied().unwrap_or(false)
+    /// Node `i`'s only user, when a reshape.
+    fn view_user(&self, i: usize) -> Option<usize> {
+        self.view_user
+            .get(i)
+            .filter(|&&u| u != NO_NODE)
+            .map(|&u| u as usize)
     }
 
     /// `call_function` nodes in `path` or below it, in graph order.
@@ -561,28 +578,60 @@ fn fx_dtype(torch: &str) -> Option<&'static str> {
     crate::model::tensor::fx_dtype_of_torch(torch)
 }
 
-/// A node's tensor type as the links compare it: the dims parsed once (`None`: symbolic).
-struct Ty<'a> {
-    dtype: &'a str,
+/// The FX dtypes a torch dtype of msprobe's has a short name for
+/// ([`fx_dtype_of_torch`](crate::model::tensor::fx_dtype_of_torch)), numbered: the type test
+/// compares numbers, not names.
+const FX_DTYPES: [&str; 11] = [
+    "bf16", "f16", "f32", "f64", "i64", "i32", "i16", "i8", "u8", "b8", "c64",
+];
+
+fn dtype_code(fx: &str) -> Option<u8> {
+    FX_DTYPES.iter().position(|d| *d == fx).map(|i| i as u8)
+}
+
+/// A node's tensor type as the links compare it: the dims parsed once (`None`: symbolic), the
+/// dtype numbered (`None`: one no msprobe record has).
+struct Ty {
+    dtype: Option<u8>,
     dims: Vec<Option<i64>>,
+}
+
+/// An msprobe record's type as the links compare it, read once per record (a call's test
+/// runs on several nodes).
+#[derive(Clone, Copy)]
+struct RecTy<'a> {
+    dtype: Option<u8>,
+    shape: &'a [i64],
+}
+
+impl<'a> RecTy<'a> {
+    fn of(rec: &'a MsprobeTensor) -> RecTy<'a> {
+        RecTy {
+            dtype: fx_dtype(&rec.dtype).and_then(dtype_code),
+            shape: &rec.shape,
+        }
+    }
 }
 
 /// No tensor type (see `Ctx::types`).
 const NO_TYPE: u32 = u32::MAX;
 
+/// No node (see `Ctx::view_user`).
+const NO_NODE: u32 = u32::MAX;
+
 /// Each node's type as an index into a table of the graph's distinct types. Nodes annotated
 /// alike share their annotation's text when parsed, so the text's address finds a type seen
 /// before without reading it; a type without an annotation is compared by value.
-fn type_table<'a>(graph: &'a FxGraph) -> (Vec<u32>, Vec<Ty<'a>>) {
+fn type_table<'a>(graph: &'a FxGraph) -> (Vec<u32>, Vec<Ty>) {
     let mut by_text: FxHashMap<*const u8, u32> = FxHashMap::default();
     let mut by_value: FxHashMap<(&'a str, &'a [Short]), u32> = FxHashMap::default();
-    let mut table: Vec<Ty<'a>> = Vec::new();
-    let mut intern = |t: &'a TensorType, table: &mut Vec<Ty<'a>>| -> u32 {
+    let mut table: Vec<Ty> = Vec::new();
+    let mut intern = |t: &'a TensorType, table: &mut Vec<Ty>| -> u32 {
         *by_value
             .entry((t.dtype.as_str(), &t.shape))
             .or_insert_with(|| {
                 table.push(Ty {
-                    dtype: t.dtype.as_str(),
+                    dtype: dtype_code(&t.dtype),
                     dims: t.shape.iter().map(|d| d.parse::<i64>().ok()).collect(),
                 });
                 table.len() as u32 - 1
@@ -605,14 +654,14 @@ fn type_table<'a>(graph: &'a FxGraph) -> (Vec<u32>, Vec<Ty<'a>>) {
 }
 
 /// The node's annotated value has the record's dtype and shape (a symbolic dim matches any).
-fn same_type(t: Option<&Ty>, rec: &MsprobeTensor) -> bool {
+fn same_type(t: Option<&Ty>, rec: RecTy) -> bool {
     let Some(t) = t else { return false };
-    if fx_dtype(&rec.dtype) != Some(t.dtype) || t.dims.len() != rec.shape.len() {
+    if rec.dtype.is_none() || t.dtype != rec.dtype || t.dims.len() != rec.shape.len() {
         return false;
     }
     t.dims
         .iter()
-        .zip(&rec.shape)
+        .zip(rec.shape)
         .all(|(d, &r)| d.is_none_or(|d| d == r))
 }
 

@@ -4,7 +4,7 @@
 //! own (`hidden = residual + hidden` ends a decoder layer but lands in the root), so a module's
 //! nodes are widened before its exits are read: the residual add right after it joins it.
 
-use super::{Ctx, Link, chunk, describe, same_type, within};
+use super::{Ctx, Link, RecTy, chunk, describe, same_type, within};
 use crate::analysis::modules::Confidence;
 use crate::model::fx::{OpKind, Short};
 use crate::model::tensor::{MsprobeCall, MsprobeStep, MsprobeTensor};
@@ -14,6 +14,10 @@ use std::rc::Rc;
 /// How often each module was called in the step (one direction), and which call each entry is.
 pub(super) struct Calls<'a> {
     count: HashMap<&'a str, u32>,
+    /// `count` of each entry's module path, by entry index (1 for an entry of no module): read
+    /// for every API call made in the module, where hashing its path again was one more walk
+    /// of its text.
+    count_at: Vec<u32>,
     /// By entry index (dense: a module-level dump is mostly module entries).
     call: Vec<u32>,
     /// Per module entry: its rank among earlier entries of the same class under the same parent.
@@ -24,6 +28,7 @@ impl<'a> Calls<'a> {
     pub(super) fn of(step: &'a MsprobeStep, backward: bool) -> Calls<'a> {
         let mut c = Calls {
             count: HashMap::default(),
+            count_at: Vec::new(),
             call: vec![0; step.entries.len()],
             class_rank: vec![0; step.entries.len()],
         };
@@ -47,7 +52,22 @@ impl<'a> Calls<'a> {
                 *r += 1;
             }
         }
+        c.count_at = step
+            .entries
+            .iter()
+            .map(|e| {
+                e.call
+                    .as_ref()
+                    .and_then(MsprobeCall::module)
+                    .map_or(1, |p| c.count(super::root_path(p)))
+            })
+            .collect();
         c
+    }
+
+    /// [`Calls::count`] of entry `entry`'s module path.
+    pub(super) fn count_at(&self, entry: usize) -> u32 {
+        self.count_at.get(entry).copied().unwrap_or(1)
     }
 
     /// Calls of `path` in the step (at least 1).
@@ -94,7 +114,7 @@ pub(super) fn link(ctx: &Ctx, calls: &Calls, c: &Call, l: &mut Link) {
         .iter()
         .filter(|t| t.slot.starts_with("output"))
         .collect();
-    let calls_n = calls.count(c.path);
+    let calls_n = calls.count_at(c.entry);
     let call = format!("call {} of {calls_n}", c.n + 1);
     let Some(ext) = ext else {
         return by_class(ctx, calls, c, &outs, l);
@@ -182,10 +202,11 @@ fn pick(
 ) -> Vec<(Short, usize, bool)> {
     let mut v = Vec::new();
     for (j, t) in outs.iter().enumerate() {
+        let ty = RecTy::of(t);
         let cands: Vec<usize> = pool
             .iter()
             .copied()
-            .filter(|&i| same_type(ctx.ty(i), t))
+            .filter(|&i| same_type(ctx.ty(i), ty))
             .collect();
         let like: Vec<usize> = (0..outs.len())
             .filter(|&k| outs[k].dtype == t.dtype && outs[k].shape == t.shape)
@@ -276,7 +297,7 @@ fn by_class(ctx: &Ctx, calls: &Calls, c: &Call, outs: &[&MsprobeTensor], l: &mut
     let cands: Vec<usize> = ext
         .iter()
         .copied()
-        .filter(|&i| ops.matches(&ctx.node(i).target) && same_type(ctx.ty(i), t))
+        .filter(|&i| ops.matches(&ctx.node(i).target) && same_type(ctx.ty(i), RecTy::of(t)))
         .collect();
     let k = calls.class_rank.get(c.entry).copied().unwrap_or(0) as usize;
     let Some(&i) = cands.get(k) else {
