@@ -17,7 +17,6 @@ use super::dummies::Layered;
 use super::order::Order;
 use super::spacing::{Spacing, separation};
 use super::{Cancelled, check};
-use std::collections::HashSet;
 use std::sync::atomic::AtomicBool;
 
 /// One of the four passes.
@@ -48,9 +47,37 @@ pub(crate) fn place(
     Ok(balance(graph, candidates))
 }
 
-/// Key of the edge `upper -> lower` in the conflict set.
-fn key(upper: u32, lower: u32) -> u64 {
-    (u64::from(upper) << 32) | u64::from(lower)
+/// Edges that must not be aligned, each a flag at its place in `graph.up` (the upper node in
+/// the lower node's row): read for every node in each of the four passes, where a hash set of
+/// a 100k-node graph's edges missed the cache on every lookup. Parallel edges are one pair:
+/// a pair is marked at its first place, and asked for at every place.
+struct Conflicts<'g> {
+    up: &'g Csr,
+    marked: Vec<bool>,
+}
+
+impl<'g> Conflicts<'g> {
+    fn new(graph: &'g Layered) -> Self {
+        Conflicts {
+            up: &graph.up,
+            marked: vec![false; graph.up.len()],
+        }
+    }
+
+    fn mark(&mut self, upper: u32, lower: u32) {
+        if let Some(j) = self.up.row(lower).iter().position(|&u| u == upper) {
+            self.marked[self.up.start(lower) + j] = true;
+        }
+    }
+
+    fn contains(&self, upper: u32, lower: u32) -> bool {
+        let at = self.up.start(lower);
+        self.up
+            .row(lower)
+            .iter()
+            .enumerate()
+            .any(|(j, &u)| u == upper && self.marked[at + j])
+    }
 }
 
 /// The dummy above (or below) dummy `v` in its trunk, if any: its inner segment.
@@ -69,8 +96,8 @@ fn inner_neighbour(graph: &Layered, v: u32, above: bool) -> Option<u32> {
 /// Edges that must not be aligned: those crossing an inner segment (type 1 conflicts of the
 /// paper), and those meeting a trunk halfway, which would otherwise steal the trunk's
 /// alignment.
-fn conflicts(graph: &Layered, ord: &Order) -> HashSet<u64> {
-    let mut marked = HashSet::new();
+fn conflicts<'g>(graph: &'g Layered, ord: &Order) -> Conflicts<'g> {
+    let mut marked = Conflicts::new(graph);
     for l in 1..ord.layer_count() {
         let (upper, lower) = (ord.layer(l - 1), ord.layer(l));
         if upper.is_empty() {
@@ -88,7 +115,7 @@ fn conflicts(graph: &Layered, ord: &Order) -> HashSet<u64> {
                 for &u in graph.up.row(w) {
                     let k = ord.pos[u as usize];
                     if k < k0 || k > k1 {
-                        marked.insert(key(u, w));
+                        marked.mark(u, w);
                     }
                 }
                 scan += 1;
@@ -98,19 +125,21 @@ fn conflicts(graph: &Layered, ord: &Order) -> HashSet<u64> {
     }
     for v in graph.n_real as u32..graph.node_count() as u32 {
         if let Some(u) = inner_neighbour(graph, v, true) {
-            let joining = graph.up.row(v).iter().filter(|&&p| p != u);
-            marked.extend(joining.map(|&p| key(p, v)));
+            for &p in graph.up.row(v).iter().filter(|&&p| p != u) {
+                marked.mark(p, v);
+            }
         }
         if let Some(w) = inner_neighbour(graph, v, false) {
-            let leaving = graph.down.row(v).iter().filter(|&&c| c != w);
-            marked.extend(leaving.map(|&c| key(v, c)));
+            for &c in graph.down.row(v).iter().filter(|&&c| c != w) {
+                marked.mark(v, c);
+            }
         }
     }
     marked
 }
 
 /// Vertical alignment: the root (topmost node in scan order) of each node's block.
-fn align(graph: &Layered, ord: &Order, conflicts: &HashSet<u64>, dir: Direction) -> Vec<u32> {
+fn align(graph: &Layered, ord: &Order, conflicts: &Conflicts, dir: Direction) -> Vec<u32> {
     let n = graph.node_count();
     let mut root: Vec<u32> = (0..n as u32).collect();
     // `aligned[v]`: v already has its block successor in the scan direction.
@@ -148,9 +177,9 @@ fn align(graph: &Layered, ord: &Order, conflicts: &HashSet<u64>, dir: Direction)
                     break; // aligned with the first median already
                 }
                 let u = nbrs[m];
-                let edge = if dir.downward { key(u, v) } else { key(v, u) };
+                let (upper, lower) = if dir.downward { (u, v) } else { (v, u) };
                 let pu = i64::from(vpos(u));
-                if !aligned[u as usize] && !conflicts.contains(&edge) && r < pu {
+                if !aligned[u as usize] && r < pu && !conflicts.contains(upper, lower) {
                     aligned[u as usize] = true;
                     root[v as usize] = root[u as usize];
                     r = pu;
@@ -185,7 +214,7 @@ fn compact(
 ) -> Vec<f64> {
     let n = graph.node_count();
     // Block graph: root of the left block -> root of the right block, with the spacing.
-    let mut seps: Vec<(u32, u32, f64)> = Vec::new();
+    let mut seps: Vec<(u32, u32, f64)> = Vec::with_capacity(n);
     for l in 0..ord.layer_count() {
         let layer = ord.layer(l);
         for w in layer.windows(2) {

@@ -36,6 +36,19 @@ impl Csr {
         Csr { start, items }
     }
 
+    /// Where row `r` starts among all the items (an item's place is its row's start plus its
+    /// index in the row).
+    pub(crate) fn start(&self, r: u32) -> usize {
+        self.start
+            .get(r as usize)
+            .map_or(self.items.len(), |&a| a as usize)
+    }
+
+    /// All the rows' items.
+    pub(crate) fn len(&self) -> usize {
+        self.items.len()
+    }
+
     pub(crate) fn row(&self, r: u32) -> &[u32] {
         let r = r as usize;
         match (self.start.get(r), self.start.get(r + 1)) {
