@@ -52,6 +52,24 @@ pub enum Found {
 }
 
 impl App {
+    /// Starts the comparison `Nav::Compare` asked for, once its graph is loaded; forgets it
+    /// when another graph is on screen.
+    pub(super) fn poll_compare_after_load(&mut self) {
+        let Some((b, a)) = self.compare_after_load.clone() else {
+            return;
+        };
+        let Some(ph) = &self.phase else {
+            self.compare_after_load = None;
+            return;
+        };
+        if ph.current_path() != Some(b.as_path()) {
+            self.compare_after_load = None;
+        } else if ph.current_file().is_some() {
+            self.compare_after_load = None;
+            self.compare_with(Some(a));
+        }
+    }
+
     /// Compares the pass on screen with the graph file `a` (any pass, rank, run or the Dynamo
     /// graph) instead of the previous pass; `None` goes back to the previous pass.
     pub fn compare_with(&mut self, a: Option<PathBuf>) {

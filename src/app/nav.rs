@@ -80,6 +80,13 @@ pub enum Nav {
         graph: std::path::PathBuf,
         node: String,
     },
+    /// Show graph file `graph` side by side with graph file `with`, compared once `graph` is
+    /// loaded: what a view asks that pairs two graphs (a rank matrix cell with rank 0's).
+    /// Followed by the app, as `Go` is.
+    Compare {
+        graph: std::path::PathBuf,
+        with: std::path::PathBuf,
+    },
     /// Ask the user for a golden run to compare the open one with (`file`: msprobe's compare
     /// CSV or an archive, else a folder): the window's file dialog.
     PickGolden { file: bool },

@@ -3,24 +3,28 @@
 //! view keeps its viewport and folding), the rank matrix of each launch, a matrix cell opened
 //! side by side with rank 0, and the same capture of another rank for the timeline.
 
-use super::App;
+use super::part::{Cx, Feature};
 use super::timeline::TimelineState;
+use super::workspace::Workspace;
+use super::{App, Nav};
 use crate::analysis::ranks::{self, RankMatrix};
 use crate::model::index::{DebugIndex, Model, Run};
 use crate::model::launch::Launch;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+/// The Ranks feature: the rank matrix of every launch, built from the facts parsed so far.
 #[derive(Default)]
 pub struct RanksState {
-    /// The matrix of every launch, with what it was built from.
+    /// The matrices, with what they were built from.
     cache: Option<(CacheKey, Arc<Vec<RankMatrix>>)>,
-    /// A graph to compare the pass on screen with once it is loaded (a matrix cell was opened).
-    pending_compare: Option<(PathBuf, PathBuf)>,
 }
 
-/// What the matrices were built from: the open folder and how much of it was parsed.
-type CacheKey = (u64, u64, bool, usize);
+impl Feature for RanksState {}
+
+/// What the matrices were built from: how much of the open folder was parsed (the state is
+/// dropped when another folder opens).
+type CacheKey = (u64, bool, usize);
 
 /// The pass on screen among the ranks of its launch.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,21 +35,75 @@ pub struct RankPlace {
     pub ranks: Vec<u32>,
 }
 
+/// The launch and rank of graph file `path`, when its run is one rank of a launch.
+pub fn place(index: &DebugIndex, path: &Path) -> Option<RankPlace> {
+    let run = index.locate(path)?.run;
+    let (launch, rank) = index.launch_of(run)?;
+    Some(RankPlace {
+        launch: index
+            .launches
+            .iter()
+            .position(|l| std::ptr::eq(l, launch))?,
+        rank,
+        ranks: launch.rank_numbers(),
+    })
+}
+
+impl RanksState {
+    /// The rank matrix of every launch of `ws`, from the facts parsed so far (rebuilt when
+    /// more facts arrive or the index changes).
+    pub fn matrices(&mut self, ws: &Workspace) -> Arc<Vec<RankMatrix>> {
+        let key = (ws.facts_rev, ws.facts_done, ws.index.files_seen);
+        if let Some((k, m)) = &self.cache
+            && *k == key
+        {
+            return m.clone();
+        }
+        let m: Arc<Vec<RankMatrix>> = Arc::new(
+            ws.index
+                .launches
+                .iter()
+                .map(|l| ranks::matrix(&ws.index, l, &ws.facts))
+                .collect(),
+        );
+        self.cache = Some((key, m.clone()));
+        m
+    }
+
+    /// Opens row `row`'s graph of `rank` (launch `launch`) side by side with rank 0's (with the
+    /// first other rank that differs, or the next one, when `rank` is 0).
+    pub fn open_cell(&mut self, cx: &mut Cx, launch: usize, row: usize, rank: u32) {
+        let Some(ws) = cx.workspace else { return };
+        let matrices = self.matrices(ws);
+        let Some(m) = matrices.get(launch) else {
+            return;
+        };
+        let Some(r) = m.passes.get(row) else { return };
+        let path_of = |k: u32| m.column(k).and_then(|c| r.paths.get(c).cloned().flatten());
+        let Some(b) = path_of(rank) else { return };
+        let other = m.ranks.iter().copied().filter(|&k| k != rank);
+        let a_rank = if rank == m.ranks[0] {
+            let mut others: Vec<u32> = other.collect();
+            others.sort_by_key(|k| !r.differs_at(*k));
+            others.into_iter().find(|&k| path_of(k).is_some())
+        } else {
+            Some(m.ranks[0]).filter(|&k| path_of(k).is_some())
+        };
+        match a_rank.and_then(path_of) {
+            Some(a) => cx.nav.push(Nav::Compare { graph: b, with: a }),
+            None => cx.nav.push(Nav::Go {
+                graph: b,
+                node: None,
+            }),
+        }
+    }
+}
+
 impl App {
     /// The launch and rank of the graph on screen, when its run is one rank of a launch.
     pub fn rank_place(&self) -> Option<RankPlace> {
         let index = &self.workspace.as_ref()?.index;
-        let path = self.phase.as_ref()?.current_path()?;
-        let run = index.locate(path)?.run;
-        let (launch, rank) = index.launch_of(run)?;
-        Some(RankPlace {
-            launch: index
-                .launches
-                .iter()
-                .position(|l| std::ptr::eq(l, launch))?,
-            rank,
-            ranks: launch.rank_numbers(),
-        })
+        place(index, self.phase.as_ref()?.current_path()?)
     }
 
     /// Shows the same model, phase and pass of `rank`'s folder, keeping the selected node (by
@@ -86,73 +144,12 @@ impl App {
         true
     }
 
-    /// The rank matrix of every launch of the open folder, from the facts parsed so far
-    /// (rebuilt when more facts arrive or the index changes).
+    /// The rank matrix of every launch of the open folder (the Ranks feature's).
     pub fn rank_matrices(&mut self) -> Arc<Vec<RankMatrix>> {
-        let Some(ws) = &self.workspace else {
-            return Arc::default();
-        };
-        let key = (
-            self.generation,
-            ws.facts_rev,
-            ws.facts_done,
-            ws.index.files_seen,
-        );
-        if let Some((k, m)) = &self.ranks.cache
-            && *k == key
-        {
-            return m.clone();
-        }
-        let m: Arc<Vec<RankMatrix>> = Arc::new(
-            ws.index
-                .launches
-                .iter()
-                .map(|l| ranks::matrix(&ws.index, l, &ws.facts))
-                .collect(),
-        );
-        self.ranks.cache = Some((key, m.clone()));
-        m
-    }
-
-    /// Opens row `row`'s graph of `rank` (launch `launch`) side by side with rank 0's (with the
-    /// first other rank that differs, or the next one, when `rank` is 0).
-    pub fn open_rank_cell(&mut self, launch: usize, row: usize, rank: u32) {
-        let matrices = self.rank_matrices();
-        let Some(m) = matrices.get(launch) else {
-            return;
-        };
-        let Some(r) = m.passes.get(row) else { return };
-        let path_of = |k: u32| m.column(k).and_then(|c| r.paths.get(c).cloned().flatten());
-        let Some(b) = path_of(rank) else { return };
-        let other = m.ranks.iter().copied().filter(|&k| k != rank);
-        let a_rank = if rank == m.ranks[0] {
-            let mut others: Vec<u32> = other.collect();
-            others.sort_by_key(|k| !r.differs_at(*k));
-            others.into_iter().find(|&k| path_of(k).is_some())
-        } else {
-            Some(m.ranks[0]).filter(|&k| path_of(k).is_some())
-        };
-        self.select_graph(&b);
-        if let Some(a) = a_rank.and_then(path_of) {
-            self.ranks.pending_compare = Some((b, a));
-            self.poll_ranks();
-        }
-    }
-
-    /// Starts the comparison a matrix cell asked for, once its B graph is loaded.
-    pub(super) fn poll_ranks(&mut self) {
-        let Some((b, a)) = self.ranks.pending_compare.clone() else {
-            return;
-        };
-        let Some(ph) = &self.phase else {
-            self.ranks.pending_compare = None;
-            return;
-        };
-        if ph.current_path() != Some(b.as_path()) {
-            self.ranks.pending_compare = None;
-        } else if ph.current_file().is_some() {
-            self.ranks.pending_compare = None;
-            self.compare_with(Some(a));
+        let (state, cx) = self.part::<RanksState>();
+        match cx.workspace {
+            Some(ws) => state.matrices(ws),
+            None => Arc::default(),
         }
     }
 

@@ -33,7 +33,9 @@ pub struct App {
     pub(super) layouts: HashMap<PathBuf, (Arc<PhaseLayout>, usize)>,
     pub live: super::live::Live,
     pub run: super::run::RunState,
-    pub ranks: super::ranks::RanksState,
+    /// A graph to compare the pass on screen with once that pass is loaded (`Nav::Compare`):
+    /// (the pass, the graph it is compared with).
+    pub(super) compare_after_load: Option<(PathBuf, PathBuf)>,
     /// Requests between views (show a tab, reveal a node, …).
     pub nav: super::nav::NavQueue,
     /// The state of each feature that owns its own (`part`).
@@ -49,7 +51,7 @@ const MAX_RECENT: usize = 10;
 /// never come this way: they come through the jobs channel ([`Apply`]).
 const WANTS: &[fn(&mut App)] = &[
     App::land_passes,
-    App::poll_ranks,
+    App::poll_compare_after_load,
     App::want_msprobe_links,
     App::want_compiles,
     App::want_facts,
@@ -208,19 +210,29 @@ impl App {
         self.nav.phase_changed();
     }
 
-    /// Follows the tabs' requests to show a graph and a node ([`Nav::Go`](super::Nav::Go)), or
-    /// only to select it ([`Nav::Select`](super::Nav::Select)).
+    /// Follows the tabs' requests to show a graph and a node ([`Nav::Go`](super::Nav::Go)), only
+    /// to select it ([`Nav::Select`](super::Nav::Select)), or to show it compared with another
+    /// ([`Nav::Compare`](super::Nav::Compare)).
     pub fn follow_go(&mut self) {
-        while let Some((graph, node, show, traced)) = self.nav.take(|r| match r {
-            super::Nav::Go { graph, node } => Some((graph.clone(), node.clone(), true, false)),
+        while let Some((graph, node, show, traced, with)) = self.nav.take(|r| match r {
+            super::Nav::Go { graph, node } => {
+                Some((graph.clone(), node.clone(), true, false, None))
+            }
             super::Nav::GoTraced { graph, node } => {
-                Some((graph.clone(), Some(node.clone()), true, true))
+                Some((graph.clone(), Some(node.clone()), true, true, None))
             }
             super::Nav::Select { graph, node } => {
-                Some((graph.clone(), Some(node.clone()), false, false))
+                Some((graph.clone(), Some(node.clone()), false, false, None))
+            }
+            super::Nav::Compare { graph, with } => {
+                Some((graph.clone(), None, true, false, Some(with.clone())))
             }
             _ => None,
         }) {
+            if let Some(with) = with {
+                self.compare_after_load = Some((graph.clone(), with));
+                self.nav.push(super::Nav::SideBySide);
+            }
             let node = match node {
                 Some(n) if traced => Some(self.traced_name(&graph, n)),
                 n => n,

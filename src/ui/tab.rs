@@ -9,9 +9,8 @@ use std::any::Any;
 
 /// One view of the centre of the window. A view of one feature implements [`FeatureTab`]
 /// instead, and gets only that feature's state and a narrow context; this one, with the whole
-/// app, is for the views of the app's own state: the graph (the phase on screen), the run (it
-/// opens the tree it writes) and the ranks (they replace the graph on screen with another
-/// rank's).
+/// app, is for the views of the app's own state: the graph (the phase on screen) and the run
+/// (it opens the tree it writes).
 pub trait Tab: Any {
     /// Its id, as navigation requests name it (`Nav::ShowTab(TabId::RANKS)`).
     fn id(&self) -> TabId;

@@ -3,7 +3,8 @@
 //! in the diff colour when it differs from the majority's. A click opens the cell's graph side
 //! by side with rank 0's.
 
-use crate::app::{App, Nav};
+use crate::app::part::Cx;
+use crate::app::ranks::{self, RanksState};
 use crate::ui::palette::{CHANGED, REMOVED};
 use egui::RichText;
 
@@ -14,7 +15,9 @@ pub struct RanksViewState {
 }
 
 /// The Ranks tab.
-impl crate::ui::tab::Tab for RanksViewState {
+impl crate::ui::tab::FeatureTab for RanksViewState {
+    type Feature = RanksState;
+
     fn id(&self) -> crate::app::TabId {
         crate::app::TabId::RANKS
     }
@@ -23,13 +26,16 @@ impl crate::ui::tab::Tab for RanksViewState {
         "Ranks"
     }
 
-    fn ui(&mut self, app: &mut App, _: &mut crate::ui::ViewState, ui: &mut egui::Ui) {
-        show(app, self, ui);
+    fn show(&mut self, ranks: &mut RanksState, cx: &mut Cx, ui: &mut egui::Ui) {
+        show(ranks, cx, self, ui);
     }
 }
 
-fn show(app: &mut App, state: &mut RanksViewState, ui: &mut egui::Ui) {
-    let matrices = app.rank_matrices();
+fn show(ranks: &mut RanksState, cx: &mut Cx, state: &mut RanksViewState, ui: &mut egui::Ui) {
+    let matrices = cx
+        .workspace
+        .map(|ws| ranks.matrices(ws))
+        .unwrap_or_default();
     if matrices.is_empty() {
         ui.weak(
             "No launch of several ranks here: ranks are run_…-rank_R folders of one folder \
@@ -37,7 +43,11 @@ fn show(app: &mut App, state: &mut RanksViewState, ui: &mut egui::Ui) {
         );
         return;
     }
-    if let Some(place) = app.rank_place()
+    let place = cx
+        .workspace
+        .zip(cx.selection.pass)
+        .and_then(|(ws, pass)| ranks::place(&ws.index, pass));
+    if let Some(place) = place
         && matrices.len() > 1
         && ui.button("Show the launch on screen").clicked()
     {
@@ -126,8 +136,6 @@ fn show(app: &mut App, state: &mut RanksViewState, ui: &mut egui::Ui) {
             });
     });
     if let Some((row, rank)) = open {
-        app.open_rank_cell(li, row, rank);
-        app.nav.push(Nav::SideBySide);
-        app.nav.push(Nav::ShowTab(crate::app::TabId::GRAPH));
+        ranks.open_cell(cx, li, row, rank);
     }
 }
