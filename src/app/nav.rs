@@ -87,6 +87,9 @@ pub enum Nav {
         graph: std::path::PathBuf,
         with: std::path::PathBuf,
     },
+    /// Open the tree at this path (a folder a run wrote), in place of the one open. Followed by
+    /// the app, as `Go` is.
+    Open(std::path::PathBuf),
     /// Ask the user for a golden run to compare the open one with (`file`: msprobe's compare
     /// CSV or an archive, else a folder): the window's file dialog.
     PickGolden { file: bool },

@@ -121,12 +121,30 @@ impl<'a> Cx<'a> {
             })
         });
     }
+
+    /// Where work that is not a job sends feature `T`'s messages (a process's watcher thread
+    /// reporting each line it prints).
+    pub fn outbox<T: Feature>(&self) -> PartOutbox<T> {
+        PartOutbox {
+            out: self.jobs.outbox(),
+            _part: PhantomData,
+        }
+    }
 }
 
 /// Where a feature's job sends its messages.
 pub struct PartOutbox<T> {
     out: Outbox<App>,
     _part: PhantomData<fn(T)>,
+}
+
+impl<T> Clone for PartOutbox<T> {
+    fn clone(&self) -> Self {
+        PartOutbox {
+            out: self.out.clone(),
+            _part: PhantomData,
+        }
+    }
 }
 
 impl<T: Feature> PartOutbox<T> {

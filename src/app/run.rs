@@ -2,6 +2,8 @@
 //! runs, and what the machine offers (interpreters, their packages, NPUs).
 
 use super::App;
+use super::jobs::Apply;
+use super::part::{Cx, Feature};
 use crate::runner::npu::{self, NpuStatus};
 /// The runner's vocabulary the Run panel names: `ui` reaches the runner only through `app`.
 pub use crate::runner::process::{Exit, Stream};
@@ -106,22 +108,21 @@ pub enum RunMsg {
     },
 }
 
-impl super::jobs::Apply<App> for RunMsg {
+impl Apply<RunState> for RunMsg {
     /// What the machine has is never stale.
-    fn is_current(&self, _: &App) -> bool {
+    fn is_current(&self, _: &RunState) -> bool {
         true
     }
 
-    fn apply(self, app: &mut App) {
+    fn apply(self, run: &mut RunState) {
         match self {
             RunMsg::Found { interpreters, npu } => {
-                app.run.env.interpreters = interpreters;
-                app.run.env.npu = Some(npu);
-                app.run.env.probing = false;
-                app.probe_python();
+                run.env.interpreters = interpreters;
+                run.env.npu = Some(npu);
+                run.env.probing = false;
             }
             RunMsg::Probed { python, result } => {
-                app.run.env.packages = Some((python, result));
+                run.env.packages = Some((python, result));
             }
         }
     }
@@ -134,18 +135,13 @@ pub struct RunEventMsg {
     event: RunEvent,
 }
 
-/// A run's message is current while its run is the current one.
-fn is_current_run(app: &App, serial: u64) -> bool {
-    app.run.current.as_ref().is_some_and(|r| r.serial == serial)
-}
-
-impl super::jobs::Apply<App> for RunEventMsg {
-    fn is_current(&self, app: &App) -> bool {
-        is_current_run(app, self.serial)
+impl Apply<RunState> for RunEventMsg {
+    fn is_current(&self, state: &RunState) -> bool {
+        state.is_current_run(self.serial)
     }
 
-    fn apply(self, app: &mut App) {
-        let Some(run) = &mut app.run.current else {
+    fn apply(self, state: &mut RunState) {
+        let Some(run) = &mut state.current else {
             return;
         };
         match self.event {
@@ -161,17 +157,17 @@ impl super::jobs::Apply<App> for RunEventMsg {
             RunEvent::RunFolder(p) => {
                 let first = run.folders.is_empty();
                 run.folders.push(p.clone());
-                if first && app.run.open_folders {
-                    app.open(&p);
+                if first && state.open_folders {
+                    state.to_open = Some(p);
                 }
             }
             RunEvent::Exited { exit, elapsed } => {
                 run.exit = Some((exit, elapsed));
-                app.finish_run();
+                state.finish_run();
             }
             RunEvent::Failed(e) => {
                 run.failed = Some(e);
-                app.finish_run();
+                state.finish_run();
             }
         }
     }
@@ -188,6 +184,10 @@ pub struct RunState {
     serial: u64,
     /// Why the last Run could not start.
     pub error: Option<String>,
+    /// The run folder to open, as soon as the app next looks ([`want`]).
+    to_open: Option<PathBuf>,
+    /// The AscendC autotune evidence the last run printed, for the Autotune view ([`want`]).
+    autotune_evidence: Option<String>,
 }
 
 impl Default for RunState {
@@ -203,94 +203,116 @@ impl Default for RunState {
             open_folders: true,
             error: None,
             serial: 0,
+            to_open: None,
+            autotune_evidence: None,
         }
     }
 }
 
-impl App {
-    /// Looks for interpreters and NPUs (in the background: `npu-smi` can be slow).
-    pub fn detect_environment(&mut self) {
-        if self.run.env.probing {
+/// The form, the history and the run outlive the tree: a run opens the tree it writes.
+impl Feature for RunState {
+    const OF_THE_TREE: bool = false;
+}
+
+/// What a run hands to the rest of the app once its messages are in: the first run folder it
+/// wrote is opened, and the autotune evidence it printed goes to the Autotune view.
+pub(super) fn want(app: &mut App) {
+    let (Some(run), _) = app.part_if_used::<RunState>() else {
+        return;
+    };
+    let (open, evidence) = (run.to_open.take(), run.autotune_evidence.take());
+    if let Some(text) = evidence {
+        let (state, cx) = app.part::<super::autotune::AutotuneState>();
+        state.paste_log(&cx, &text);
+    }
+    if let Some(folder) = open {
+        app.open(&folder);
+    }
+}
+
+impl RunState {
+    /// Looks for interpreters and NPUs, then probes the packages of the interpreter the form
+    /// would use (in the background: `npu-smi` and a Python start can be slow).
+    pub fn detect_environment(&mut self, cx: &Cx) {
+        if self.env.probing {
             return;
         }
-        self.run.env.probing = true;
-        self.jobs.spawn(|out| {
+        self.env.probing = true;
+        let python = self.form.python.clone();
+        cx.spawn::<RunState>(move |out| {
             let interpreters = python::candidates();
             let npu = npu::detect();
             out.send(RunMsg::Found { interpreters, npu });
-        });
-    }
-
-    /// Probes the packages of the interpreter the form would use.
-    pub fn probe_python(&mut self) {
-        let Ok(py) = python::resolve(self.run.form.python.as_deref()) else {
-            return;
-        };
-        self.jobs.spawn(move |out| {
-            let result = python::probe(&py);
-            out.send(RunMsg::Probed { python: py, result });
+            if let Ok(py) = python::resolve(python.as_deref()) {
+                let result = python::probe(&py);
+                out.send(RunMsg::Probed { python: py, result });
+            }
         });
     }
 
     /// Starts the form's run. A run still going is stopped first.
-    pub fn start_run(&mut self) {
-        self.run.error = None;
-        let spec = self.run.form.clone();
-        if let Err(e) = self.start_spec(spec) {
-            self.run.error = Some(e);
+    pub fn start_run(&mut self, cx: &Cx) {
+        self.error = None;
+        let spec = self.form.clone();
+        if let Err(e) = self.start_spec(cx, spec) {
+            self.error = Some(e);
         }
     }
 
-    fn start_spec(&mut self, mut spec: RunSpec) -> Result<(), String> {
+    fn start_spec(&mut self, cx: &Cx, mut spec: RunSpec) -> Result<(), String> {
         // `ssh://host/…` typed in the form: the run is on that server.
         spec.script = crate::sources::remote::resolve(&spec.script).map_err(|e| e.to_string())?;
         if super::remote_run::host_of(&spec).is_some() {
-            return self.start_remote(spec);
+            self.start_remote(cx, spec);
+            return Ok(());
         }
         let (_, launch) = spec.prepare()?;
         let serial = self.next_run();
-        let out = self.jobs.outbox();
+        let out = cx.outbox::<RunState>();
         let handle = RunHandle::start(&launch, move |event| {
             out.send(RunEventMsg { serial, event })
         });
-        self.run.current = Some(ActiveRun::new(spec, Control::Local(handle), serial));
+        self.current = Some(ActiveRun::new(spec, Control::Local(handle), serial));
         Ok(())
     }
 
     /// Starts `spec` on its server: connecting is a job, the run's events come back through
     /// the jobs channel as a local run's do.
-    fn start_remote(&mut self, spec: RunSpec) -> Result<(), String> {
+    fn start_remote(&mut self, cx: &Cx, spec: RunSpec) {
         let serial = self.next_run();
-        let out = self.jobs.outbox();
         let job_spec = spec.clone();
-        self.jobs.spawn(move |done| {
+        cx.spawn::<RunState>(move |out| {
             let events = out.clone();
             let started = super::remote_run::start(&job_spec, move |event| {
                 events.send(RunEventMsg { serial, event })
             });
             match started {
-                Ok(run) => done.send(RemoteStarted { serial, run }),
+                Ok(run) => out.send(RemoteStarted { serial, run }),
                 Err(e) => out.send(RunEventMsg {
                     serial,
                     event: RunEvent::Failed(e),
                 }),
             }
         });
-        self.run.current = Some(ActiveRun::new(spec, Control::Connecting, serial));
-        Ok(())
+        self.current = Some(ActiveRun::new(spec, Control::Connecting, serial));
     }
 
     /// Ends the run before (stopped, recorded in the history) and numbers the next one.
     fn next_run(&mut self) -> u64 {
         self.stop_run();
         self.finish_run();
-        self.run.serial += 1;
-        self.run.serial
+        self.serial += 1;
+        self.serial
+    }
+
+    /// A run's message is current while its run is the current one.
+    fn is_current_run(&self, serial: u64) -> bool {
+        self.current.as_ref().is_some_and(|r| r.serial == serial)
     }
 
     /// Stops the run in progress (its whole process group).
     pub fn stop_run(&mut self) {
-        match self.run.current.as_ref().and_then(|r| r.handle.as_ref()) {
+        match self.current.as_ref().and_then(|r| r.handle.as_ref()) {
             Some(Control::Local(h)) => h.stop(Duration::from_millis(500)),
             Some(Control::Remote(r)) => r.stop(),
             Some(Control::Connecting) | None => {}
@@ -298,20 +320,20 @@ impl App {
     }
 
     /// Runs past run `i` again with its settings (they become the form's).
-    pub fn rerun(&mut self, i: usize) {
-        if let Some(p) = self.run.history.get(i) {
-            self.run.form = p.spec.clone();
-            self.start_run();
+    pub fn rerun(&mut self, cx: &Cx, i: usize) {
+        if let Some(p) = self.history.get(i) {
+            self.form = p.spec.clone();
+            self.start_run(cx);
         }
     }
 
-    pub fn run_busy(&self) -> bool {
-        self.run.current.as_ref().is_some_and(ActiveRun::running)
+    pub fn busy(&self) -> bool {
+        self.current.as_ref().is_some_and(ActiveRun::running)
     }
 
     /// Records the current run in the history once it has ended.
     fn finish_run(&mut self) {
-        let Some(run) = &mut self.run.current else {
+        let Some(run) = &mut self.current else {
             return;
         };
         if run.running() || run.handle.is_none() {
@@ -325,7 +347,9 @@ impl App {
             .map(|l| l.text.as_str())
             .filter(|t| t.contains("inductor_asc") || t.contains("Timing ="))
             .collect();
-        let autotune = (!autotune.is_empty()).then(|| autotune.join("\n"));
+        if !autotune.is_empty() {
+            self.autotune_evidence = Some(autotune.join("\n"));
+        }
         let outcome = match (&run.exit, &run.failed) {
             (_, Some(e)) => e.clone(),
             (Some((exit, _)), _) => exit.to_string(),
@@ -334,7 +358,7 @@ impl App {
         let started_at = SystemTime::now()
             .checked_sub(run.elapsed())
             .unwrap_or_else(SystemTime::now);
-        self.run.history.insert(
+        self.history.insert(
             0,
             PastRun {
                 spec: run.spec.clone(),
@@ -344,11 +368,7 @@ impl App {
                 folders: run.folders.clone(),
             },
         );
-        self.run.history.truncate(PAST_RUNS);
-        if let Some(text) = autotune {
-            let (state, cx) = self.part::<super::autotune::AutotuneState>();
-            state.paste_log(&cx, &text);
-        }
+        self.history.truncate(PAST_RUNS);
     }
 }
 
@@ -359,14 +379,14 @@ struct RemoteStarted {
     run: super::remote_run::RemoteRun,
 }
 
-impl super::jobs::Apply<App> for RemoteStarted {
-    fn is_current(&self, app: &App) -> bool {
-        is_current_run(app, self.serial)
+impl Apply<RunState> for RemoteStarted {
+    fn is_current(&self, state: &RunState) -> bool {
+        state.is_current_run(self.serial)
     }
 
-    fn apply(self, app: &mut App) {
+    fn apply(self, state: &mut RunState) {
         let run = self.run;
-        if let Some(cur) = app.run.current.as_mut() {
+        if let Some(cur) = state.current.as_mut() {
             let stopped = !cur.running();
             cur.handle = Some(Control::Remote(run));
             if stopped {

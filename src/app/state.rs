@@ -32,7 +32,6 @@ pub struct App {
     /// phase is instant.
     pub(super) layouts: HashMap<PathBuf, (Arc<PhaseLayout>, usize)>,
     pub live: super::live::Live,
-    pub run: super::run::RunState,
     /// A graph to compare the pass on screen with once that pass is loaded (`Nav::Compare`):
     /// (the pass, the graph it is compared with).
     pub(super) compare_after_load: Option<(PathBuf, PathBuf)>,
@@ -58,6 +57,7 @@ const WANTS: &[fn(&mut App)] = &[
     super::accuracy::want_stages,
     super::accuracy::want_golden_after_open,
     super::problems::want,
+    super::run::want,
 ];
 
 impl App {
@@ -212,8 +212,15 @@ impl App {
 
     /// Follows the tabs' requests to show a graph and a node ([`Nav::Go`](super::Nav::Go)), only
     /// to select it ([`Nav::Select`](super::Nav::Select)), or to show it compared with another
-    /// ([`Nav::Compare`](super::Nav::Compare)).
+    /// ([`Nav::Compare`](super::Nav::Compare)); first, to open another tree
+    /// ([`Nav::Open`](super::Nav::Open)), as what follows may be in it.
     pub fn follow_go(&mut self) {
+        while let Some(tree) = self.nav.take(|r| match r {
+            super::Nav::Open(tree) => Some(tree.clone()),
+            _ => None,
+        }) {
+            self.open(&tree);
+        }
         while let Some((graph, node, show, traced, with)) = self.nav.take(|r| match r {
             super::Nav::Go { graph, node } => {
                 Some((graph.clone(), node.clone(), true, false, None))

@@ -395,7 +395,8 @@ pub fn run_native(path: Option<PathBuf>, golden: Option<PathBuf>) -> Result<()> 
             }
             fx.launch(&path, golden.as_deref());
             // NPUs and interpreters for the status bar and the Run panel.
-            fx.app.detect_environment();
+            let (run, cx) = fx.app.part::<crate::app::run::RunState>();
+            run.detect_environment(&cx);
             Ok(Box::new(fx))
         }),
     )

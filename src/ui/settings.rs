@@ -4,6 +4,7 @@
 //! Settings from an older fxray that no longer parse are dropped, never fatal.
 
 use super::Fxray;
+use crate::app::run::RunState;
 use std::path::PathBuf;
 
 const RECENT_KEY: &str = "fxray.recent";
@@ -26,11 +27,10 @@ impl Fxray {
             }
         };
         put(RECENT_KEY, serde_json::to_string(&recent));
-        put(RUN_FORM_KEY, serde_json::to_string(&self.app.run.form));
-        put(
-            RUN_HISTORY_KEY,
-            serde_json::to_string(&self.app.run.history),
-        );
+        if let Some(run) = self.app.peek::<RunState>() {
+            put(RUN_FORM_KEY, serde_json::to_string(&run.form));
+            put(RUN_HISTORY_KEY, serde_json::to_string(&run.history));
+        }
         if let Some(t) = self.view.theme {
             put(THEME_KEY, serde_json::to_string(&t));
         }
@@ -46,12 +46,12 @@ impl Fxray {
         if let Some(f) = storage.get_string(RUN_FORM_KEY)
             && let Ok(form) = serde_json::from_str(&f)
         {
-            self.app.run.form = form;
+            self.app.part::<RunState>().0.form = form;
         }
         if let Some(h) = storage.get_string(RUN_HISTORY_KEY)
             && let Ok(history) = serde_json::from_str(&h)
         {
-            self.app.run.history = history;
+            self.app.part::<RunState>().0.history = history;
         }
         if let Some(t) = storage.get_string(THEME_KEY)
             && let Ok(t) = serde_json::from_str::<egui::Theme>(&t)

@@ -7,7 +7,8 @@ pub fn show(app: &mut App, tabs: &super::tabs::Tabs, ui: &mut egui::Ui) {
     // The right-hand figures are laid out first and the left side gets what is left, so a long
     // path is shortened (in the middle, keeping its root and its last folders) instead of being
     // drawn over them.
-    let npu = app.run.env.npu.as_ref().map(|npu| {
+    let run = app.peek::<crate::app::run::RunState>();
+    let npu = run.and_then(|r| r.env.npu.as_ref()).map(|npu| {
         let text = if npu.devices.is_empty() {
             "no NPU".to_string()
         } else {

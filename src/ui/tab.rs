@@ -9,8 +9,7 @@ use std::any::Any;
 
 /// One view of the centre of the window. A view of one feature implements [`FeatureTab`]
 /// instead, and gets only that feature's state and a narrow context; this one, with the whole
-/// app, is for the views of the app's own state: the graph (the phase on screen) and the run
-/// (it opens the tree it writes).
+/// app, is for the view of the app's own state: the graph (the phase on screen).
 pub trait Tab: Any {
     /// Its id, as navigation requests name it (`Nav::ShowTab(TabId::RANKS)`).
     fn id(&self) -> TabId;

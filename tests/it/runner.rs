@@ -2,6 +2,7 @@
 //! Stop are reported, arguments reach the script unchanged; NPU detection on captured
 //! `npu-smi info` output and on this machine (no NPU).
 
+use fxray::app::run::RunState;
 use fxray::runner::npu::{from_dev, parse_npu_smi};
 use fxray::runner::process::{Exit, RunEvent, RunHandle, Stream};
 use fxray::runner::spec::RunSpec;
@@ -322,16 +323,21 @@ fn device_files_are_the_fallback_and_no_npu_is_said_plainly() {
 fn autotune_lines_a_run_prints_reach_the_autotune_view() {
     let dir = tempfile::tempdir().expect("temp");
     let mut app = fxray::app::App::new();
-    app.run.form = RunSpec {
+    let (run, cx) = app.part::<RunState>();
+    run.form = RunSpec {
         script: data("runner/prints_autotune.py"),
         cwd: Some(dir.path().to_path_buf()),
         nproc: 1,
         ..RunSpec::default()
     };
-    app.start_run();
+    run.start_run(&cx);
     let t = Instant::now();
-    while app.run.current.as_ref().is_none_or(|r| r.running()) {
-        assert!(t.elapsed() < Duration::from_secs(30), "{:?}", app.run.error);
+    loop {
+        let run = app.peek::<RunState>().expect("the run's state");
+        if run.current.as_ref().is_some_and(|r| !r.running()) {
+            break;
+        }
+        assert!(t.elapsed() < Duration::from_secs(30), "{:?}", run.error);
         app.poll();
         std::thread::sleep(Duration::from_millis(10));
     }

@@ -7,6 +7,10 @@ use egui_kittest::kittest::Queryable;
 use fxray::app::App;
 use std::time::{Duration, Instant};
 
+fn run_of(app: &App) -> &fxray::app::run::RunState {
+    app.peek().expect("the Run panel made the run's state")
+}
+
 #[test]
 fn fill_the_form_run_see_the_output_and_the_run_folder_open() {
     let work = tempfile::tempdir().expect("temp");
@@ -28,7 +32,7 @@ fn fill_the_form_run_see_the_output_and_the_run_folder_open() {
             .type_text(&text);
         h.run_steps(1);
     }
-    let form = h.state().app.run.form.clone();
+    let form = run_of(&h.state().app).form.clone();
     assert_eq!(form.script, script);
     assert_eq!(form.args, ["--steps", "3", "two words"]);
 
@@ -38,7 +42,7 @@ fn fill_the_form_run_see_the_output_and_the_run_folder_open() {
         std::thread::sleep(Duration::from_millis(20));
         h.run_steps(1);
         let app = &h.state().app;
-        let done = app.run.current.as_ref().is_some_and(|r| !r.running());
+        let done = run_of(app).current.as_ref().is_some_and(|r| !r.running());
         let opened = app
             .workspace
             .as_ref()
@@ -69,8 +73,8 @@ fn fill_the_form_run_see_the_output_and_the_run_folder_open() {
             .starts_with(work.path().join("torch_compile_debug"))
     );
     assert_eq!(ws.index.runs[0].models[0].phases[0].passes.len(), 2);
-    assert_eq!(app.run.history.len(), 1);
-    assert_eq!(app.run.history[0].outcome, "exit code 0");
+    assert_eq!(run_of(app).history.len(), 1);
+    assert_eq!(run_of(app).history[0].outcome, "exit code 0");
     h.get_by_label("Run again");
     shoot(&mut h, "run_panel");
 }

@@ -1,8 +1,9 @@
 //! The Run panel: the form that defines a compile run, Run/Stop, the live console, and past
 //! runs. Text fields edit buffers here; the app's `RunSpec` is rebuilt from them.
 
-use crate::app::App;
-use crate::app::run::{Backend, Mode, RunSpec, Stream, parse_env};
+use crate::app::Nav;
+use crate::app::part::Cx;
+use crate::app::run::{Backend, Mode, RunSpec, RunState, Stream, parse_env};
 use std::path::PathBuf;
 
 #[derive(Default)]
@@ -20,13 +21,13 @@ pub struct RunPanelState {
     asked_environment: bool,
 }
 
-pub fn show(app: &mut App, state: &mut RunPanelState, ui: &mut egui::Ui) {
+fn show(run: &mut RunState, cx: &mut Cx, state: &mut RunPanelState, ui: &mut egui::Ui) {
     if !state.asked_environment {
         state.asked_environment = true;
-        app.detect_environment();
+        run.detect_environment(cx);
     }
-    if state.synced.as_ref() != Some(&app.run.form) {
-        fill_buffers(state, &app.run.form);
+    if state.synced.as_ref() != Some(&run.form) {
+        fill_buffers(state, &run.form);
     }
     egui::Panel::left("run_form")
         .resizable(true)
@@ -35,12 +36,12 @@ pub fn show(app: &mut App, state: &mut RunPanelState, ui: &mut egui::Ui) {
             egui::ScrollArea::vertical()
                 .id_salt("run_form_scroll")
                 .show(ui, |ui| {
-                    form(app, state, ui);
+                    form(run, cx, state, ui);
                     ui.separator();
-                    past_runs(app, ui);
+                    past_runs(run, cx, ui);
                 });
         });
-    console(app, state, ui);
+    console(run, state, ui);
 }
 
 fn fill_buffers(state: &mut RunPanelState, spec: &RunSpec) {
@@ -63,17 +64,12 @@ fn fill_buffers(state: &mut RunPanelState, spec: &RunSpec) {
     state.synced = Some(spec.clone());
 }
 
-/// The form; returns nothing: edits go straight into `app.run.form`.
-fn form(app: &mut App, state: &mut RunPanelState, ui: &mut egui::Ui) {
+/// The form; returns nothing: edits go straight into `run.form`.
+fn form(run: &mut RunState, cx: &mut Cx, state: &mut RunPanelState, ui: &mut egui::Ui) {
     ui.heading("Run a compile");
-    let no_npu = app
-        .run
-        .env
-        .npu
-        .as_ref()
-        .is_some_and(|n| n.devices.is_empty());
+    let no_npu = run.env.npu.as_ref().is_some_and(|n| n.devices.is_empty());
     let mut problems: Vec<String> = Vec::new();
-    let mut spec = app.run.form.clone();
+    let mut spec = run.form.clone();
     egui::Grid::new("run_form_grid")
         .num_columns(2)
         .spacing([8.0, 6.0])
@@ -106,7 +102,7 @@ fn form(app: &mut App, state: &mut RunPanelState, ui: &mut egui::Ui) {
                 egui::ComboBox::from_id_salt("python_pick")
                     .selected_text("found")
                     .show_ui(ui, |ui| {
-                        for i in &app.run.env.interpreters {
+                        for i in &run.env.interpreters {
                             let label = format!("{} ({})", i.path.display(), i.origin);
                             if ui.selectable_label(false, label).clicked() {
                                 state.python = i.path.display().to_string();
@@ -117,7 +113,7 @@ fn form(app: &mut App, state: &mut RunPanelState, ui: &mut egui::Ui) {
             ui.end_row();
 
             ui.label("");
-            match &app.run.env.packages {
+            match &run.env.packages {
                 Some((py, Ok(p))) => {
                     ui.weak(format!(
                         "{}: Python {} · torch {} · torch_npu {} · npugraph_ex {}",
@@ -268,32 +264,29 @@ fn form(app: &mut App, state: &mut RunPanelState, ui: &mut egui::Ui) {
             spec.backend.as_str()
         ));
     }
-    if spec != app.run.form {
-        app.run.form = spec;
-        state.synced = Some(app.run.form.clone());
+    if spec != run.form {
+        run.form = spec;
+        state.synced = Some(run.form.clone());
     }
 
     ui.add_space(6.0);
-    ui.checkbox(
-        &mut app.run.open_folders,
-        "Open the run folder when it appears",
-    );
+    ui.checkbox(&mut run.open_folders, "Open the run folder when it appears");
     ui.horizontal(|ui| {
-        let running = app.run_busy();
+        let running = run.busy();
         let can_run = !running && problems.is_empty() && !state.script.trim().is_empty();
         if ui
             .add_enabled(can_run, egui::Button::new("▶ Run"))
             .clicked()
         {
-            app.start_run();
+            run.start_run(cx);
         }
         if ui
             .add_enabled(running, egui::Button::new("■ Stop"))
             .clicked()
         {
-            app.stop_run();
+            run.stop_run();
         }
-        if let Some(run) = &app.run.current {
+        if let Some(run) = &run.current {
             let secs = run.elapsed().as_secs_f64();
             match (&run.exit, &run.failed) {
                 (_, Some(e)) => {
@@ -322,24 +315,24 @@ fn form(app: &mut App, state: &mut RunPanelState, ui: &mut egui::Ui) {
             }
         }
     });
-    for p in problems.iter().chain(app.run.error.iter()) {
+    for p in problems.iter().chain(run.error.iter()) {
         ui.colored_label(ui.visuals().warn_fg_color, p);
     }
-    if let Some(npu) = &app.run.env.npu {
+    if let Some(npu) = &run.env.npu {
         ui.weak(npu.summary());
     }
-    if let Some(run) = &app.run.current
-        && !run.folders.is_empty()
+    if let Some(current) = &run.current
+        && !current.folders.is_empty()
     {
         let mut open = None;
         ui.label("Run folders:");
-        for f in &run.folders {
+        for f in &current.folders {
             if ui.link(f.display().to_string()).clicked() {
                 open = Some(f.clone());
             }
         }
         if let Some(f) = open {
-            app.open(&f);
+            cx.nav.push(Nav::Open(f));
         }
     }
 }
@@ -354,15 +347,15 @@ fn backend_label(b: Backend) -> &'static str {
     }
 }
 
-fn past_runs(app: &mut App, ui: &mut egui::Ui) {
+fn past_runs(run: &mut RunState, cx: &mut Cx, ui: &mut egui::Ui) {
     ui.heading("Past runs");
-    if app.run.history.is_empty() {
+    if run.history.is_empty() {
         ui.weak("none yet");
         return;
     }
     let mut rerun = None;
     let mut open = None;
-    for (i, p) in app.run.history.iter().enumerate() {
+    for (i, p) in run.history.iter().enumerate() {
         ui.horizontal(|ui| {
             let name = p
                 .spec
@@ -391,15 +384,15 @@ fn past_runs(app: &mut App, ui: &mut egui::Ui) {
         });
     }
     if let Some(i) = rerun {
-        app.rerun(i);
+        run.rerun(cx, i);
     }
     if let Some(f) = open {
-        app.open(&f);
+        cx.nav.push(Nav::Open(f));
     }
 }
 
-fn console(app: &App, state: &mut RunPanelState, ui: &mut egui::Ui) {
-    let Some(run) = &app.run.current else {
+fn console(run: &RunState, state: &mut RunPanelState, ui: &mut egui::Ui) {
+    let Some(run) = &run.current else {
         ui.weak("Output of the run shows here.");
         return;
     };
@@ -443,7 +436,9 @@ fn console(app: &App, state: &mut RunPanelState, ui: &mut egui::Ui) {
 }
 
 /// The Run tab: launch a compile and follow its console.
-impl crate::ui::tab::Tab for RunPanelState {
+impl crate::ui::tab::FeatureTab for RunPanelState {
+    type Feature = RunState;
+
     fn id(&self) -> crate::app::TabId {
         crate::app::TabId::RUN
     }
@@ -452,7 +447,7 @@ impl crate::ui::tab::Tab for RunPanelState {
         "Run"
     }
 
-    fn ui(&mut self, app: &mut App, _: &mut crate::ui::ViewState, ui: &mut egui::Ui) {
-        show(app, self, ui);
+    fn show(&mut self, run: &mut RunState, cx: &mut Cx, ui: &mut egui::Ui) {
+        show(run, cx, self, ui);
     }
 }
