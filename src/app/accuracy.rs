@@ -3,6 +3,7 @@
 //! own `compare_result_*.csv`; the compare runs in a job (`pipeline::compare`) and its result
 //! colours the graph, fills the Accuracy tab and the inspector, and names the first divergence.
 
+use super::bisect::{BisectLine, BisectMsg};
 use super::jobs::Apply;
 use super::part::{Cx, Feature};
 use super::stages::StagesMsg;
@@ -32,6 +33,8 @@ pub struct AccuracyState {
     progress: Arc<Progress>,
     /// The open run's original stage against its optimized one, when it holds both dumps.
     pub stages: super::stages::StagesState,
+    /// Every pass of the open run replayed on its inputs: the one pass that broke it.
+    pub bisect: super::bisect::BisectState,
 }
 
 /// The golden is the user's choice: it stays attached when another tree opens (that tree is
@@ -124,6 +127,26 @@ impl Apply<AccuracyState> for StagesMsg {
 
     fn apply(self, a: &mut AccuracyState) {
         a.stages.apply(self);
+    }
+}
+
+impl Apply<AccuracyState> for BisectLine {
+    fn is_current(&self, a: &AccuracyState) -> bool {
+        a.bisect.is_current_line(self)
+    }
+
+    fn apply(self, a: &mut AccuracyState) {
+        a.bisect.apply_line(self);
+    }
+}
+
+impl Apply<AccuracyState> for BisectMsg {
+    fn is_current(&self, a: &AccuracyState) -> bool {
+        a.bisect.is_current(self)
+    }
+
+    fn apply(self, a: &mut AccuracyState) {
+        a.bisect.apply(self);
     }
 }
 
@@ -263,12 +286,31 @@ impl AccuracyState {
         Some(d.why.clone())
     }
 
+    /// Replays every pass of the open run on its inputs and names the one that broke the
+    /// numbers (`fxray bisect`); calls off a bisect under way.
+    pub fn find_the_pass(&mut self, cx: &mut Cx) {
+        let Some(ws) = cx.workspace else {
+            cx.error("open a run first, then find the pass that broke it");
+            return;
+        };
+        let work = self.bisect.start(ws.index.root.clone());
+        cx.spawn::<AccuracyState>(move |out| {
+            let msg = work(&|line| out.send(line));
+            let (said, request) = (msg.said(), msg.request);
+            out.send(msg);
+            if let Some(said) = said {
+                out.notice(said, move |a| a.bisect.request() == request);
+            }
+        });
+    }
+
     /// Forgets the golden run.
     pub fn drop_golden(&mut self) {
         self.progress.cancel();
         *self = AccuracyState {
             request: self.request + 1,
             stages: std::mem::take(&mut self.stages),
+            bisect: std::mem::take(&mut self.bisect),
             ..AccuracyState::default()
         };
     }

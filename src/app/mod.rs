@@ -4,6 +4,7 @@
 
 pub mod accuracy;
 pub mod autotune;
+pub mod bisect;
 pub mod compare;
 pub mod compiles;
 pub mod export;

@@ -10,6 +10,7 @@ mod bench_timeline;
 mod bench_trace;
 mod bench_ui;
 mod bench_watch;
+pub mod bisect;
 pub mod compare;
 pub mod compiles;
 pub mod diff;
@@ -278,6 +279,35 @@ pub enum Command {
         #[arg(long, value_name = "DUMP")]
         reference: Option<PathBuf>,
     },
+    /// Which pass broke the numbers, exactly: replays every pass file of a phase on the graph's
+    /// inputs in a child Python with torch, pass 000 in float64 as the reference, and names the
+    /// first pass with a node that departs from the pass before while its inputs agree.
+    Bisect {
+        /// A run folder (or a tree holding one).
+        run: PathBuf,
+        /// The graph's inputs: npugraph_ex's tensor dump of either stage, an npy dump, or a
+        /// torch.save'd tuple, list or dict. Default: the run's own stage dump.
+        #[arg(long, value_name = "DUMP")]
+        inputs: Option<PathBuf>,
+        /// The phase to replay (`forward`, `backward`, or its folder). Default: the phase the
+        /// stage dumps name, else the first with two pass files or more.
+        #[arg(long)]
+        phase: Option<String>,
+        /// Which replay of a dump that holds several.
+        #[arg(long)]
+        step: Option<u32>,
+        /// The Python with torch that replays the passes (default: as the Run tab picks one).
+        #[arg(long)]
+        python: Option<PathBuf>,
+        /// A Python file defining `REFERENCES = {"ns::op": fn}`: implementations of ops this
+        /// torch lacks (your own kernels), so the nodes that use them are checked too. It is
+        /// run. May be given more than once.
+        #[arg(long, value_name = "PY")]
+        references: Vec<PathBuf>,
+        /// Machine-readable JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
     /// The module tree of a graph file, with node counts, and its numbered sub-modules grouped
     /// by structure (`layers.0–414 ×415`; the odd ones in groups of their own, saying how they
     /// differ). Modules are inferred as the window does.
@@ -425,6 +455,25 @@ pub fn run(command: Command) -> Result<()> {
         Command::Compiles { path, json } => compiles::run(&path, json),
         Command::Ranks { path, json } => ranks::run(&path, json),
         Command::Modules { graph, json } => modules::run(&graph, json),
+        Command::Bisect {
+            run,
+            inputs,
+            phase,
+            step,
+            python,
+            references,
+            json,
+        } => bisect::run(
+            &run,
+            &bisect::Options {
+                inputs: inputs.as_deref(),
+                phase: phase.as_deref(),
+                step,
+                python: python.as_deref(),
+                references: &references,
+                json,
+            },
+        ),
         Command::Compare {
             target,
             golden,
@@ -455,18 +504,24 @@ pub fn run(command: Command) -> Result<()> {
                     "{flag} does not apply to {what}"
                 )));
             }
+            let stage_options = stages::Options {
+                passes: passes.as_deref(),
+                reference: reference.as_deref(),
+                step,
+                rank,
+                json,
+            };
+            // Two stage dumps of one run given as TARGET GOLDEN are compared as stages: only
+            // the pass history pairs what the passes renamed. msprobe's CSV is a golden
+            // compare's table, so --csv keeps the golden compare.
+            let as_stages = match (&golden, &csv, stage) {
+                (Some(g), None, false) => crate::pipeline::stages::of_two(&target, g),
+                _ => None,
+            };
             if stage {
-                stages::run(
-                    &target,
-                    golden.as_deref(),
-                    &stages::Options {
-                        passes: passes.as_deref(),
-                        reference: reference.as_deref(),
-                        step,
-                        rank,
-                        json,
-                    },
-                )
+                stages::run(&target, golden.as_deref(), &stage_options)
+            } else if let Some(spec) = as_stages {
+                stages::run_given_as_golden(spec, &stage_options)
             } else {
                 compare::run(
                     &target,

@@ -60,10 +60,7 @@ fn last_passes(root: &Path) -> Vec<PathBuf> {
         return Vec::new();
     };
     index
-        .runs
-        .iter()
-        .flat_map(|r| &r.models)
-        .flat_map(|m| &m.phases)
+        .phases()
         .filter_map(|p| p.passes.last().map(|f| f.path.clone()))
         .collect()
 }

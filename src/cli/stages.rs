@@ -40,11 +40,40 @@ pub fn spec(run: &Path, original: Option<&Path>, o: &Options) -> Result<StageSpe
 
 pub fn run(target: &Path, original: Option<&Path>, o: &Options) -> Result<()> {
     let spec = spec(target, original, o)?;
+    run_spec(spec, None, o)
+}
+
+/// `fxray compare TARGET GOLDEN` given the two stage dumps of one run: said, then compared as
+/// stages (a golden compare would pair them by name, blind to what the passes renamed).
+pub fn run_given_as_golden(mut spec: StageSpec, o: &Options) -> Result<()> {
+    let dir = spec
+        .passes
+        .first()
+        .and_then(|p| p.parent())
+        .map(|p| p.display().to_string())
+        .unwrap_or_default();
+    let note = format!(
+        "{} is the optimized and {} the original stage dump of one run (pass files in {dir}): \
+         compared as stages, through the pass history, as `fxray compare RUN` does",
+        spec.optimized.display(),
+        spec.original.display(),
+    );
+    spec.step = o.step;
+    spec.rank = o.rank;
+    run_spec(spec, Some(note), o)
+}
+
+fn run_spec(spec: StageSpec, note: Option<String>, o: &Options) -> Result<()> {
     let c = stages::compare(&spec, &Default::default())?;
     let text = if o.json {
+        if let Some(n) = &note {
+            eprintln!("fxray: {n}");
+        }
         super::json_text(&c)?
     } else {
-        text(&c)
+        let mut t = note.map(|n| format!("{n}\n\n")).unwrap_or_default();
+        t.push_str(&text(&c));
+        t
     };
     emit(&text, None)
 }
@@ -79,6 +108,27 @@ fn text(c: &StageCompare) -> String {
     let _ = writeln!(s, "{}", c.answer);
     for f in c.findings.iter().skip(1) {
         let _ = writeln!(s, "also: {}", f.sentence);
+    }
+    // Two dumps cannot split a node several passes touched; a replay of each pass can.
+    if let Some(f) = c.findings.first()
+        && c.pairs[f.pair].origin.passes().len() > 1
+    {
+        let beside = c.original.parent().unwrap_or(&c.original);
+        let run = match c.pass_files.first() {
+            Some(p) if p.starts_with(beside) => beside.display().to_string(),
+            Some(p) => format!(
+                "{} --inputs {}",
+                crate::pipeline::bisect::run_of(p).display(),
+                c.original.display()
+            ),
+            None => String::new(),
+        };
+        let _ = writeln!(
+            s,
+            "several passes touched `{}`: `fxray bisect {run}` replays each on the run's inputs \
+             and names the one that broke it",
+            c.pairs[f.pair].node
+        );
     }
     let (agree, depart, unjudged) = c.counts();
     let _ = writeln!(

@@ -420,6 +420,14 @@ impl DebugIndex {
         }
     }
 
+    /// Every phase of every model of every run, in tree order.
+    pub fn phases(&self) -> impl Iterator<Item = &Phase> {
+        self.runs
+            .iter()
+            .flat_map(|r| &r.models)
+            .flat_map(|m| &m.phases)
+    }
+
     /// Every graph file, in tree order: (run, model, phase, pass) or loose.
     pub fn graph_files(&self) -> impl Iterator<Item = &std::path::Path> {
         let in_runs = self.runs.iter().flat_map(|r| {

@@ -266,13 +266,82 @@ pub fn find(root: &Path) -> Result<StageSpec, StageError> {
     }
 }
 
+/// Two dumps given as a target and its golden that are in fact the two stages of one run
+/// (npugraph_ex's `data_dump_stage` original and optimized, beside the run's pass files): the
+/// spec that compares them as stages, through the pass history, with the optimized one first.
+/// `None` when they are not: the folder above both holds no single run, or no phase of it has
+/// one dump's names in its first pass and the other's in its last and not both ways (two runs'
+/// dumps of the same stage look alike; only the pass files tell the stages apart).
+pub fn of_two(target: &Path, golden: &Path) -> Option<StageSpec> {
+    let root = common_folder(target, golden)?;
+    let index = discover::discover(&root).ok()?;
+    if index.runs.len() != 1 {
+        return None;
+    }
+    let names = |p: &Path| data_dump::scan(p).ok().map(|c| node_names(&c));
+    let (t, g) = (names(target)?, names(golden)?);
+    // Nearly every dumped name is a node of that pass (a dump may leave a node out; a name
+    // outside the pass is another graph's).
+    let within = |x: &HashSet<String>, pass: &HashSet<String>| {
+        !x.is_empty() && x.iter().filter(|n| pass.contains(*n)).count() * 50 >= x.len() * 49
+    };
+    for phase in phases_of(&index) {
+        let Ok((first, last)) = end_names(phase) else {
+            continue;
+        };
+        let stages = |orig: &HashSet<String>, opt: &HashSet<String>| {
+            within(orig, &first) && within(opt, &last)
+        };
+        let (optimized, original) = match (stages(&g, &t), stages(&t, &g)) {
+            (true, false) => (target, golden),
+            (false, true) => (golden, target),
+            _ => continue,
+        };
+        let (passes, pass_names) = paths_and_names(phase);
+        // The run's float64 dump, when `find` sees the same two stages.
+        let reference = find(&root).ok().and_then(|s| {
+            (same_path(&s.original, original) && same_path(&s.optimized, optimized))
+                .then_some(s.reference)?
+        });
+        return Some(StageSpec {
+            passes,
+            pass_names,
+            original: original.to_path_buf(),
+            optimized: optimized.to_path_buf(),
+            reference,
+            rank: None,
+            step: None,
+        });
+    }
+    None
+}
+
+/// The deepest folder holding both paths.
+fn common_folder(a: &Path, b: &Path) -> Option<PathBuf> {
+    let abs = |p: &Path| std::path::absolute(p).ok();
+    let (a, b) = (abs(a)?, abs(b)?);
+    let mut common = PathBuf::new();
+    for (x, y) in a.components().zip(b.components()) {
+        if x != y {
+            break;
+        }
+        common.push(x);
+    }
+    // Stage dumps sit beside the run's debug folder (a rank folder of one a level deeper); a
+    // folder far above both (a home, `/tmp`) is not a run, and walking it would cost more
+    // than it could tell.
+    let depth = |p: &Path| p.components().count() - common.components().count();
+    (common.components().count() > 1 && depth(&a) <= 2 && depth(&b) <= 2).then_some(common)
+}
+
+fn same_path(a: &Path, b: &Path) -> bool {
+    std::path::absolute(a).ok() == std::path::absolute(b).ok()
+}
+
 /// Every phase with two pass files or more, in order.
 fn phases_of(index: &crate::model::index::DebugIndex) -> Vec<&[PassFile]> {
     index
-        .runs
-        .iter()
-        .flat_map(|r| &r.models)
-        .flat_map(|m| &m.phases)
+        .phases()
         .filter(|p| p.passes.len() >= 2)
         .map(|p| p.passes.as_slice())
         .collect()
@@ -359,7 +428,7 @@ fn top_names(f: &FxFile) -> HashSet<String> {
 }
 
 /// Its first floating tensor is float64.
-fn is_float64(cat: &DumpCatalog) -> bool {
+pub(crate) fn is_float64(cat: &DumpCatalog) -> bool {
     cat.files()
         .filter_map(|f| tensor_file::open(&f.path).ok())
         .find(|a| a.elem.is_float())

@@ -13,14 +13,28 @@ use std::path::PathBuf;
 /// the user views), so an installed fxray needs no source tree.
 pub const LAUNCHER: &str = include_str!("../../assets/launcher.py");
 
+/// The pass replay (`fxray bisect`): runs every pass's graph text on the run's inputs and
+/// judges each node against the pass before (docs/formats.md §4.6). Written out like the
+/// launcher.
+pub const REPLAY: &str = include_str!("../../assets/replay.py");
+
 /// Where the launcher is on disk, written there if missing or stale.
 pub fn launcher_path() -> Result<PathBuf, String> {
+    asset_path("launcher", LAUNCHER)
+}
+
+/// Where the replay script is on disk, written there if missing or stale.
+pub fn replay_path() -> Result<PathBuf, String> {
+    asset_path("replay", REPLAY)
+}
+
+fn asset_path(name: &str, text: &str) -> Result<PathBuf, String> {
     let dir = crate::paths::cache_dir();
-    let path = dir.join(format!("launcher-{}.py", env!("CARGO_PKG_VERSION")));
-    if std::fs::read_to_string(&path).ok().as_deref() != Some(LAUNCHER) {
+    let path = dir.join(format!("{name}-{}.py", env!("CARGO_PKG_VERSION")));
+    if std::fs::read_to_string(&path).ok().as_deref() != Some(text) {
         std::fs::create_dir_all(&dir)
-            .and_then(|_| std::fs::write(&path, LAUNCHER))
-            .map_err(|e| format!("cannot write the launcher to {}: {e}", path.display()))?;
+            .and_then(|_| std::fs::write(&path, text))
+            .map_err(|e| format!("cannot write the {name} to {}: {e}", path.display()))?;
     }
     Ok(path)
 }

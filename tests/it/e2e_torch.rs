@@ -114,3 +114,19 @@ fn aot_eager_compile_writes_a_run_folder_with_its_logs() {
         .collect();
     assert!(logs.iter().any(|l| l == "debug.log"), "{logs:?}");
 }
+
+/// FX's in-place operator forms, printed fresh by this torch (`tests/e2e/fx_inplace.py`), each
+/// read as torch's own GraphModule has it.
+#[test]
+#[ignore = "needs PyTorch: tests/run.sh installs it and runs this"]
+fn fresh_inplace_forms_parse_as_torch_reads_them() {
+    let out = tempfile::tempdir().expect("temp");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/fx_inplace.py");
+    let st = std::process::Command::new(python())
+        .arg(&script)
+        .arg(out.path())
+        .status()
+        .expect("python");
+    assert!(st.success());
+    crate::fx_parser::check_inplace_forms(out.path());
+}

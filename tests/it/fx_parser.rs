@@ -1522,3 +1522,54 @@ fn subscript_assignment_is_a_setitem_node() {
     // Still one node per statement: nothing named `inv_perm` twice.
     assert_eq!(g.nodes.iter().filter(|x| x.name == "inv_perm").count(), 1);
 }
+
+/// Every in-place form torch's FX code generator writes (`a += b;  name = a;  a = None`, the
+/// twelve others and `a[i] = v;  setitem = a`), printed by torch itself
+/// (`tests/e2e/fx_inplace.py`), read as the call it is: its target and its inputs, in order,
+/// as torch's own GraphModule has them. One assertion per node names the form that broke.
+pub fn check_inplace_forms(dir: &Path) {
+    let truth: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("truth.json")).expect("truth"))
+            .expect("truth JSON");
+    let mut checked = 0;
+    for file in ["graph.txt", "dynamo.txt"] {
+        let f = parse_fx(&std::fs::read_to_string(dir.join(file)).expect("graph"));
+        assert!(
+            f.unparsed.is_empty() && f.problems.is_empty(),
+            "{file}: {:?} {:?}",
+            f.unparsed,
+            f.problems
+        );
+        let g = &f.graphs[0];
+        for (name, want) in truth[file].as_object().expect("nodes") {
+            let have = g
+                .by_name
+                .get(name)
+                .map(|i| &g.nodes[i])
+                .unwrap_or_else(|| panic!("{file}: no node {name}"));
+            let inputs: Vec<&str> = have
+                .inputs
+                .iter()
+                .map(|&i| g.nodes[i].name.as_str())
+                .collect();
+            let want_inputs: Vec<&str> = want["inputs"]
+                .as_array()
+                .expect("inputs")
+                .iter()
+                .map(|v| v.as_str().unwrap())
+                .collect();
+            assert_eq!(
+                (&*have.target, inputs),
+                (want["target"].as_str().unwrap(), want_inputs),
+                "{file}: node {name}"
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 20, "only {checked} nodes checked");
+}
+
+#[test]
+fn every_inplace_form_torch_prints_is_the_call_it_is() {
+    check_inplace_forms(&crate::common::fixture("fx_inplace"));
+}

@@ -15,6 +15,7 @@ pub mod metrics;
 pub mod mixed;
 pub mod msprobe_csv;
 pub mod pairing;
+pub mod replay;
 pub mod rules;
 pub mod stages;
 pub mod stats;

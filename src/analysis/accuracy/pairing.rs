@@ -83,6 +83,10 @@ pub fn pair(target: &[TensorRef], golden: &[TensorRef], naming: Naming) -> Pairi
     let tc = calls(target);
     let gc = calls(golden);
     let gi: HashMap<&str, usize> = gc.iter().enumerate().map(|(i, c)| (c.name, i)).collect();
+    let blind = |calls: &[Call]| calls.iter().all(|c| c.op.is_empty());
+    if naming == Naming::Nodes && (blind(&tc) || blind(&gc)) {
+        return by_names_only(target, golden, &tc, &gc, &gi);
+    }
     let mut by_name: Vec<(usize, usize)> = tc
         .iter()
         .enumerate()
@@ -173,6 +177,70 @@ pub fn pair(target: &[TensorRef], golden: &[TensorRef], naming: Naming) -> Pairi
     if by_values > 0 {
         out.how.push_str(&format!(
             "; {by_values} paired by their inputs' values where the names would mis-pair them"
+        ));
+    }
+    out
+}
+
+/// A side that records no op (npugraph_ex's `.pt` dump, read without its graph) holds no
+/// evidence that names were renumbered, nor of what an unnamed call computes: equal names pair,
+/// slot by slot, where their dtype and shape agree, and nothing is paired by guess. A
+/// same-named tensor of another type is not the same value: it stays unpaired, and `how` says
+/// so, rather than reporting a departure no one can stand behind.
+fn by_names_only(
+    target: &[TensorRef],
+    golden: &[TensorRef],
+    tc: &[Call],
+    gc: &[Call],
+    gi: &HashMap<&str, usize>,
+) -> Pairing {
+    let mut out = Pairing::default();
+    let mut golden_used = vec![false; golden.len()];
+    let mut target_used = vec![false; target.len()];
+    let (mut calls_paired, mut other_type) = (0, 0);
+    for c in tc {
+        let Some(&g) = gi.get(c.name) else { continue };
+        let slots: HashMap<&str, usize> = gc[g]
+            .tensors
+            .iter()
+            .map(|&j| (golden[j].slot.as_str(), j))
+            .collect();
+        let mut any = false;
+        for &i in &c.tensors {
+            let Some(&j) = slots.get(target[i].slot.as_str()) else {
+                continue;
+            };
+            let (a, b) = (&target[i], &golden[j]);
+            let known = |t: &TensorRef| !t.dtype.is_empty() || !t.shape.is_empty();
+            if known(a) && known(b) && (a.dtype != b.dtype || a.shape != b.shape) {
+                other_type += 1;
+                continue;
+            }
+            out.pairs.push((i, j, PairedBy::Key));
+            target_used[i] = true;
+            golden_used[j] = true;
+            any = true;
+        }
+        calls_paired += usize::from(any);
+    }
+    let rest = |calls: &[Call], used: &[bool]| -> Vec<usize> {
+        calls
+            .iter()
+            .flat_map(|c| c.tensors.iter().copied())
+            .filter(|&i| !used[i])
+            .collect()
+    };
+    out.unpaired_target = rest(tc, &target_used);
+    out.unpaired_golden = rest(gc, &golden_used);
+    out.how = format!(
+        "{calls_paired} nodes paired by name: the dump records no op, so names are taken as \
+         they are and nothing is paired by order (give each side's graph to pair renumbered \
+         nodes)"
+    );
+    if other_type > 0 {
+        out.how.push_str(&format!(
+            "; {other_type} same-named tensors of another dtype or shape are not the same value \
+             and were not compared"
         ));
     }
     out
@@ -621,6 +689,34 @@ mod tests {
             p.how,
             "0 calls paired by node name, 1 more by op and call order; 3 paired by their \
              inputs' values where the names would mis-pair them"
+        );
+    }
+
+    /// A `.pt` dump's nodes (no op recorded), in name order, with names only one side has:
+    /// equal names pair, whatever their place; a name of another type is not compared.
+    #[test]
+    fn without_ops_equal_names_pair_and_nothing_is_guessed() {
+        let mut target = side(&[("add", ""), ("add_1", ""), ("clone", ""), ("mm", "")]);
+        let golden = side(&[("add", ""), ("addmm", ""), ("clone", ""), ("mul", "")]);
+        target.retain(|t| t.slot == "OUTPUT.0");
+        let golden: Vec<TensorRef> = golden
+            .into_iter()
+            .filter(|t| t.slot == "OUTPUT.0")
+            .collect();
+        target[2].shape = vec![3];
+        let p = pair(&target, &golden, Naming::Nodes);
+        assert_eq!(
+            pairs_of(&p, &target, &golden),
+            [("add".to_string(), "add".to_string())]
+        );
+        assert!(p.pairs.iter().all(|x| x.2 == PairedBy::Key));
+        assert_eq!(p.unpaired_target.len(), 3);
+        assert_eq!(p.unpaired_golden.len(), 3);
+        assert!(
+            p.how
+                .contains("1 same-named tensors of another dtype or shape"),
+            "{}",
+            p.how
         );
     }
 

@@ -244,7 +244,7 @@ impl<D: Borrow<GraphDiff>> Tracer<'_, D> {
 
 /// The node of pass `p − 1` whose uses node `i` of pass `p` took over: a consumer of `i` that
 /// existed before pass `p` read it in the argument place where it now reads `i`.
-fn replaced_by(passes: &[&FxFile], d: &GraphDiff, p: usize, i: usize) -> Option<usize> {
+pub(super) fn replaced_by(passes: &[&FxFile], d: &GraphDiff, p: usize, i: usize) -> Option<usize> {
     let now = passes[p].graphs.first()?;
     let before = passes[p - 1].graphs.first()?;
     now.nodes[i].users.iter().find_map(|&u| {

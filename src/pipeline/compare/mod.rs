@@ -9,6 +9,7 @@ mod link;
 pub mod locate;
 mod pair_data;
 pub mod remote;
+mod side_graph;
 mod sides;
 
 use crate::analysis::accuracy::pairing::Naming;
@@ -140,17 +141,41 @@ pub fn compare(
     ) {
         (Some(a), Some(b), ..) => {
             let (x, y) = locate::select_npy(a, b, o.step, o.rank, &mut notes)?;
-            for (side, sel) in [("target", &x), ("golden", &y)] {
-                if !sel.step.is_timed() {
-                    notes.push(format!(
-                        "{side}: the dump records no execution order (npugraph_ex's tensor \
-                         dump): calls are taken in name order, so the first divergence may not \
-                         be the graph's first (the NaN/Inf tracer follows a graph: fxray \
-                         tensors --first nan --graph GRAPH)"
-                    ));
-                }
+            if crate::pipeline::stages::of_two(target, golden).is_some() {
+                notes.push(
+                    "these are the optimized and original stage dumps of one run: `fxray \
+                     compare RUN` pairs them through the pass history, where a pass renamed \
+                     or rebuilt a node"
+                        .into(),
+                );
             }
-            (sides::npy(&x, progress), sides::npy(&y, progress))
+            let given: Vec<PathBuf> = o.graph.iter().chain(&o.graphs).cloned().collect();
+            let mut read = |sel: &locate::NpySel, side: &str| {
+                let mut s = sides::npy(sel, progress);
+                if sel.step.is_timed() {
+                    return s;
+                }
+                match side_graph::find(sel.step, &given) {
+                    Some((graph, file)) => {
+                        side_graph::read_through(&mut s, &file);
+                        notes.push(format!(
+                            "{side}: the dump records no op nor order (npugraph_ex's tensor \
+                             dump): read through its graph {}, whose nodes it names",
+                            graph.display()
+                        ));
+                    }
+                    None => notes.push(format!(
+                        "{side}: the dump records no op nor order (npugraph_ex's tensor dump) \
+                         and no graph here names its nodes: same-named nodes are compared, \
+                         calls in name order, so the first divergence may not be the graph's \
+                         first (give its pass file with --graph)"
+                    )),
+                }
+                s
+            };
+            let st = read(&x, "target");
+            let sg = read(&y, "golden");
+            (st, sg)
         }
         (_, _, false, false) => {
             let (x, y) =

@@ -138,11 +138,13 @@ impl Tracker {
     fn file(&mut self, path: PathBuf, sig: Signature, now: Instant) -> Option<Change> {
         let known = self.set.files.get(&path).map(|f| f.size);
         if let Some(u) = self.unsettled.get_mut(&path) {
+            // Still the change already reported: copying a file in is one `added` however
+            // the OS splits it into create and write events, and however a busy disk spaces
+            // them. Its end is `settled`.
             if u.sig != sig {
                 u.sig = sig;
                 u.since = now;
                 self.set.insert(path.clone(), sig.size);
-                return Some(change(ChangeKind::Modified, path));
             }
             return None;
         }
@@ -192,11 +194,11 @@ impl Tracker {
                     out.push(change(ChangeKind::Settled, path));
                 }
                 Seen::File(sig) => {
-                    // Still growing though no event said so (polling, or a missed event).
+                    // Still growing though no event said so (polling, or a missed event): the
+                    // change reported when it began goes on; it settles later.
                     self.unsettled
                         .insert(path.clone(), Unsettled { sig, since: now });
                     self.set.insert(path.clone(), sig.size);
-                    out.push(change(ChangeKind::Modified, path));
                 }
                 other => out.extend(self.observe(&path, other, now, |_| Vec::new())),
             }
@@ -266,17 +268,55 @@ mod tests {
         let c = t.observe(p, sig(10), t0, |_| vec![]);
         assert_eq!(c[0].kind, ChangeKind::Added);
         assert_eq!(t.writing(), vec![p.to_path_buf()]);
-        // Grew before the quiet time passed: still writing.
-        let c = t.tick(t0 + Duration::from_millis(350), |_| sig(20));
-        assert_eq!(c[0].kind, ChangeKind::Modified);
+        // Grew before the quiet time passed: still writing, and still the one change `added`.
         assert!(
-            t.tick(t0 + Duration::from_millis(500), |_| sig(20))
+            t.tick(t0 + Duration::from_millis(350), |_| sig(20))
                 .is_empty()
         );
-        let c = t.tick(t0 + Duration::from_millis(700), |_| sig(20));
+        assert!(
+            t.observe(p, sig(30), t0 + Duration::from_millis(360), |_| vec![])
+                .is_empty()
+        );
+        assert!(
+            t.tick(t0 + Duration::from_millis(600), |_| sig(30))
+                .is_empty()
+        );
+        let c = t.tick(t0 + Duration::from_millis(700), |_| sig(30));
         assert_eq!(c[0].kind, ChangeKind::Settled);
         assert!(t.writing().is_empty());
-        assert_eq!(t.set.files[p].size, 20);
+        assert_eq!(t.set.files[p].size, 30);
+    }
+
+    /// However the OS splits and orders the events of one copy (a create seen at size 0 or
+    /// whole, writes seen or merged, the close seen or lost), it is one `added`, then `settled`.
+    #[test]
+    fn a_copied_file_is_added_once_however_the_events_come() {
+        let p = Path::new("/r/a.txt");
+        type Step = fn(&mut Tracker, &Path, Instant) -> Vec<Change>;
+        let create0: Step = |t, p, now| t.observe(p, sig(0), now, |_| vec![]);
+        let write: Step = |t, p, now| t.observe(p, sig(7), now, |_| vec![]);
+        let whole: Step = |t, p, now| t.observe(p, sig(9), now, |_| vec![]);
+        let close: Step = |t, p, _| t.closed(p, sig(9));
+        let quiet: Step = |t, _, now| t.tick(now + Duration::from_secs(1), |_| sig(9));
+        let orders: [&[Step]; 6] = [
+            &[create0, write, whole, close],
+            &[create0, whole, close],
+            &[whole, close],
+            &[close],
+            &[create0, write, whole, quiet],
+            &[write, create0, whole, whole, close],
+        ];
+        for (i, steps) in orders.iter().enumerate() {
+            let mut t = Tracker::new(FileSet::default(), Duration::from_millis(300));
+            let now = Instant::now();
+            let kinds: Vec<ChangeKind> = steps
+                .iter()
+                .flat_map(|step| step(&mut t, p, now))
+                .map(|c| c.kind)
+                .collect();
+            assert_eq!(kinds, [ChangeKind::Added, ChangeKind::Settled], "order {i}");
+            assert_eq!(t.set.files[p].size, 9, "order {i}");
+        }
     }
 
     #[test]

@@ -122,6 +122,7 @@ impl FeatureTab for AccuracyTab {
 
     fn show(&mut self, acc: &mut AccuracyState, cx: &mut Cx, ui: &mut egui::Ui) {
         super::stages::section(&acc.stages, cx, ui);
+        super::stages::bisect_section(acc, cx, ui);
         ui.horizontal_wrapped(|ui| {
             if ui
                 .button("Golden…")

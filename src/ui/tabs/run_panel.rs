@@ -29,20 +29,39 @@ fn show(run: &mut RunState, cx: &mut Cx, state: &mut RunPanelState, ui: &mut egu
     if state.synced.as_ref() != Some(&run.form) {
         fill_buffers(state, &run.form);
     }
-    egui::Panel::left("run_form")
-        .resizable(true)
-        .default_size(420.0)
-        .show(ui, |ui| {
-            egui::ScrollArea::vertical()
-                .id_salt("run_form_scroll")
-                .show(ui, |ui| {
-                    form(run, cx, state, ui);
-                    ui.separator();
-                    past_runs(run, cx, ui);
-                });
-        });
+    // The console must stay readable however wide the run tree beside the tab is: the form
+    // takes what the console leaves, and moves above it when the tab is too narrow for both.
+    let width = ui.available_width();
+    let mut form_and_history = |ui: &mut egui::Ui| {
+        egui::ScrollArea::vertical()
+            .id_salt("run_form_scroll")
+            .show(ui, |ui| {
+                form(run, cx, state, ui);
+                ui.separator();
+                past_runs(run, cx, ui);
+            });
+    };
+    if width >= FORM_MIN + CONSOLE_MIN {
+        egui::Panel::left("run_form")
+            .resizable(true)
+            .default_size(420.0f32.min(width - CONSOLE_MIN))
+            .size_range(FORM_MIN..=width - CONSOLE_MIN)
+            .show(ui, |ui| form_and_history(ui));
+    } else {
+        let height = ui.available_height();
+        egui::Panel::top("run_form_above")
+            .resizable(true)
+            .default_size(height * 0.55)
+            .size_range(120.0..=(height - 120.0).max(120.0))
+            .show(ui, |ui| form_and_history(ui));
+    }
     console(run, state, ui);
 }
+
+/// The narrowest the form is useful at (its labels and a path).
+const FORM_MIN: f32 = 280.0;
+/// The narrowest the console is read at (a line of a log, a traceback's frame).
+const CONSOLE_MIN: f32 = 360.0;
 
 fn fill_buffers(state: &mut RunPanelState, spec: &RunSpec) {
     let path = |p: &Option<PathBuf>| {
@@ -363,13 +382,7 @@ fn past_runs(run: &mut RunState, cx: &mut Cx, ui: &mut egui::Ui) {
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            ui.label(format!(
-                "{} · {name} · {} · {} · {:.1} s",
-                p.started_at,
-                p.spec.backend.as_str(),
-                p.outcome,
-                p.elapsed_s
-            ));
+            // Buttons first: a long line is cut to the form's width, never widens it.
             if ui.small_button("Run again").clicked() {
                 rerun = Some(i);
             }
@@ -381,6 +394,16 @@ fn past_runs(run: &mut RunState, cx: &mut Cx, ui: &mut egui::Ui) {
             {
                 open = Some(f.clone());
             }
+            ui.add(
+                egui::Label::new(format!(
+                    "{} · {name} · {} · {} · {:.1} s",
+                    p.started_at,
+                    p.spec.backend.as_str(),
+                    p.outcome,
+                    p.elapsed_s
+                ))
+                .truncate(),
+            );
         });
     }
     if let Some(i) = rerun {

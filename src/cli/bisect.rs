@@ -1,0 +1,57 @@
+//! `fxray bisect RUN`: replays every pass of a phase on the graph's inputs and names the pass
+//! that broke the numbers and the node where it did (`pipeline::bisect`). A line per pass goes
+//! to stderr while it runs; the answer to stdout.
+
+use super::emit;
+use crate::error::Result;
+use crate::pipeline::bisect::{self, Bisect, Note};
+use std::fmt::Write;
+use std::path::Path;
+
+pub struct Options<'a> {
+    pub inputs: Option<&'a Path>,
+    pub phase: Option<&'a str>,
+    pub step: Option<u32>,
+    pub python: Option<&'a Path>,
+    pub references: &'a [std::path::PathBuf],
+    pub json: bool,
+}
+
+pub fn run(run: &Path, o: &Options) -> Result<()> {
+    let mut spec = bisect::find(run, o.inputs, o.phase)?;
+    spec.step = o.step;
+    spec.python = o.python.map(Path::to_path_buf);
+    spec.references = o.references.to_vec();
+    let b = bisect::bisect(&spec, &Default::default(), |n| match n {
+        Note::Pass(line) => eprintln!("{line}"),
+        Note::Problem(line) => eprintln!("note: {line}"),
+    })?;
+    let text = if o.json {
+        super::json_text(&b)?
+    } else {
+        text(&b)
+    };
+    emit(&text, None)
+}
+
+fn text(b: &Bisect) -> String {
+    let mut s = String::new();
+    let dir = b
+        .pass_files
+        .first()
+        .and_then(|p| p.parent())
+        .map(|p| p.display().to_string())
+        .unwrap_or_default();
+    let _ = writeln!(s, "passes     {} files in {dir}", b.pass_files.len());
+    let _ = writeln!(s, "inputs     {}", b.inputs.display());
+    for (placeholder, file) in &b.fed {
+        let _ = writeln!(s, "  {placeholder:<10} {file}");
+    }
+    let _ = writeln!(s, "replayed   {}", b.replayed_with);
+    let _ = writeln!(s);
+    let _ = writeln!(s, "{}", b.answer);
+    for p in &b.problems {
+        let _ = writeln!(s, "note: {p}");
+    }
+    s
+}
