@@ -83,18 +83,20 @@ impl BisectState {
             .filter(|p| !p.is_empty())
             .map(PathBuf::from);
         move |line: &dyn Fn(BisectLine)| {
-            let result = bisect::find(&run, None, None).and_then(|mut spec| {
-                spec.python = python;
-                bisect::bisect(&spec, &progress, |n| {
-                    let text = match n {
-                        Note::Pass(l) => l,
-                        Note::Problem(l) => format!("note: {l}"),
-                    };
-                    line(BisectLine {
-                        request,
-                        line: text,
-                    });
-                })
+            let ask = bisect::Ask {
+                run,
+                python,
+                ..Default::default()
+            };
+            let result = bisect::ask(&ask, &progress, |n| {
+                let text = match n {
+                    Note::Pass(l) => l,
+                    Note::Problem(l) => format!("note: {l}"),
+                };
+                line(BisectLine {
+                    request,
+                    line: text,
+                });
             });
             BisectMsg {
                 request,

@@ -18,11 +18,15 @@ pub struct Options<'a> {
 }
 
 pub fn run(run: &Path, o: &Options) -> Result<()> {
-    let mut spec = bisect::find(run, o.inputs, o.phase)?;
-    spec.step = o.step;
-    spec.python = o.python.map(Path::to_path_buf);
-    spec.references = o.references.to_vec();
-    let b = bisect::bisect(&spec, &Default::default(), |n| match n {
+    let ask = bisect::Ask {
+        run: run.to_path_buf(),
+        inputs: o.inputs.map(Path::to_path_buf),
+        phase: o.phase.map(str::to_string),
+        step: o.step,
+        python: o.python.map(Path::to_path_buf),
+        references: o.references.to_vec(),
+    };
+    let b = bisect::ask(&ask, &Default::default(), |n| match n {
         Note::Pass(line) => eprintln!("{line}"),
         Note::Problem(line) => eprintln!("note: {line}"),
     })?;

@@ -46,6 +46,11 @@ impl Progress {
         self.cancelled.load(Ordering::Relaxed)
     }
 
+    /// The cancel as a flag, for work that takes one (an op on a server).
+    pub fn flag(&self) -> &AtomicBool {
+        &self.cancelled
+    }
+
     /// `(done, total)` of the stage (`total` 0 when not known).
     pub fn counts(&self) -> (u64, u64) {
         (

@@ -68,6 +68,9 @@ pub enum BisectError {
     Replay(String),
     #[error("the bisect was called off")]
     Cancelled,
+    /// The bisect on the server failed: its words, or the link's.
+    #[error("{0}")]
+    There(String),
 }
 
 impl From<BisectError> for crate::error::Error {
@@ -280,7 +283,7 @@ pub struct Guilty {
 }
 
 /// What a bisect found.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Bisect {
     pub pass_files: Vec<PathBuf>,
     pub pass_names: Vec<String>,
@@ -291,12 +294,10 @@ pub struct Bisect {
     pub fed: Vec<(String, String)>,
     pub passes: Vec<PassResult>,
     pub guilty: Option<Guilty>,
-    /// Nodes the replay did not check: an op this torch lacks (and what follows it), or whose
-    /// value it took from the dump.
+    /// Nodes the replay could not compute: an op this torch lacks with no dumped value to
+    /// stand in (a node whose op cannot run here but whose value the device dumped is judged
+    /// on that value, and a problem line says so), and what follows it.
     pub unchecked: Vec<Unchecked>,
-    /// Nodes whose value came from the dump, gathered pass by pass until the answer.
-    #[serde(skip)]
-    from_dump: Vec<Unchecked>,
     /// What the user must know: inputs not this run's, values missing, ops not checked.
     pub problems: Vec<String>,
     /// The answer in one sentence.
@@ -304,7 +305,7 @@ pub struct Bisect {
 }
 
 /// A line of progress while the bisect runs: what the window shows and the CLI prints.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Note {
     /// A pass is done: `pass 004 apply_pattern_passes: 212 nodes replayed in 0.4 s, none departs`.
     Pass(String),
@@ -477,20 +478,6 @@ fn take(
             let Ok(p) = serde_json::from_value::<PassResult>(v.clone()) else {
                 return false;
             };
-            // A node whose op cannot run here took the device's value from the dump: what
-            // follows is checked on it, the node itself is not.
-            if let Some(ops) = v.get("from_dump").and_then(Value::as_object) {
-                for (op, nodes) in ops {
-                    for n in nodes.as_array().into_iter().flatten() {
-                        out.from_dump.push(Unchecked {
-                            node: n.as_str().unwrap_or_default().to_string(),
-                            target: op.clone(),
-                            why: "this torch cannot run it; its value is the dump's".into(),
-                            since_name: Some(label(spec, p.index, &p.name)),
-                        });
-                    }
-                }
-            }
             progress.add(1);
             note(Note::Pass(pass_line(&p, spec)));
             out.passes.push(p);
@@ -509,11 +496,6 @@ fn take(
                 .get("unchecked")
                 .and_then(|u| serde_json::from_value(u.clone()).ok())
                 .unwrap_or_default();
-            for u in std::mem::take(&mut out.from_dump) {
-                if !out.unchecked.iter().any(|x| x.node == u.node) {
-                    out.unchecked.push(u);
-                }
-            }
             if let Some(g) = &mut out.guilty {
                 g.module = module_of(spec, g.index, &g.node);
             }
@@ -617,4 +599,108 @@ fn pass_number(spec: &BisectSpec, k: usize) -> String {
         .get(k)
         .and_then(|n| n.split(' ').next())
         .map_or(format!("{k:03}"), str::to_string)
+}
+
+/// A bisect as the CLI and the window ask for it, run where the run's files are: here, or by
+/// the agent on the server the run lies on, with that server's Python (and its torch_npu, so
+/// NPU ops run for real there).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Ask {
+    pub run: PathBuf,
+    pub inputs: Option<PathBuf>,
+    pub phase: Option<String>,
+    pub step: Option<u32>,
+    pub python: Option<PathBuf>,
+    pub references: Vec<PathBuf>,
+}
+
+/// Runs `ask` where its run lies; `note` hears a line per pass as it ends.
+pub fn ask(
+    ask: &Ask,
+    progress: &Progress,
+    mut note: impl FnMut(Note),
+) -> Result<Bisect, BisectError> {
+    let mut answer = None;
+    let there = crate::pipeline::remote::there::<BisectOp>(ask.clone(), progress.flag(), |item| {
+        match item {
+            Item::Note(n) => note(n),
+            Item::Done(r) => answer = Some(*r),
+        }
+        Ok(())
+    });
+    match there {
+        Some(Err(failed)) => Err(BisectError::There(failed.to_string())),
+        Some(Ok(())) if progress.cancelled() => Err(BisectError::Cancelled),
+        Some(Ok(())) => answer
+            .unwrap_or_else(|| Err("the agent sent no answer to the bisect".into()))
+            .map_err(BisectError::There),
+        None => here(ask, progress, note),
+    }
+}
+
+fn here(ask: &Ask, progress: &Progress, note: impl FnMut(Note)) -> Result<Bisect, BisectError> {
+    let mut spec = find(&ask.run, ask.inputs.as_deref(), ask.phase.as_deref())?;
+    spec.step = ask.step;
+    spec.python = ask.python.clone();
+    spec.references = ask.references.clone();
+    bisect(&spec, progress, note)
+}
+
+/// What the agent sends back: a line per pass, then the answer (an error in its words).
+#[derive(Debug, Serialize, Deserialize)]
+pub enum Item {
+    Note(Note),
+    Done(Box<Result<Bisect, String>>),
+}
+
+/// `fxray bisect` run by the agent beside the files.
+pub struct BisectOp;
+
+impl crate::pipeline::remote::Op for BisectOp {
+    const NAME: &'static str = "bisect";
+    type Args = Ask;
+    type Item = Item;
+
+    /// The run, and each other path that is a server's (`python` may be a bare name there).
+    fn paths(a: &mut Ask) -> Vec<&mut PathBuf> {
+        let remote = |p: &&mut PathBuf| crate::sources::remote::is_remote(p);
+        std::iter::once(&mut a.run)
+            .chain(a.inputs.as_mut().filter(remote))
+            .chain(a.python.as_mut().filter(remote))
+            .chain(a.references.iter_mut().filter(remote))
+            .collect()
+    }
+
+    fn item_paths(item: &mut Item) -> Vec<&mut PathBuf> {
+        match item {
+            Item::Done(r) => match &mut **r {
+                Ok(b) => std::iter::once(&mut b.inputs)
+                    .chain(b.pass_files.iter_mut())
+                    .collect(),
+                Err(_) => Vec::new(),
+            },
+            Item::Note(_) => Vec::new(),
+        }
+    }
+
+    fn run(a: Ask, stop: &std::sync::atomic::AtomicBool, send: &(dyn Fn(Item) + Sync)) {
+        let progress = Progress::default();
+        let done = std::sync::atomic::AtomicBool::new(false);
+        let result = std::thread::scope(|s| {
+            // The client's cancel reaches the replay through its progress.
+            s.spawn(|| {
+                while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                    if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                        progress.cancel();
+                        return;
+                    }
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+            });
+            let r = here(&a, &progress, |n| send(Item::Note(n)));
+            done.store(true, std::sync::atomic::Ordering::Relaxed);
+            r
+        });
+        send(Item::Done(Box::new(result.map_err(|e| e.to_string()))));
+    }
 }

@@ -404,6 +404,17 @@ def synthetic():
             g = answer(res)["guilty"]
             check(g is not None and g["index"] == 1 and g["node"] == "mul",
                   f"x2 -> x3 after the copy_ is found: {answer(res)['sentence']}")
+        # a pass that changes only a sub-graph's body (cond's true branch: + 1 -> + 1.5)
+        f1 = tmp / "001_aot_forward_graph_after_sub.txt"
+        f1.write_text(FORMS.replace("add.Tensor(sin, 1.0, alpha = 2)", "add.Tensor(sin, 1.5, alpha = 2)"))
+        plan = {"passes": [{"index": 0, "file": str(tmp / "000_aot_forward_graph.txt"), "name": "graph"},
+                           {"index": 1, "file": str(f1), "name": "sub"}],
+                "inputs": {"path": str(tmp / "in.pt")}, "report": "answer"}
+        res = replay(plan)
+        if sane(res, "a pass that edits only a sub-graph"):
+            g = answer(res)["guilty"]
+            check(g is not None and g["index"] == 1 and g["node"] in ("cond", "getitem_1"),
+                  f"the pass is found at the higher-order op's output: {answer(res)['sentence']}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -10,6 +10,7 @@
 use crate::common::fixture;
 use fxray::model::progress::Progress;
 use fxray::pipeline::bisect::{self, BisectError};
+use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -136,4 +137,139 @@ fn calling_a_bisect_off_stops_the_child() {
         assert!(Instant::now() < gone, "the child {pid} still runs");
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+fn truth(dir: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("truth.json")).expect("truth"))
+        .expect("json")
+}
+
+/// `fxray bisect CASE --json` against torch's own answer for one case of `bisect_cases.py`.
+fn check_case(dir: &Path, python: &str) {
+    let case = dir.file_name().unwrap().to_string_lossy().into_owned();
+    let t = truth(dir);
+    let mut args = vec![
+        "bisect",
+        dir.to_str().unwrap(),
+        "--python",
+        python,
+        "--json",
+    ];
+    // The user's implementation of the case's own kernel, as torch's answer had it.
+    let refs = t["references_file"].as_str().map(|f| dir.join(f));
+    if let Some(r) = &refs {
+        args.extend(["--references", r.to_str().unwrap()]);
+    }
+    let out = crate::common::fxray(&args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{case}: {stderr}");
+    let b: Value = serde_json::from_slice(&out.stdout).expect("json");
+    match t["guilty"].as_object() {
+        Some(g) => {
+            let have = &b["guilty"];
+            assert_eq!(have["index"], g["index"], "{case}: {}", b["answer"]);
+            assert_eq!(have["name"], g["name"], "{case}: {}", b["answer"]);
+            assert_eq!(have["node"], g["node"], "{case}: {}", b["answer"]);
+            let answer = b["answer"].as_str().unwrap();
+            let pass = format!(
+                "pass {:03} {} broke it",
+                g["index"].as_u64().unwrap(),
+                g["name"].as_str().unwrap()
+            );
+            assert!(answer.starts_with(&pass), "{case}: {answer}");
+        }
+        None => {
+            assert!(b["guilty"].is_null(), "{case}: {}", b["answer"]);
+            let answer = b["answer"].as_str().unwrap();
+            assert!(
+                answer.starts_with("every pass keeps the numbers within floating-point noise"),
+                "{case}: {answer}"
+            );
+        }
+    }
+    // What this torch cannot compute is named with its op, never a crash: not checked, or,
+    // where the device dumped it, judged on the dumped value and said so.
+    for u in t["unchecked"].as_array().unwrap() {
+        let named = b["unchecked"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|x| x["node"] == u["node"]);
+        let op = u["target"].as_str().unwrap();
+        let from_dump = b["problems"].as_array().unwrap().iter().any(|p| {
+            p.as_str().unwrap().contains(op) && p.as_str().unwrap().contains("from the dump")
+        });
+        assert!(
+            named || from_dump,
+            "{case}: {} neither unchecked nor from the dump: {b}",
+            u["node"]
+        );
+        if named {
+            assert!(
+                b["answer"].as_str().unwrap().contains("not checked"),
+                "{case}: {}",
+                b["answer"]
+            );
+        }
+    }
+    // Without the user's kernel, the fused op's value is the device's, from the optimized
+    // dump: the same pass is named, and the answer says where the value came from.
+    if refs.is_some() {
+        let out = crate::common::fxray(&[
+            "bisect",
+            dir.to_str().unwrap(),
+            "--python",
+            python,
+            "--json",
+        ]);
+        assert!(
+            out.status.success(),
+            "{case}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let b: Value = serde_json::from_slice(&out.stdout).expect("json");
+        let g = &t["guilty"];
+        assert_eq!(b["guilty"]["index"], g["index"], "{case}: {}", b["answer"]);
+        let said = b["problems"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p.as_str().unwrap().contains("from the dump"));
+        assert!(said, "{case}: {}", b["problems"]);
+    }
+    // One line per pass on stderr as it goes.
+    assert_eq!(
+        stderr.lines().filter(|l| l.starts_with("pass ")).count(),
+        b["pass_files"].as_array().unwrap().len(),
+        "{case}: {stderr}"
+    );
+}
+
+#[test]
+#[ignore = "needs PyTorch: tests/run.sh installs it and runs this"]
+fn e2e_torch_bisect_names_the_pass_torch_says_broke_it() {
+    let out = tempfile::tempdir().expect("temp");
+    crate::common::run_e2e_script("bisect_cases.py", out.path());
+    let python = std::env::var("FXRAY_TEST_PYTHON").expect("FXRAY_TEST_PYTHON");
+    let mut cases: Vec<PathBuf> = std::fs::read_dir(out.path())
+        .expect("cases")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.join("truth.json").is_file())
+        .collect();
+    cases.sort();
+    assert_eq!(cases.len(), 7, "{cases:?}");
+    for case in &cases {
+        check_case(case, &python);
+    }
+    // Bit for bit against torch's own run of every pass, and the replay's other promises.
+    let check = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/replay_check.py");
+    let st = std::process::Command::new(&python)
+        .arg(&check)
+        .arg(out.path())
+        .status()
+        .expect("replay_check.py");
+    assert!(
+        st.success(),
+        "replay_check.py failed (its lines above say where)"
+    );
 }

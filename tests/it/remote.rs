@@ -1128,3 +1128,34 @@ fn stopping_a_run_on_the_server_ends_it_and_says_how() {
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+/// `fxray bisect ssh://…` replays where the run lies: the agent starts the replay with the
+/// server's Python and streams a line per pass, and the answer names the server's files.
+#[test]
+fn a_bisect_of_a_remote_run_replays_on_the_server() {
+    let s = shared();
+    let dir = tempfile::tempdir().expect("temp");
+    // A path without `ssh://` beside a remote run names the server's interpreter.
+    let python = crate::ui_bisect::stand_in(dir.path());
+    let run = fixture("stage_faults/gelu_tanh");
+    let out = fxray_remote(s, &["bisect", &s.url(&run), "--python", &python, "--json"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let b: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert!(
+        b["answer"]
+            .as_str()
+            .unwrap()
+            .starts_with("pass 004 apply_pattern_passes broke it: `gelu_default`"),
+        "{}",
+        b["answer"]
+    );
+    let first = b["pass_files"][0].as_str().unwrap();
+    assert!(first.starts_with("ssh://"), "{first}");
+    assert!(
+        stderr.contains("pass 004 apply_pattern_passes: 26 nodes replayed"),
+        "{stderr}"
+    );
+    let parent = std::fs::read_to_string(dir.path().join("parent")).expect("parent");
+    assert!(parent.contains(" agent"), "started by {parent}");
+}

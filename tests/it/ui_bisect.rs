@@ -16,8 +16,9 @@ use std::time::{Duration, Instant};
 
 type H = egui_kittest::Harness<'static, fxray::ui::Fxray>;
 
-/// A stand-in for the replay: the events of a bisect of `gelu_tanh` that blames pass 004.
-fn stand_in(dir: &Path) -> String {
+/// A stand-in for the replay: the events of a bisect of `gelu_tanh` that blames pass 004. It
+/// leaves the command line of the process that started it in `parent` beside it.
+pub fn stand_in(dir: &Path) -> String {
     use std::os::unix::fs::PermissionsExt;
     let events = [
         r#"{"event":"start","torch":"2.6.0","python":"3.11.7","passes":11}"#,
@@ -26,7 +27,9 @@ fn stand_in(dir: &Path) -> String {
         r#"{"event":"answer","guilty":{"index":4,"name":"apply_pattern_passes","node":"gelu_default","target":"aten.gelu.default","paired_with":"gelu","inputs_agree":true,"numbers":"cosine 0.999999988"},"replayed":4,"unchecked":[]}"#,
     ];
     let path = dir.join("python");
-    let mut script = String::from("#!/bin/sh\n");
+    let mut script = String::from(
+        "#!/bin/sh\ntr '\\0' ' ' < /proc/$PPID/cmdline > \"$(dirname \"$0\")/parent\"\n",
+    );
     for e in events {
         script.push_str(&format!("echo '{e}'\n"));
     }

@@ -2,7 +2,7 @@
 
 use super::Op;
 use crate::pipeline::failure::Failure;
-use crate::pipeline::{compare, compiles, facts, modules, phase, run, tensors, tree};
+use crate::pipeline::{bisect, compare, compiles, facts, modules, phase, run, tensors, tree};
 use crate::sources::remote::wire;
 use std::sync::atomic::AtomicBool;
 
@@ -60,6 +60,7 @@ table![
     compiles::remote::Stories,
     run::Run,
     modules::Report,
+    bisect::BisectOp,
 ];
 
 /// How the agent runs the op called `name`; `None` for a name this build does not know.
