@@ -144,6 +144,17 @@ pub enum BenchCommand {
         #[arg(long, default_value_t = 3)]
         rounds: usize,
     },
+    /// Which pass, exactly (`fxray bisect RUN`), best of --rounds: the plan (pass files read,
+    /// parsed and diffed) and the whole bisect (the replay's child included), fxray's peak
+    /// memory and the child's, beside the stage compare of the same run.
+    Bisect {
+        run: PathBuf,
+        #[arg(long, default_value_t = 3)]
+        rounds: usize,
+        /// The Python with torch that replays the passes.
+        #[arg(long)]
+        python: Option<PathBuf>,
+    },
     /// Watch latency: pass files written at --rate per second into a temp folder; prints the
     /// time from each file's last write to its appearance in the index, and to "settled".
     Watch {
@@ -264,6 +275,11 @@ pub fn run(what: BenchCommand) -> Result<()> {
             msprobe,
         } => super::compare::bench(&target, &golden, rounds.max(1), msprobe.as_deref()),
         BenchCommand::Stages { run, rounds } => super::stages::bench(&run, rounds.max(1)),
+        BenchCommand::Bisect {
+            run,
+            rounds,
+            python,
+        } => super::bisect::bench(&run, rounds.max(1), python.as_deref()),
     }
 }
 

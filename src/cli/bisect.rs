@@ -59,3 +59,64 @@ fn text(b: &Bisect) -> String {
     }
     s
 }
+
+/// `fxray bench bisect RUN`: see `BenchCommand::Bisect`.
+pub fn bench(run: &Path, rounds: usize, python: Option<&Path>) -> Result<()> {
+    use super::measure;
+    let t = std::time::Instant::now();
+    let mut spec = bisect::find(run, None, None)?;
+    spec.python = python.map(Path::to_path_buf);
+    let find_s = t.elapsed().as_secs_f64();
+    let t = std::time::Instant::now();
+    let plan = bisect::plan(&spec)?;
+    let plan_s = t.elapsed().as_secs_f64();
+    let before = measure::proc_kib("VmRSS");
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+    let mut times = Vec::with_capacity(rounds);
+    let mut last = None;
+    for _ in 0..rounds {
+        let t = std::time::Instant::now();
+        last = Some(bisect::bisect(&spec, &Default::default(), |_| {})?);
+        times.push(t.elapsed());
+    }
+    let peak = measure::proc_kib("VmHWM");
+    let child = crate::platform::children_usage();
+    let b = last.expect("rounds >= 1");
+    let nodes: usize = b
+        .passes
+        .iter()
+        .filter(|p| p.replayed)
+        .map(|p| p.nodes)
+        .sum();
+    println!(
+        "passes={} replayed={} nodes_replayed={nodes} plan_bytes={}",
+        b.pass_files.len(),
+        b.passes.iter().filter(|p| p.replayed).count(),
+        plan.to_string().len()
+    );
+    println!("answer: {}", b.answer);
+    println!(
+        "find_s={find_s:.3} plan_s={plan_s:.3} bisect_best_s={:.3} bisect_median_s={:.3}",
+        measure::min(&times).as_secs_f64(),
+        measure::median(&mut times).as_secs_f64()
+    );
+    if let (Some(b), Some(p)) = (before, peak) {
+        println!(
+            "rss_before_mib={:.0} fxray_peak_rss_mib={:.0} replay_peak_rss_mib={:.0}",
+            b / 1024.0,
+            p / 1024.0,
+            child.peak_mib()
+        );
+    }
+    // The stage compare of the same run, for the ratio.
+    if let Ok(s) = crate::pipeline::stages::find(run) {
+        let t = std::time::Instant::now();
+        let c = crate::pipeline::stages::compare(&s, &Default::default())?;
+        println!(
+            "stage_compare_s={:.3} stage_answer: {}",
+            t.elapsed().as_secs_f64(),
+            c.answer
+        );
+    }
+    Ok(())
+}

@@ -192,11 +192,22 @@ pub fn plan(spec: &BisectSpec) -> Result<Value, BisectError> {
         })
         .collect();
     let texts: Vec<String> = texts.into_iter().collect::<Result<_, _>>()?;
-    let files: Vec<FxFile> = texts
-        .par_iter()
-        .map(|t| crate::sources::fx_text::parse_fx(t))
+    // Most passes change nothing (the 415-layer forward has 4 distinct texts of 11): each text
+    // is parsed once, and a repeated one is the same graph.
+    let same_as: Vec<Option<usize>> = (0..texts.len())
+        .map(|k| (0..k).find(|&j| texts[j] == texts[k]))
         .collect();
-    let refs: Vec<&FxFile> = files.iter().collect();
+    let distinct: Vec<usize> = (0..texts.len()).filter(|&k| same_as[k].is_none()).collect();
+    let parsed: Vec<FxFile> = distinct
+        .par_iter()
+        .map(|&k| crate::sources::fx_text::parse_fx(&texts[k]))
+        .collect();
+    let refs: Vec<&FxFile> = (0..texts.len())
+        .map(|k| {
+            let first = same_as[k].unwrap_or(k);
+            &parsed[distinct.binary_search(&first).unwrap_or_default()]
+        })
+        .collect();
     let diffs = consecutive_diffs(&refs);
     let steps = replay::steps(&refs, &diffs);
     let passes: Vec<Value> = spec
@@ -204,7 +215,6 @@ pub fn plan(spec: &BisectSpec) -> Result<Value, BisectError> {
         .iter()
         .enumerate()
         .map(|(k, path)| {
-            let same_as = (0..k).find(|&j| texts[j] == texts[k]);
             let step = k.checked_sub(1).and_then(|s| steps.get(s));
             let name = spec.pass_names.get(k).cloned().unwrap_or_default();
             json!({
@@ -212,7 +222,7 @@ pub fn plan(spec: &BisectSpec) -> Result<Value, BisectError> {
                 "file": path,
                 "name": name.split_once(' ').map_or(name.as_str(), |(_, n)| n),
                 "graph": null,
-                "same_as": same_as,
+                "same_as": same_as[k],
                 "pairs": step.map(|s| &s.pairs),
                 "changed": step.map(|s| &s.changed),
             })
