@@ -87,12 +87,12 @@ pub fn find(
     inputs: Option<&Path>,
     phase: Option<&str>,
 ) -> Result<BisectSpec, BisectError> {
-    let stages = crate::pipeline::stages::find(run).ok();
     let unreadable = |why: String| BisectError::Unreadable {
         path: run.to_path_buf(),
         why,
     };
     let index = discover::discover(run).map_err(|e| unreadable(e.to_string()))?;
+    let stages = crate::pipeline::stages::find_in(run, &index).ok();
     let phases: Vec<(&str, &Path, &[PassFile])> = index
         .phases()
         .filter(|p| p.passes.len() >= 2)

@@ -169,17 +169,28 @@ impl StageCompare {
 /// Finds the stage dumps under `root` (a run folder holding the pass files and the dumps) and
 /// the phase that joins them.
 pub fn find(root: &Path) -> Result<StageSpec, StageError> {
+    let index = discover::discover(root).map_err(|e| StageError::Unreadable {
+        path: root.to_path_buf(),
+        why: e.to_string(),
+    })?;
+    find_in(root, &index)
+}
+
+/// [`find`] in the index of `root`, already discovered.
+pub fn find_in(
+    root: &Path,
+    index: &crate::model::index::DebugIndex,
+) -> Result<StageSpec, StageError> {
     let unreadable = |why: String| StageError::Unreadable {
         path: root.to_path_buf(),
         why,
     };
-    let index = discover::discover(root).map_err(|e| unreadable(e.to_string()))?;
     let mut roots: BTreeMap<PathBuf, Vec<PathBuf>> = BTreeMap::new();
     for d in &index.data_dumps {
         let folder = d.folder().to_path_buf();
         roots.entry(folder).or_default().push(d.path.clone());
     }
-    let phases = phases_of(&index);
+    let phases = phases_of(index);
     if roots.len() < 2 || phases.is_empty() {
         return Err(StageError::NotStages {
             path: root.to_path_buf(),
