@@ -154,6 +154,13 @@ impl Apply<AccuracyState> for BisectMsg {
 /// frame: a dump may land after the open).
 pub(super) fn want_stages(app: &mut App) {
     let (a, cx) = app.part::<AccuracyState>();
+    // A bisect belongs to the tree it replays: another tree open calls it off, so neither its
+    // child nor its answer outlives the tree.
+    if let Some(ws) = cx.workspace
+        && a.bisect.run.as_ref().is_some_and(|r| *r != ws.index.root)
+    {
+        a.bisect.forget();
+    }
     let Some(work) = cx.workspace.and_then(|ws| a.stages.start(ws)) else {
         return;
     };

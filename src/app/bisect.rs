@@ -1,6 +1,6 @@
 //! Which pass, exactly, in the window: the Accuracy tab's *Find the pass* replays every pass of
-//! the open run on its inputs (`pipeline::bisect`, in a job whose child Python the next request
-//! or a closed tree stops), shows a line per pass as it ends, says the answer in the status bar
+//! the open run on its inputs (`pipeline::bisect`, in a job whose child Python the next request,
+//! another tree opened or fxray's exit stops), shows a line per pass as it ends, says the answer in the status bar
 //! and shows the guilty pass with its node selected.
 
 use super::part::Cx;
@@ -103,6 +103,15 @@ impl BisectState {
                 result: result.map_err(|e| e.to_string()),
             }
         }
+    }
+
+    /// Calls off the bisect under way and forgets the last answer (another tree is open).
+    pub(super) fn forget(&mut self) {
+        self.progress.cancel();
+        self.request += 1;
+        self.run = None;
+        self.lines.clear();
+        self.result = Loading::Idle;
     }
 
     pub(super) fn is_current_line(&self, m: &BisectLine) -> bool {

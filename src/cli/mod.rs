@@ -513,9 +513,9 @@ pub fn run(command: Command) -> Result<()> {
             };
             // Two stage dumps of one run given as TARGET GOLDEN are compared as stages: only
             // the pass history pairs what the passes renamed. msprobe's CSV is a golden
-            // compare's table, so --csv keeps the golden compare.
-            let as_stages = match (&golden, &csv, stage) {
-                (Some(g), None, false) => crate::pipeline::stages::of_two(&target, g),
+            // compare's table and --graph a golden compare's reading, so either keeps it.
+            let as_stages = match (&golden, &csv, &graph, stage) {
+                (Some(g), None, None, false) => crate::pipeline::stages::of_two(&target, g),
                 _ => None,
             };
             if stage {

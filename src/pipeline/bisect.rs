@@ -348,6 +348,7 @@ pub fn bisect(
         cwd: dir.clone(),
         env: vec![("PYTHONUNBUFFERED".into(), "1".into())],
         debug_root: dir.join("no-debug-root"),
+        dies_with_caller: true,
     };
     let (tx, rx) = std::sync::mpsc::channel();
     let handle = RunHandle::start(&launch, move |e| {
@@ -383,9 +384,17 @@ pub fn bisect(
             } => {
                 let Ok(v) = serde_json::from_str::<Value>(&text) else {
                     stderr.push(text);
+                    if stderr.len() > 40 {
+                        stderr.remove(0);
+                    }
                     continue;
                 };
-                answered |= take(&mut out, &v, spec, progress, &mut note);
+                answered |= take(&mut out, &v, spec, progress, &mut note)?;
+                if answered {
+                    // Its answer is in: a child that lingers (an atexit hook, a grandchild on
+                    // the pipes) is stopped with its group when the handle drops.
+                    break None;
+                }
             }
             RunEvent::Line { text, .. } => {
                 stderr.push(text);
@@ -458,14 +467,15 @@ fn tempfile_in(dir: &Path, plan: &Value) -> Result<PlanFile, BisectError> {
     Ok(PlanFile(path))
 }
 
-/// Takes in one event of the child; true once it has answered.
+/// Takes in one event of the child; true once it has answered. An answer that claims more
+/// than the replay showed (nothing replayed, a guilty pass that does not read) is an error.
 fn take(
     out: &mut Bisect,
     v: &Value,
     spec: &BisectSpec,
     progress: &Progress,
     note: &mut impl FnMut(Note),
-) -> bool {
+) -> Result<bool, BisectError> {
     let text = |k: &str| {
         v.get(k)
             .and_then(Value::as_str)
@@ -486,7 +496,7 @@ fn take(
         }
         Some("pass") => {
             let Ok(p) = serde_json::from_value::<PassResult>(v.clone()) else {
-                return false;
+                return Ok(false);
             };
             progress.add(1);
             note(Note::Pass(pass_line(&p, spec)));
@@ -498,23 +508,35 @@ fn take(
             out.problems.push(m);
         }
         Some("answer") => {
-            out.guilty = v
-                .get("guilty")
-                .filter(|g| !g.is_null())
-                .and_then(|g| serde_json::from_value::<Guilty>(g.clone()).ok());
-            out.unchecked = v
-                .get("unchecked")
-                .and_then(|u| serde_json::from_value(u.clone()).ok())
-                .unwrap_or_default();
+            let bad = |what: &str| BisectError::Replay(format!("the replay's answer: {what}"));
+            out.guilty = match v.get("guilty").filter(|g| !g.is_null()) {
+                Some(g) => Some(
+                    serde_json::from_value::<Guilty>(g.clone())
+                        .map_err(|e| bad(&format!("its guilty pass does not read ({e})")))?,
+                ),
+                None => None,
+            };
+            out.unchecked = match v.get("unchecked").filter(|u| !u.is_null()) {
+                Some(u) => serde_json::from_value(u.clone())
+                    .map_err(|e| bad(&format!("its unchecked nodes do not read ({e})")))?,
+                None => Vec::new(),
+            };
+            if out.guilty.is_none() && !out.passes.iter().any(|p| p.replayed) {
+                let why = v
+                    .get("sentence")
+                    .and_then(Value::as_str)
+                    .unwrap_or("no pass could be replayed");
+                return Err(BisectError::Replay(why.to_string()));
+            }
             if let Some(g) = &mut out.guilty {
                 g.module = module_of(spec, g.index, &g.node);
             }
             out.answer = answer(out, spec);
-            return true;
+            return Ok(true);
         }
         _ => {}
     }
-    false
+    Ok(false)
 }
 
 fn label(spec: &BisectSpec, k: usize, name: &str) -> String {
@@ -527,8 +549,11 @@ fn label(spec: &BisectSpec, k: usize, name: &str) -> String {
 /// `pass 004 apply_pattern_passes: 212 nodes replayed in 0.4 s, none departs`.
 fn pass_line(p: &PassResult, spec: &BisectSpec) -> String {
     let head = format!("pass {}", label(spec, p.index, &p.name));
+    if let Some(e) = &p.error {
+        return format!("{head}: could not be replayed: {e}");
+    }
     if !p.replayed {
-        return format!("{head}: the same text as an earlier pass, not replayed");
+        return format!("{head}: nothing to run again (it repeats the pass before)");
     }
     let departs = match p.departs_total.max(p.departs.len()) {
         0 => "none departs".to_string(),
@@ -559,6 +584,12 @@ fn module_of(spec: &BisectSpec, k: usize, node: &str) -> Option<String> {
 /// not checked, since an answer that hides it would claim more than the replay showed.
 fn answer(out: &Bisect, spec: &BisectSpec) -> String {
     let replayed = out.passes.iter().filter(|p| p.replayed).count();
+    let failed: Vec<String> = out
+        .passes
+        .iter()
+        .filter(|p| p.error.is_some())
+        .map(|p| format!("pass {}", label(spec, p.index, &p.name)))
+        .collect();
     let mut s = match &out.guilty {
         Some(g) => {
             let mut what = g.target.clone();
@@ -567,7 +598,7 @@ fn answer(out: &Bisect, spec: &BisectSpec) -> String {
                 what.push_str(m);
             }
             let kept = match g.index {
-                0 | 1 => "pass 000 keeps the numbers".to_string(),
+                0 | 1 => format!("pass {} keeps the numbers", pass_number(spec, 0)),
                 k => format!(
                     "passes {}–{} keep the numbers",
                     pass_number(spec, 0),
@@ -581,14 +612,18 @@ fn answer(out: &Bisect, spec: &BisectSpec) -> String {
                 g.numbers
             )
         }
-        // Said only of what was checked: an op this torch lacks hides what comes after it.
-        None if out.unchecked.is_empty() => format!(
+        // Said only of what was checked: an op this torch lacks hides what comes after it,
+        // and a pass that could not be replayed is not a pass that kept the numbers.
+        None if out.unchecked.is_empty() && failed.is_empty() => format!(
             "every pass keeps the numbers within floating-point noise ({replayed} replayed)"
         ),
         None => {
             format!("no pass changed the numbers of the nodes it could check ({replayed} replayed)")
         }
     };
+    if !failed.is_empty() {
+        s.push_str(&format!("; could not be replayed: {}", failed.join(", ")));
+    }
     if !out.unchecked.is_empty() {
         let mut ops: Vec<String> = out.unchecked.iter().map(|u| u.target.clone()).collect();
         ops.sort();
@@ -630,6 +665,22 @@ pub fn ask(
     progress: &Progress,
     mut note: impl FnMut(Note),
 ) -> Result<Bisect, BisectError> {
+    // A run on a server replays there: its inputs and the references it runs must be the
+    // server's too, named as such (a bare path would be whatever lies there).
+    if crate::sources::remote::is_remote(&ask.run) {
+        let local = ask
+            .inputs
+            .iter()
+            .chain(&ask.references)
+            .find(|p| !crate::sources::remote::is_remote(p));
+        if let Some(p) = local {
+            return Err(BisectError::There(format!(
+                "{} is on this machine and the run on a server: give it as ssh://host/path (the \
+                 replay runs beside the run)",
+                p.display()
+            )));
+        }
+    }
     let mut answer = None;
     let there = crate::pipeline::remote::there::<BisectOp>(ask.clone(), progress.flag(), |item| {
         match item {
@@ -675,9 +726,9 @@ impl crate::pipeline::remote::Op for BisectOp {
     fn paths(a: &mut Ask) -> Vec<&mut PathBuf> {
         let remote = |p: &&mut PathBuf| crate::sources::remote::is_remote(p);
         std::iter::once(&mut a.run)
-            .chain(a.inputs.as_mut().filter(remote))
+            .chain(a.inputs.as_mut())
             .chain(a.python.as_mut().filter(remote))
-            .chain(a.references.iter_mut().filter(remote))
+            .chain(a.references.iter_mut())
             .collect()
     }
 

@@ -284,7 +284,10 @@ pub fn find_in(
 /// one dump's names in its first pass and the other's in its last and not both ways (two runs'
 /// dumps of the same stage look alike; only the pass files tell the stages apart).
 pub fn of_two(target: &Path, golden: &Path) -> Option<StageSpec> {
-    let root = common_folder(target, golden)?;
+    let root = run_beside(target)?;
+    if run_beside(golden)? != root {
+        return None;
+    }
     let index = discover::discover(&root).ok()?;
     if index.runs.len() != 1 {
         return None;
@@ -308,18 +311,19 @@ pub fn of_two(target: &Path, golden: &Path) -> Option<StageSpec> {
             (false, true) => (golden, target),
             _ => continue,
         };
+        // And the run's own finding agrees: these two, this way round (two runs' dumps of one
+        // stage can fit a phase's ends both; only the whole run's dumps tell them apart).
+        let found = find_in(&root, &index).ok()?;
+        if !(same_path(&found.original, original) && same_path(&found.optimized, optimized)) {
+            return None;
+        }
         let (passes, pass_names) = paths_and_names(phase);
-        // The run's float64 dump, when `find` sees the same two stages.
-        let reference = find(&root).ok().and_then(|s| {
-            (same_path(&s.original, original) && same_path(&s.optimized, optimized))
-                .then_some(s.reference)?
-        });
         return Some(StageSpec {
             passes,
             pass_names,
             original: original.to_path_buf(),
             optimized: optimized.to_path_buf(),
-            reference,
+            reference: found.reference,
             rank: None,
             step: None,
         });
@@ -327,22 +331,23 @@ pub fn of_two(target: &Path, golden: &Path) -> Option<StageSpec> {
     None
 }
 
-/// The deepest folder holding both paths.
-fn common_folder(a: &Path, b: &Path) -> Option<PathBuf> {
-    let abs = |p: &Path| std::path::absolute(p).ok();
-    let (a, b) = (abs(a)?, abs(b)?);
-    let mut common = PathBuf::new();
-    for (x, y) in a.components().zip(b.components()) {
-        if x != y {
-            break;
-        }
-        common.push(x);
-    }
-    // Stage dumps sit beside the run's debug folder (a rank folder of one a level deeper); a
-    // folder far above both (a home, `/tmp`) is not a run, and walking it would cost more
-    // than it could tell.
-    let depth = |p: &Path| p.components().count() - common.components().count();
-    (common.components().count() > 1 && depth(&a) <= 2 && depth(&b) <= 2).then_some(common)
+/// The folder a tensor dump sits in beside its run's debug folder (`<run>/dump_original` next
+/// to `<run>/torch_compile_debug`; `dump` may be the dump's rank folder): where npugraph_ex
+/// writes a stage dump. `None` for a dump anywhere else: a folder above it (a home, `/tmp`, a
+/// server's `/`) is not a run, and walking it would cost more than it could tell.
+pub(crate) fn run_beside(dump: &Path) -> Option<PathBuf> {
+    let dump = std::path::absolute(dump).ok()?;
+    let is_rank = dump
+        .file_name()
+        .is_some_and(|n| n.to_string_lossy().starts_with("worldsize"));
+    let root = if is_rank { dump.parent()? } else { &dump }.parent()?;
+    // At least two named folders deep, a server's mount name not counted.
+    let named = root
+        .components()
+        .filter(|c| matches!(c, std::path::Component::Normal(n) if !n.to_string_lossy().starts_with("ssh:")))
+        .count();
+    (named >= 2 && crate::sources::vfs::is_dir(&root.join("torch_compile_debug")))
+        .then(|| root.to_path_buf())
 }
 
 fn same_path(a: &Path, b: &Path) -> bool {

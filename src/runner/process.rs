@@ -75,6 +75,9 @@ impl RunHandle {
             .stderr(Stdio::piped());
         // Its own process group, so Stop reaches torchrun's workers and their children.
         platform::own_process_group(&mut cmd);
+        if launch.dies_with_caller {
+            platform::die_with_starting_thread(&mut cmd);
+        }
         let start = Instant::now();
         let mut child = match cmd.spawn() {
             Ok(c) => c,

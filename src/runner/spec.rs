@@ -112,6 +112,10 @@ pub struct Launch {
     pub env: Vec<(String, String)>,
     /// Where `torch_compile_debug/` will be.
     pub debug_root: PathBuf,
+    /// Killed when the thread that starts it ends (Linux): work fxray waits on, like a
+    /// bisect's replay, must not outlive an fxray stopped by Ctrl-C. A compile is the user's
+    /// and is stopped by Stop.
+    pub dies_with_caller: bool,
 }
 
 impl RunSpec {
@@ -191,6 +195,7 @@ impl RunSpec {
             cwd,
             env,
             debug_root: base.join("torch_compile_debug"),
+            dies_with_caller: false,
         }
     }
 }

@@ -60,7 +60,6 @@ fn a_run_without_inputs_says_what_to_give() {
 /// A stand-in interpreter: a shell script that prints `events` (JSON lines) and then does
 /// `then` (`exit 3`, `exec sleep 60`).
 fn fake_python(dir: &Path, events: &[&str], then: &str) -> PathBuf {
-    use std::os::unix::fs::PermissionsExt;
     let path = dir.join("python");
     let mut script = String::from("#!/bin/sh\necho $$ > \"$(dirname \"$0\")/pid\"\n");
     for e in events {
@@ -69,8 +68,7 @@ fn fake_python(dir: &Path, events: &[&str], then: &str) -> PathBuf {
     script.push_str("echo 'a line of the traceback' >&2\n");
     script.push_str(then);
     script.push('\n');
-    std::fs::write(&path, script).expect("write");
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    crate::common::write_script(&path, &script);
     path
 }
 
@@ -137,6 +135,70 @@ fn calling_a_bisect_off_stops_the_child() {
         assert!(Instant::now() < gone, "the child {pid} still runs");
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// An answer after no pass could be replayed claims nothing: the bisect fails with the
+/// replay's own words instead of saying every pass keeps the numbers; a pass that failed is
+/// named as such, never as kept.
+#[test]
+fn a_replay_that_checked_nothing_is_no_answer() {
+    let dir = tempfile::tempdir().expect("temp");
+    let py = fake_python(
+        dir.path(),
+        &[
+            r#"{"event":"pass","index":0,"name":"graph","replayed":false,"nodes":0,"error":"cannot read the file"}"#,
+            r#"{"event":"answer","guilty":null,"replayed":0,"unchecked":[],"sentence":"no pass could be replayed: every pass file failed"}"#,
+        ],
+        "exit 1",
+    );
+    let mut lines = Vec::new();
+    let e = bisect::bisect(&spec_with(py), &Progress::default(), |n| lines.push(n))
+        .expect_err("nothing was checked");
+    assert!(e.to_string().contains("no pass could be replayed"), "{e}");
+    assert!(
+        matches!(&lines[0], bisect::Note::Pass(l) if l.contains("could not be replayed: cannot read the file")),
+        "{lines:?}"
+    );
+
+    let dir = tempfile::tempdir().expect("temp");
+    let py = fake_python(
+        dir.path(),
+        &[
+            r#"{"event":"pass","index":0,"name":"graph","replayed":true,"nodes":25,"seconds":0.1}"#,
+            r#"{"event":"pass","index":4,"name":"apply_pattern_passes","replayed":false,"nodes":0,"error":"a line it cannot run"}"#,
+            r#"{"event":"answer","guilty":null,"replayed":1,"unchecked":[]}"#,
+        ],
+        "exit 0",
+    );
+    let b = bisect::bisect(&spec_with(py), &Progress::default(), |_| {}).expect("answer");
+    assert!(
+        !b.answer.starts_with("every pass keeps the numbers")
+            && b.answer
+                .contains("could not be replayed: pass 004 apply_pattern_passes"),
+        "{}",
+        b.answer
+    );
+}
+
+/// A run on a server replays there: a local file for its inputs is refused, never sent as a
+/// bare path for the server to read (or, for references, to run).
+#[test]
+fn a_remote_run_with_local_inputs_says_to_name_the_servers() {
+    let host = fxray::sources::remote::Host {
+        user: None,
+        host: "127.0.0.1".into(),
+        port: None,
+        owner: 0,
+    };
+    let run = fxray::sources::remote::target::mount_path(&host, "/srv/run");
+    assert!(fxray::sources::remote::is_remote(&run));
+    let ask = bisect::Ask {
+        run,
+        references: vec!["refs.py".into()],
+        ..Default::default()
+    };
+    let e = bisect::ask(&ask, &Progress::default(), |_| {}).expect_err("refused");
+    assert!(e.to_string().contains("give it as ssh://host/path"), "{e}");
 }
 
 fn truth(dir: &Path) -> Value {

@@ -19,7 +19,6 @@ type H = egui_kittest::Harness<'static, fxray::ui::Fxray>;
 /// A stand-in for the replay: the events of a bisect of `gelu_tanh` that blames pass 004. It
 /// leaves the command line of the process that started it in `parent` beside it.
 pub fn stand_in(dir: &Path) -> String {
-    use std::os::unix::fs::PermissionsExt;
     let events = [
         r#"{"event":"start","torch":"2.6.0","python":"3.11.7","passes":11}"#,
         r#"{"event":"pass","index":0,"name":"graph","replayed":true,"nodes":25,"seconds":0.1,"departs":[],"unchecked":[]}"#,
@@ -33,8 +32,7 @@ pub fn stand_in(dir: &Path) -> String {
     for e in events {
         script.push_str(&format!("echo '{e}'\n"));
     }
-    std::fs::write(&path, script).expect("write");
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    crate::common::write_script(&path, &script);
     path.display().to_string()
 }
 
@@ -49,11 +47,15 @@ fn find_the_pass(h: &mut H, python: &str, limit: Duration) {
     h.run_steps(1);
     h.get_by_label("Find the pass").click();
     let start = Instant::now();
+    let mut started = false;
     loop {
         std::thread::sleep(Duration::from_millis(20));
         h.run_steps(1);
         let acc = h.state().app.peek::<fxray::app::accuracy::AccuracyState>();
-        if acc.is_some_and(|a| !matches!(a.bisect.result, Loading::Loading)) {
+        let loading = acc.is_some_and(|a| matches!(a.bisect.result, Loading::Loading));
+        // Asked for (its run set), whether or not a frame saw it loading.
+        started |= acc.is_some_and(|a| a.bisect.run.is_some());
+        if started && !loading {
             break;
         }
         assert!(start.elapsed() < limit, "the bisect did not answer");
@@ -121,4 +123,62 @@ fn e2e_torch_the_window_finds_the_pass() {
     shoot(&mut h, "bisect_answer_in_accuracy_tab");
     shows_the_guilty_pass(&mut h);
     shoot(&mut h, "bisect_guilty_node_on_the_graph");
+}
+
+/// A bisect belongs to the tree it replays: opening another tree calls it off (its child is
+/// stopped) and its answer never lands on the new tree.
+#[test]
+fn another_tree_opened_calls_the_bisect_off() {
+    let dir = tempfile::tempdir().expect("temp");
+    let python = dir.path().join("python");
+    crate::common::write_script(
+        &python,
+        "#!/bin/sh\necho $$ > \"$(dirname \"$0\")/pid\"\n\
+         echo '{\"event\":\"start\",\"torch\":\"2.6\",\"python\":\"3.11\",\"passes\":11}'\n\
+         exec sleep 60\n",
+    );
+    let mut h = harness_sized(
+        opened(&fixture("stage_faults/gelu_tanh")),
+        egui::vec2(1400., 900.),
+    );
+    settle(&mut h);
+    h.state_mut().view.tabs.show(TabId::ACCURACY);
+    h.run_steps(2);
+    h.get_by_role_and_label(Role::TextInput, "Python").click();
+    h.run_steps(1);
+    h.get_by_role_and_label(Role::TextInput, "Python")
+        .type_text(&python.display().to_string());
+    h.run_steps(1);
+    h.get_by_label("Find the pass").click();
+    let pid_file = dir.path().join("pid");
+    let start = Instant::now();
+    while !pid_file.exists() {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "the replay never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+        h.run_steps(1);
+    }
+    let pid = std::fs::read_to_string(&pid_file).expect("pid");
+    h.state_mut().app.open(&fixture("stage_faults/right"));
+    settle(&mut h);
+    let acc = h
+        .state()
+        .app
+        .peek::<fxray::app::accuracy::AccuracyState>()
+        .expect("accuracy");
+    assert!(acc.bisect.run.is_none());
+    assert!(matches!(acc.bisect.result, Loading::Idle));
+    let proc = format!("/proc/{}", pid.trim());
+    let gone = Instant::now() + Duration::from_secs(10);
+    while Path::new(&proc).exists()
+        && !std::fs::read_to_string(format!("{proc}/stat"))
+            .unwrap_or_default()
+            .contains(") Z")
+    {
+        assert!(Instant::now() < gone, "the replay {pid} still runs");
+        std::thread::sleep(Duration::from_millis(20));
+        h.run_steps(1);
+    }
 }

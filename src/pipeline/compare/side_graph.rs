@@ -14,12 +14,14 @@ use rayon::prelude::*;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-/// The graph whose top-level node names are `step`'s: of `given` (`--graph`, the window's
-/// passes), else of the pass files of the run the dump sits beside. Nearly every dumped name
+/// The graph whose top-level node names are `step`'s: of the pass files of the run the dump
+/// sits beside, else of `given` (`--graph`, the window's passes). Nearly every dumped name
 /// must be a node of it (a name outside it is another graph's); of those, the one with the
 /// fewest nodes the dump lacks, the latest pass on a tie (what ran). `None` when none fits.
 pub fn find(step: &StepDump, given: &[PathBuf]) -> Option<(PathBuf, FxFile)> {
-    best(step, given).or_else(|| best(step, &run_passes(&step.path)))
+    // The dump's own run first: the window's passes are the target's, and a golden read
+    // through them would get the target's ops and order, hiding what was renumbered.
+    best(step, &run_passes(&step.path)).or_else(|| best(step, given))
 }
 
 fn best(step: &StepDump, candidates: &[PathBuf]) -> Option<(PathBuf, FxFile)> {
@@ -53,15 +55,15 @@ fn best(step: &StepDump, candidates: &[PathBuf]) -> Option<(PathBuf, FxFile)> {
         .map(|(_, _, p, f)| (p, f))
 }
 
-/// The pass files of the run beside the dump: in the folder holding the dump's root (the
-/// root holds the `worldsize*_global_rank*` folder `rank` is), as npugraph_ex writes a stage
-/// dump beside `torch_compile_debug`. No higher: small graphs share names (`add`, `mean`), and
-/// a folder far above (a home, `/tmp`) holds other runs whose passes would name them too.
+/// The pass files of the run the dump sits beside (`stages::run_beside`: npugraph_ex writes a
+/// stage dump next to `torch_compile_debug`). No further: small graphs share names (`add`,
+/// `mean`), and a folder far above (a home, `/tmp`) holds other runs whose passes would name
+/// them too.
 fn run_passes(rank: &Path) -> Vec<PathBuf> {
-    let Some(dir) = rank.parent().and_then(Path::parent) else {
+    let Some(dir) = crate::pipeline::stages::run_beside(rank) else {
         return Vec::new();
     };
-    let Ok(index) = discover::discover(dir) else {
+    let Ok(index) = discover::discover(&dir) else {
         return Vec::new();
     };
     index

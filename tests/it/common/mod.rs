@@ -167,3 +167,28 @@ pub fn trace_only(case: &Path) -> tempfile::TempDir {
     std::fs::copy(&log, dir.path().join(log.file_name().unwrap())).unwrap();
     dir
 }
+
+/// Writes an executable script without holding it open in this process: a test binary starts
+/// processes from many threads, and a child forked while the file is open for writing keeps
+/// the descriptor, so running the script would fail with ETXTBSY ("Text file busy").
+pub fn write_script(path: &std::path::Path, text: &str) {
+    use std::io::Write;
+    let mut sh = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("cat > \"$1\" && chmod 755 \"$1\"")
+        .arg("sh")
+        .arg(path)
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .expect("sh");
+    sh.stdin
+        .take()
+        .expect("stdin")
+        .write_all(text.as_bytes())
+        .expect("write");
+    assert!(
+        sh.wait().expect("wait").success(),
+        "writing {}",
+        path.display()
+    );
+}
