@@ -1158,4 +1158,24 @@ fn a_bisect_of_a_remote_run_replays_on_the_server() {
     );
     let parent = std::fs::read_to_string(dir.path().join("parent")).expect("parent");
     assert!(parent.contains(" agent"), "started by {parent}");
+    // The departure's numbers crossed the link (as postcard, where a JSON value cannot).
+    let d = &b["passes"][1]["departs"][0];
+    assert_eq!(d["max_abs"], 0.000234, "{d}");
+}
+
+/// The real replay, over ssh: the agent runs `assets/replay.py` with the server's torch beside
+/// the run, and the answer is the one torch gives locally.
+#[test]
+#[ignore = "needs PyTorch: tests/run.sh installs it and runs this"]
+fn e2e_torch_a_bisect_over_ssh_names_the_pass() {
+    let s = shared();
+    let python = std::env::var("FXRAY_TEST_PYTHON").expect("FXRAY_TEST_PYTHON");
+    let run = fixture("stage_faults/gelu_tanh");
+    let out = fxray_remote(s, &["bisect", &s.url(&run), "--python", &python, "--json"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let b: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(b["guilty"]["index"], 4, "{}", b["answer"]);
+    assert_eq!(b["guilty"]["node"], "gelu_default", "{}", b["answer"]);
+    assert!(b["pass_files"][4].as_str().unwrap().starts_with("ssh://"));
 }

@@ -16,13 +16,14 @@ use std::time::{Duration, Instant};
 
 type H = egui_kittest::Harness<'static, fxray::ui::Fxray>;
 
-/// A stand-in for the replay: the events of a bisect of `gelu_tanh` that blames pass 004. It
-/// leaves the command line of the process that started it in `parent` beside it.
+/// A stand-in for the replay: the events of a bisect of `gelu_tanh` that blames pass 004 (a
+/// departure's numbers as the replay writes them, a non-finite one as text). It leaves the
+/// command line of the process that started it in `parent` beside it.
 pub fn stand_in(dir: &Path) -> String {
     let events = [
         r#"{"event":"start","torch":"2.6.0","python":"3.11.7","passes":11}"#,
         r#"{"event":"pass","index":0,"name":"graph","replayed":true,"nodes":25,"seconds":0.1,"departs":[],"unchecked":[]}"#,
-        r#"{"event":"pass","index":4,"name":"apply_pattern_passes","replayed":true,"nodes":26,"seconds":0.2,"departs":[{"node":"gelu_default","target":"aten.gelu.default","paired_with":"gelu","inputs_agree":true}],"departs_total":1,"unchecked":[]}"#,
+        r#"{"event":"pass","index":4,"name":"apply_pattern_passes","replayed":true,"nodes":26,"seconds":0.2,"departs":[{"node":"gelu_default","target":"aten.gelu.default","paired_with":"gelu","inputs_agree":true,"max_abs":0.000234,"max_rel":0.0013,"cosine":"nan"}],"departs_total":1,"unchecked":[]}"#,
         r#"{"event":"answer","guilty":{"index":4,"name":"apply_pattern_passes","node":"gelu_default","target":"aten.gelu.default","paired_with":"gelu","inputs_agree":true,"numbers":"cosine 0.999999988"},"replayed":4,"unchecked":[]}"#,
     ];
     let path = dir.join("python");
