@@ -30,7 +30,20 @@ Cases (CASES below):
 - gpt2_decomposed — the same through Inductor's decomposition table, as Inductor's own graphs
   hold it: every LayerNorm is `var_mean`, `rsqrt`, `sub`, `mul`, … of its own;
 - bert — post-residual LayerNorm, masked-LM head;
-- t5 — encoder–decoder, relative position bias, cross-attention.
+- t5 — encoder–decoder, relative position bias, cross-attention;
+- mamba — state space, no attention: causal depthwise conv1d, selective scan run as the slow
+  path's recurrent loop (CPU, no CUDA kernels; `use_associative_scan=False`), one step per token;
+- jamba — hybrid: a Mamba layer (dense MLP) then an attention layer whose MLP is a mixture of
+  4 experts (3-D weights, sorted by expert, run by transformers' `grouped_mm_fallback` op as
+  in float32 under Dynamo); its scan is the parallel-prefix `associative_scan` (unrolled);
+- bloom — ALiBi position bias (`baddbmm` onto the scores), fused qkv, embedding LayerNorm;
+- falcon — multi-query attention (one k/v head), rotary, parallel attention and MLP off one
+  LayerNorm (`multi_query=True`, `alibi=False`);
+- gpt_bigcode — multi-query attention, Conv1D-free GPT-2 layout with a fused `c_attn`;
+- openai_gpt — the first GPT: Conv1D projections, post-residual LayerNorm, learned positions;
+- bart — encoder–decoder, learned positions, cross-attention, embedding LayerNorms;
+- vit — vision: `pixel_values` (2 images of 3x16x16, patches of 4) through a conv patch
+  embedding, a class token, an image-classification head and a loss from class `labels`.
 
 Usage: python module_truth_hf.py OUT_DIR [CASE ...]   (default: all)
 Paths inside the files are rewritten: this folder to /home/dev/models/gen/, the Python
@@ -55,6 +68,8 @@ LEGACY_DIR = os.environ.get(
     "FXRAY_TRANSFORMERS_4", os.path.expanduser(f"~/.cache/fxray/transformers-{LEGACY}")
 )
 B, T, VOCAB = 2, 8, 64
+# A vision case's tiny images (16x16, 3 channels, patches of 4: 16 patches) and its classes.
+IMAGE, LABELS = 16, 4
 
 # A decoder's shared tiny sizes: 2 layers, 4 heads of 8, grouped k/v (2 heads).
 DECODER = dict(
@@ -183,6 +198,132 @@ def t5(tf):
     return tf.T5ForConditionalGeneration(config)
 
 
+def mamba(tf):
+    config = tf.MambaConfig(
+        vocab_size=VOCAB,
+        hidden_size=32,
+        state_size=8,
+        num_hidden_layers=2,
+        expand=2,
+        conv_kernel=4,
+        time_step_rank=4,
+        # The slow path's recurrent loop, one step per token (CPU: no CUDA kernels), not the
+        # parallel-prefix `associative_scan` it takes under Dynamo by default (jamba keeps that).
+        use_mambapy=False,
+        use_associative_scan=False,
+        use_cache=False,
+        bos_token_id=0,
+        eos_token_id=0,
+        pad_token_id=0,
+    )
+    return tf.MambaForCausalLM(config)
+
+
+def jamba(tf):
+    config = tf.JambaConfig(
+        **DECODER,
+        num_experts=4,
+        num_experts_per_tok=2,
+        expert_layer_period=2,
+        expert_layer_offset=1,
+        attn_layer_period=2,
+        attn_layer_offset=1,
+        use_mamba_kernels=False,
+        mamba_d_state=8,
+        mamba_d_conv=4,
+        mamba_expand=2,
+        mamba_dt_rank=4,
+        use_cache=False,
+        pad_token_id=0,
+        bos_token_id=0,
+        eos_token_id=0,
+    )
+    return tf.JambaForCausalLM(config)
+
+
+def bloom(tf):
+    config = tf.BloomConfig(
+        vocab_size=VOCAB, hidden_size=32, n_layer=2, n_head=4, bos_token_id=0, eos_token_id=0, pad_token_id=0
+    )
+    return tf.BloomForCausalLM(config)
+
+
+def falcon(tf):
+    config = tf.FalconConfig(
+        vocab_size=VOCAB,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        multi_query=True,
+        alibi=False,
+        new_decoder_architecture=False,
+        parallel_attn=True,
+        max_position_embeddings=64,
+        bos_token_id=0,
+        eos_token_id=0,
+        pad_token_id=0,
+    )
+    return tf.FalconForCausalLM(config)
+
+
+def gpt_bigcode(tf):
+    config = tf.GPTBigCodeConfig(
+        vocab_size=VOCAB,
+        n_positions=64,
+        n_embd=32,
+        n_layer=2,
+        n_head=4,
+        n_inner=64,
+        multi_query=True,
+        bos_token_id=0,
+        eos_token_id=0,
+        pad_token_id=0,
+    )
+    return tf.GPTBigCodeForCausalLM(config)
+
+
+def openai_gpt(tf):
+    config = tf.OpenAIGPTConfig(vocab_size=VOCAB, n_positions=64, n_embd=32, n_layer=2, n_head=4)
+    model = tf.OpenAIGPTLMHeadModel(config)
+    # As gpt2: `OpenAIGPTLMHeadModel` maps to no loss by its class name.
+    model.loss_type = "ForCausalLM"
+    return model
+
+
+def bart(tf):
+    config = tf.BartConfig(
+        vocab_size=VOCAB,
+        max_position_embeddings=64,
+        d_model=32,
+        encoder_layers=2,
+        decoder_layers=2,
+        encoder_attention_heads=4,
+        decoder_attention_heads=4,
+        encoder_ffn_dim=64,
+        decoder_ffn_dim=64,
+        pad_token_id=0,
+        bos_token_id=0,
+        eos_token_id=0,
+        decoder_start_token_id=0,
+        forced_eos_token_id=None,
+    )
+    return tf.BartForConditionalGeneration(config)
+
+
+def vit(tf):
+    config = tf.ViTConfig(
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=64,
+        image_size=IMAGE,
+        patch_size=4,
+        num_channels=3,
+        num_labels=LABELS,
+    )
+    return tf.ViTForImageClassification(config)
+
+
 # case → (model builder, the transformers version it needs: None for the installed one,
 # whether AOT Autograd lowers through Inductor's decompositions)
 CASES = {
@@ -200,6 +341,14 @@ CASES = {
     "gpt2_decomposed": (gpt2, None, True),
     "bert": (bert, None, False),
     "t5": (t5, None, False),
+    "mamba": (mamba, None, False),
+    "jamba": (jamba, None, False),
+    "bloom": (bloom, None, False),
+    "falcon": (falcon, None, False),
+    "gpt_bigcode": (gpt_bigcode, None, False),
+    "openai_gpt": (openai_gpt, None, False),
+    "bart": (bart, None, False),
+    "vit": (vit, None, False),
 }
 
 
@@ -211,6 +360,13 @@ def generate(out, case):
     model = build(tf)
     model.train()
     ids = torch.randint(1, VOCAB, (B, T))
+    if model.main_input_name == "pixel_values":
+        # A vision model: images in, one class label per image.
+        inputs = dict(
+            pixel_values=torch.randn(B, 3, IMAGE, IMAGE), labels=torch.randint(0, LABELS, (B,))
+        )
+    else:
+        inputs = dict(input_ids=ids, labels=ids)
     # A Python loop over the experts, each picking its tokens with `torch.where`: the token
     # counts are data-dependent sizes, which Dynamo keeps in one graph only when told to.
     torch._dynamo.config.capture_dynamic_output_shape_ops = True
@@ -226,7 +382,7 @@ def generate(out, case):
 
         decompositions = select_decomp_table()
     module_truth.train_step(
-        out, case, model, lambda m: m(input_ids=ids, labels=ids).loss, decompositions
+        out, case, model, lambda m: m(**inputs).loss, decompositions
     )
 
 
