@@ -27,7 +27,7 @@ of `node.meta["fwd_nn_module_stack"]` for backward nodes (a backward node recomp
 one has only `nn_module_stack`), skipping modules held by a global rather than the model. Nodes
 without one (placeholders, output, the code of the root module's own forward) are left out.
 
-Usage: python module_truth.py OUT_DIR [ARCH ...]   (ARCH: llama, moe, tied; default all)
+Usage: python module_truth.py OUT_DIR [ARCH ...]   (ARCH: llama, moe, tied, hybrid; default all)
 Paths inside the files are rewritten to /home/dev/models/gen/, as the fixtures' are.
 """
 
@@ -261,7 +261,83 @@ class Tied(nn.Module):
         return self.lm_head(self.ln_f(x))
 
 
-ARCHS = {"llama": Llama, "moe": MoEModel, "tied": Tied}
+class MambaMixer(nn.Module):
+    """A selective state-space mixer (Mamba's slow path): the children project and convolve, the
+    mixer's own forward does the rest, so torch records those ops in the mixer, not in a child:
+    the gating, the discretisation from `A_log` and `D` (its own parameters), the scan, a Python
+    loop over the time steps, and the output projection, `F.linear` on `out_proj`'s weight (a
+    child module that is never called)."""
+
+    def __init__(self, d_inner=2 * D, d_state=4, dt_rank=4, d_conv=4):
+        super().__init__()
+        self.d_inner, self.d_state, self.dt_rank = d_inner, d_state, dt_rank
+        self.in_proj = nn.Linear(D, 2 * d_inner, bias=False)
+        self.conv1d = nn.Conv1d(d_inner, d_inner, d_conv, groups=d_inner, padding=d_conv - 1)
+        self.x_proj = nn.Linear(d_inner, dt_rank + 2 * d_state, bias=False)
+        self.dt_proj = nn.Linear(dt_rank, d_inner)
+        a = torch.arange(1, d_state + 1, dtype=torch.float32).repeat(d_inner, 1)
+        self.A_log = nn.Parameter(torch.log(a))
+        self.D = nn.Parameter(torch.ones(d_inner))
+        self.out_proj = nn.Linear(d_inner, D, bias=False)
+
+    def forward(self, x):
+        b, t, _ = x.shape
+        h, gate = self.in_proj(x).transpose(1, 2).chunk(2, dim=1)
+        h = F.silu(self.conv1d(h)[..., :t])
+        sizes = [self.dt_rank, self.d_state, self.d_state]
+        dt, bm, cm = torch.split(self.x_proj(h.transpose(1, 2)), sizes, dim=-1)
+        dt = F.softplus(self.dt_proj(dt)).transpose(1, 2)
+        a = -torch.exp(self.A_log.float())
+        da = torch.exp(a[None, :, None, :] * dt[:, :, :, None])
+        dbu = dt[:, :, :, None] * bm[:, None, :, :] * h[:, :, :, None]
+        state = torch.zeros(b, self.d_inner, self.d_state, dtype=x.dtype)
+        ys = []
+        for i in range(t):
+            state = da[:, :, i] * state + dbu[:, :, i]
+            ys.append(torch.matmul(state, cm[:, i, :].unsqueeze(-1)).squeeze(-1))
+        y = torch.stack(ys, dim=-1) + h * self.D[None, :, None]
+        y = y * F.silu(gate)
+        return F.linear(y.transpose(1, 2), self.out_proj.weight)
+
+
+class HybridAttentionLayer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.input_layernorm = RMSNorm(D)
+        self.self_attn = LlamaAttention()
+        self.pre_ff_layernorm = RMSNorm(D)
+        self.feed_forward = SwiGLU()
+
+    def forward(self, x, cos, sin):
+        x = x + self.self_attn(self.input_layernorm(x), cos, sin)
+        return x + self.feed_forward(self.pre_ff_layernorm(x))
+
+
+class HybridMambaLayer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.input_layernorm = RMSNorm(D)
+        self.mamba = MambaMixer()
+        self.pre_ff_layernorm = RMSNorm(D)
+        self.feed_forward = SwiGLU()
+
+    def forward(self, x, cos, sin):
+        x = x + self.mamba(self.input_layernorm(x))
+        return x + self.feed_forward(self.pre_ff_layernorm(x))
+
+
+class Hybrid(Llama):
+    """Jamba-style hybrid decoder: attention layers (0, 2) alternate with Mamba layers (1, 3),
+    each followed by a SwiGLU feed-forward; embedding, rotary tables, norm and head as `Llama`."""
+
+    def __init__(self, n_layers=4):
+        super().__init__(n_layers=0)
+        self.layers = nn.ModuleList(
+            HybridAttentionLayer() if i % 2 == 0 else HybridMambaLayer() for i in range(n_layers)
+        )
+
+
+ARCHS = {"llama": Llama, "moe": MoEModel, "tied": Tied, "hybrid": Hybrid}
 
 # --- truth ------------------------------------------------------------------------------------
 
@@ -457,6 +533,148 @@ def backend_for(model_dir, on_dump=None, forward_runner=None, decompositions=Non
     return backend
 
 
+class GraphsRun:
+    """npugraph_ex's placement of the graphs of one run with graph breaks (`fullgraph=False`):
+    every Dynamo graph handed to the backend gets its own `model__N` (N counts the backend
+    calls), and its forward is compiled at once into it; AOT Autograd compiles a backward
+    lazily, during `.backward()` (when no symbolic size is saved for it), and npugraph_ex writes
+    it into the *latest* `model__N` at that moment: a backward can land beside another graph's
+    forward, and a later backward compile overwrites an earlier one's files of the same names.
+    The truth beside a backward is that backward's own (`fwd_nn_module_stack` of its nodes),
+    wherever it lands.
+
+    `graphs` says, for each `model__N`, the Dynamo compile id, the frame it was traced from and
+    which module of `model` that frame's `self` is (from the parameters the graph takes, matched
+    by identity: `transformer.h.1` when the frame is `GPT2Block.forward` of `h[1]`, `""` for
+    the model itself, None when the graph takes no parameter); `backwards` says, in compile
+    order, whose backward each one is and which folder it was written into."""
+
+    def __init__(self, backend_dir, model, decompositions=None):
+        self.backend_dir = backend_dir
+        self.decompositions = decompositions
+        self.names = {}
+        for name, t in list(model.named_parameters(remove_duplicate=False)) + list(
+            model.named_buffers(remove_duplicate=False)
+        ):
+            self.names.setdefault(id(t), []).append(name)
+        self.graphs, self.backwards = [], []
+
+    def model_dir(self, n):
+        return os.path.join(self.backend_dir, f"model__{n}")
+
+    def self_of(self, gm, example_inputs):
+        """The module of `model` the traced frame's `self` is, from its parameter inputs."""
+        selves = set()
+        inputs = [n for n in gm.graph.nodes if n.op == "placeholder"]
+        for node, value in zip(inputs, example_inputs):
+            target = str(node.target)
+            if not (target.startswith("L_self_") and target.endswith("_")) or id(value) not in self.names:
+                continue
+            rel = "_" + target[len("L_self_") : -1]
+            for part in ("_modules_", "_parameters_", "_buffers_"):
+                rel = rel.replace(part, ".")
+            rel = rel.strip(".")
+            for name in self.names[id(value)]:
+                if name == rel or name.endswith("." + rel):
+                    selves.add(name[: len(name) - len(rel)].rstrip("."))
+        return selves.pop() if len(selves) == 1 else (sorted(selves) if selves else None)
+
+    def backend(self, gm, example_inputs):
+        n = len(self.graphs)
+        own = Writer(self.model_dir(n))
+        own.dynamo(gm)
+        trace = next((x.meta["stack_trace"] for x in gm.graph.nodes if x.meta.get("stack_trace")), "")
+        frame = re.search(r'File "([^"]+)", line (\d+), in (\S+)', trace)
+        self.graphs.append(
+            {
+                "model": f"model__{n}",
+                "compile_id": str(gm.meta.get("dynamo_compile_id")),
+                "frame": frame and f"{neutral(frame.group(1))}:{frame.group(2)} in {frame.group(3)}",
+                "self": self.self_of(gm, example_inputs),
+                "nodes": len(gm.graph.nodes),
+            }
+        )
+
+        def backward(g, _):
+            into = len(self.graphs) - 1
+            self.backwards.append(
+                {"backward": len(self.backwards), "of": f"model__{n}", "written_into": f"model__{into}"}
+            )
+            return Writer(self.model_dir(into)).phase(g, "backward")
+
+        return aot_autograd(
+            fw_compiler=lambda g, _: own.phase(g, "forward"),
+            bw_compiler=backward,
+            partition_fn=min_cut_rematerialization_partition,
+            decompositions=self.decompositions,
+        )(gm, example_inputs)
+
+    def where(self):
+        """`graphs`, `backwards`, and `on_disk`: whose backward each `model__N/backward/` holds
+        once the step is done (the last one written there)."""
+        on_disk = {}
+        for b in self.backwards:
+            on_disk[b["written_into"]] = b["of"]
+        return {"graphs": self.graphs, "backwards": self.backwards, "on_disk": on_disk}
+
+
+class TraceLog:
+    """torch's structured trace log (what `TORCH_TRACE=DIR` writes) into `folder`, for the
+    compiles made inside the `with`: a handler of its own on `torch._logging`'s trace logger.
+    On exit the paths in it are rewritten as every file here is (REWRITES, then the working
+    folder, which Inductor's config names, to /home/dev/models), and each record's
+    `has_payload` md5 is made again for its rewritten payload."""
+
+    def __init__(self, folder):
+        self.folder = folder
+
+    def __enter__(self):
+        from torch._logging import _internal
+
+        self.internal = _internal
+        self.saved = list(_internal.trace_log.handlers)
+        for h in self.saved:
+            _internal.trace_log.removeHandler(h)
+        self.handler = _internal.LazyTraceHandler(self.folder)
+        self.handler.setFormatter(_internal.TorchLogsFormatter(trace=True))
+        _internal.trace_log.addHandler(self.handler)
+        return self
+
+    def __exit__(self, *exc):
+        self.handler.close()
+        self.internal.trace_log.removeHandler(self.handler)
+        for h in self.saved:
+            self.internal.trace_log.addHandler(h)
+        for name in os.listdir(self.folder) if os.path.isdir(self.folder) else []:
+            if name.startswith("dedicated_log_torch_trace_"):
+                rewrite_trace(os.path.join(self.folder, name))
+        return False
+
+
+def rewrite_trace(path):
+    import hashlib
+
+    def fix(line):
+        return neutral(line).replace(os.getcwd(), "/home/dev/models")
+
+    with open(path) as f:
+        lines = f.read().split("\n")
+    out, i = [], 0
+    while i < len(lines):
+        head = fix(lines[i])
+        j = i + 1
+        while j < len(lines) and lines[j].startswith("\t"):
+            j += 1
+        payload = [fix(line) for line in lines[i + 1 : j]]
+        if payload:
+            md5 = hashlib.md5("\n".join(p[1:] for p in payload).encode()).hexdigest()
+            head = re.sub(r'"has_payload": "[0-9a-f]+"', f'"has_payload": "{md5}"', head)
+        out.append(head)
+        out.extend(payload)
+        i = j
+    write(path, "\n".join(out))
+
+
 def model_dir_for(out, case):
     """`<out>/<case>/torch_compile_debug/run_<stamp>-pid_<pid>/npugraph_ex/model__0`."""
     stamp = time.strftime("%Y_%m_%d_%H_%M_%S", time.gmtime()) + "_000000"
@@ -464,16 +682,32 @@ def model_dir_for(out, case):
     return os.path.join(run, "npugraph_ex", "model__0")
 
 
-def train_step(out, case, model, loss_of, decompositions=None):
+def train_step(out, case, model, loss_of, decompositions=None, fullgraph=True, trace=False):
     """One training step of `model` compiled whole through the writer: `loss_of(compiled)` runs
-    the forward and returns the loss, whose backward makes the backward graph."""
+    the forward and returns the loss, whose backward makes the backward graph.
+
+    With `fullgraph=False` the model may break into several graphs, each written into a
+    `model__N` of its own with its backward where npugraph_ex puts it (GraphsRun), which is
+    returned; with `trace` too, torch's trace log goes to `torch_compile_debug/tlparse/`."""
     torch._dynamo.reset()
     model_dir = model_dir_for(out, case)
-    backend = backend_for(model_dir, decompositions=decompositions)
-    compiled = torch.compile(model, backend=backend, fullgraph=True)
-    loss = loss_of(compiled)
-    loss.backward()
-    print(f"{case}: {model_dir} loss {float(loss):.4f}")
+    if fullgraph:
+        backend = backend_for(model_dir, decompositions=decompositions)
+        compiled = torch.compile(model, backend=backend, fullgraph=True)
+        loss = loss_of(compiled)
+        loss.backward()
+        print(f"{case}: {model_dir} loss {float(loss):.4f}")
+        return None
+    run = GraphsRun(os.path.dirname(model_dir), model, decompositions)
+    import contextlib
+
+    tlparse = os.path.join(out, case, "torch_compile_debug", "tlparse")
+    with TraceLog(tlparse) if trace else contextlib.nullcontext():
+        compiled = torch.compile(model, backend=run.backend, fullgraph=False)
+        loss = loss_of(compiled)
+        loss.backward()
+    print(f"{case}: {len(run.graphs)} graphs in {os.path.dirname(model_dir)} loss {float(loss):.4f}")
+    return run
 
 
 def generate(out, arch):

@@ -44,12 +44,23 @@ Cases (CASES below):
 - bart — encoder–decoder, learned positions, cross-attention, embedding LayerNorms;
 - vit — vision: `pixel_values` (2 images of 3x16x16, patches of 4) through a conv patch
   embedding, a class token, an image-classification head and a loss from class `labels`.
+- gpt2_graph_break, gpt2_graph_break_head — gpt2 with a graph break: a forward hook calls
+  `torch._dynamo.graph_break()` (on `transformer.h[1]`: inside the decoder stack; on
+  `transformer`: between the stack and the head), compiled with `fullgraph=False`. Every Dynamo
+  graph goes into a `model__N` of its own and each backward, compiled lazily during
+  `.backward()`, into the latest `model__N` then, as npugraph_ex writes them
+  (module_truth.GraphsRun). `<case>/where.json` says which graph each `model__N` holds (compile
+  id, frame, the module its `self` is), whose backward each backward compile was and where it
+  was written. The truth's module paths are torch's, relative to the frame's `self`
+  (`attn.c_attn` in a block's `forward`). gpt2_graph_break_head keeps torch's trace log in
+  `torch_compile_debug/tlparse/` (paths rewritten, md5s made again).
 
 Usage: python module_truth_hf.py OUT_DIR [CASE ...]   (default: all)
 Paths inside the files are rewritten: this folder to /home/dev/models/gen/, the Python
 environment to /opt/venv/ and transformers 4.46.3's folder to /opt/transformers-4.46.3/.
 """
 
+import json
 import os
 import subprocess
 import sys
@@ -349,7 +360,23 @@ CASES = {
     "openai_gpt": (openai_gpt, None, False),
     "bart": (bart, None, False),
     "vit": (vit, None, False),
+    "gpt2_graph_break": (gpt2, None, False),
+    "gpt2_graph_break_head": (gpt2, None, False),
 }
+
+# case → (the module whose forward hook calls `torch._dynamo.graph_break()`, whether torch's trace
+# log is kept). These compile with `fullgraph=False`, each Dynamo graph into a `model__N` of its
+# own, the backwards where npugraph_ex writes them (module_truth.GraphsRun), and write
+# `<case>/where.json`. gpt2_graph_break's trace log would be 2.4 MB (18 frames), so only
+# gpt2_graph_break_head keeps one (1.5 MB).
+GRAPH_BREAKS = {
+    "gpt2_graph_break": ("transformer.h.1", False),
+    "gpt2_graph_break_head": ("transformer", True),
+}
+
+
+def break_graph(module, args, output):
+    torch._dynamo.graph_break()
 
 
 def generate(out, case):
@@ -381,13 +408,26 @@ def generate(out, case):
         from torch._inductor.decomposition import select_decomp_table
 
         decompositions = select_decomp_table()
-    module_truth.train_step(
-        out, case, model, lambda m: m(**inputs).loss, decompositions
-    )
+    hook_at, trace = GRAPH_BREAKS.get(case, (None, False))
+    if hook_at is not None:
+        model.get_submodule(hook_at).register_forward_hook(break_graph)
+
+    def loss_of(m):
+        return m(**inputs).loss
+
+    run = module_truth.train_step(out, case, model, loss_of, decompositions, hook_at is None, trace)
+    if run is not None:
+        where = {"case": case, "graph_break": f"forward hook of {hook_at}", **run.where()}
+        foreign = [b for b in where["backwards"] if b["of"] != b["written_into"]]
+        if len(where["graphs"]) < 2 or not foreign:
+            sys.exit(f"{case}: want 2+ graphs, a backward beside another graph's forward: {where}")
+        with open(os.path.join(out, case, "where.json"), "w") as f:
+            f.write(json.dumps(where, indent=1) + "\n")
 
 
-def run_legacy(out, case):
-    """A case for transformers 4.46.3: a child Python that imports it first."""
+def run_legacy(out, case, script=None):
+    """A case for transformers 4.46.3: a child Python that imports it first and runs `script`
+    (this file by default) with `--here OUT CASE`."""
     if not os.path.isfile(os.path.join(LEGACY_DIR, "transformers", "__init__.py")):
         sys.exit(
             f"{case} needs transformers {LEGACY} in {LEGACY_DIR} (set FXRAY_TRANSFORMERS_4 to "
@@ -396,7 +436,8 @@ def run_legacy(out, case):
             "huggingface-hub==0.26.5 requests charset-normalizer idna urllib3 certifi"
         )
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([LEGACY_DIR, os.environ.get("PYTHONPATH", "")]))
-    subprocess.run([sys.executable, os.path.abspath(__file__), "--here", out, case], env=env, check=True)
+    script = os.path.abspath(script or __file__)
+    subprocess.run([sys.executable, script, "--here", out, case], env=env, check=True)
 
 
 def main():

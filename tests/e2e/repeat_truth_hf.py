@@ -5,10 +5,11 @@ model that mixes two kinds of layer must fold into one group per kind. Which lay
 kind is written in the model's config, so the answer here comes from the config alone, never
 from fxray and never from the traced graph.
 
-Each case is a `transformers` 5 model built from a config with tiny sizes and random weights (no
-weights are downloaded: HF_HUB_OFFLINE=1), run for one training step (forward and backward),
-compiled whole through module_truth.py's backend: the npugraph_ex layout with its real FX
-passes and the `NNN_….modules.json` truth beside every graph (see module_truth.py), plus
+Each case is a `transformers` model (5, or 4.46.3 where said) built from a config with tiny
+sizes and random weights (no weights are downloaded: HF_HUB_OFFLINE=1), run for one training
+step (forward and backward), compiled whole through module_truth.py's backend: the npugraph_ex
+layout with its real FX passes and the `NNN_….modules.json` truth beside every graph (see
+module_truth.py), plus
 
     <out>/<case>/groups.json   {"case", "container", "groups", "why"}
 
@@ -21,16 +22,22 @@ Cases (CASES below):
   layers 1–3 a mixture of experts (4 routed experts as 3-D weights, one shared expert);
 - qwen2_moe_sparse_step — Qwen2MoeConfig, 4 layers, `decoder_sparse_step=2`: a layer is sparse
   when `(i + 1) % decoder_sparse_step == 0` and `i` is not in `mlp_only_layers`, so 1 and 3 are
-  MoE and 0 and 2 dense (alternating: neither group is a contiguous run of layers).
-Both architectures trace whole in transformers 5 (experts as 3-D weights), so no legacy
-transformers is needed.
+  MoE and 0 and 2 dense (alternating: neither group is a contiguous run of layers);
+- qwen2_moe_dense_0_3 — Qwen2MoeConfig from transformers 4.46.3, 6 layers,
+  `decoder_sparse_step=1`, `mlp_only_layers=[0, 3]`: layers 0 and 3 dense, 1, 2, 4 and 5 MoE,
+  the experts an `nn.ModuleList` run in a Python loop over `range(num_experts)` with one
+  `torch.where` per expert (traced whole with `capture_dynamic_output_shape_ops`), as
+  module_truth_hf.py's `qwen2_moe`; it runs in a child Python that imports transformers 4.46.3
+  first (module_truth_hf.run_legacy).
+The first two trace whole in transformers 5 (experts as 3-D weights).
 
 The script also checks that the model it built agrees with the groups (one MLP class per group),
 so a change of transformers' rule fails here rather than in fxray's tests.
 
 Usage: python repeat_truth_hf.py OUT_DIR [CASE ...]   (default: all)
 Paths inside the files are rewritten as module_truth_hf.py does: this folder to
-/home/dev/models/gen/, the Python environment to /opt/venv/.
+/home/dev/models/gen/, the Python environment to /opt/venv/, transformers 4.46.3's folder to
+/opt/transformers-4.46.3/.
 """
 
 import json
@@ -45,6 +52,7 @@ import torch  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import module_truth  # noqa: E402  (the npugraph_ex writer, its passes and the truth)
+import module_truth_hf  # noqa: E402  (transformers 4.46.3 in a child Python: run_legacy)
 
 B, T, VOCAB = 2, 8, 64
 LAYERS = 4
@@ -93,9 +101,9 @@ def deepseek_v3_kinds(config):
     return kinds, why
 
 
-def qwen2_moe_config(tf, sparse_step, mlp_only):
+def qwen2_moe_config(tf, sparse_step, mlp_only, layers=LAYERS):
     return tf.Qwen2MoeConfig(
-        **DECODER,
+        **{**DECODER, "num_hidden_layers": layers},
         num_key_value_heads=2,
         shared_expert_intermediate_size=32,
         num_experts=4,
@@ -125,13 +133,21 @@ def qwen2_moe_kinds(config):
     return kinds, why
 
 
-# case → (config builder, kinds from the config, model class)
+# case → (config builder, kinds from the config, model class, the transformers version it needs:
+# None for the installed one)
 CASES = {
-    "deepseek_v3": (deepseek_v3_config, deepseek_v3_kinds, "DeepseekV3ForCausalLM"),
+    "deepseek_v3": (deepseek_v3_config, deepseek_v3_kinds, "DeepseekV3ForCausalLM", None),
     "qwen2_moe_sparse_step": (
         lambda tf: qwen2_moe_config(tf, 2, []),
         qwen2_moe_kinds,
         "Qwen2MoeForCausalLM",
+        None,
+    ),
+    "qwen2_moe_dense_0_3": (
+        lambda tf: qwen2_moe_config(tf, 1, [0, 3], layers=6),
+        qwen2_moe_kinds,
+        "Qwen2MoeForCausalLM",
+        module_truth_hf.LEGACY,
     ),
 }
 
@@ -163,7 +179,7 @@ def check_model(model, groups):
 def generate(out, case):
     import transformers as tf
 
-    make_config, kinds_of, model_class = CASES[case]
+    make_config, kinds_of, model_class, legacy = CASES[case]
     config = make_config(tf)
     kinds, why = kinds_of(config)
     groups = groups_of(kinds)
@@ -173,6 +189,16 @@ def generate(out, case):
     model.train()
     ids = torch.randint(1, VOCAB, (B, T))
     module_truth.REWRITES[:] = [(HERE, module_truth.NEUTRAL), (sys.prefix, "/opt/venv")]
+    if legacy:
+        # A Python loop over the experts, each picking its tokens with `torch.where`: the token
+        # counts are data-dependent sizes, which Dynamo keeps in one graph only when told to.
+        torch._dynamo.config.capture_dynamic_output_shape_ops = True
+        torch._dynamo.config.capture_scalar_outputs = True
+        module_truth.REWRITES[:] = [
+            (HERE, module_truth.NEUTRAL),
+            (module_truth_hf.LEGACY_DIR, f"/opt/transformers-{legacy}"),
+            (sys.prefix, "/opt/venv"),
+        ]
     module_truth.train_step(out, case, model, lambda m: m(input_ids=ids, labels=ids).loss)
     truth = {"case": case, "container": CONTAINER, "groups": groups, "why": why}
     with open(os.path.join(out, case, "groups.json"), "w") as f:
@@ -181,12 +207,22 @@ def generate(out, case):
 
 def main():
     args = sys.argv[1:]
+    here = args[:1] == ["--here"]
+    args = args[1:] if here else args
     if not args:
         sys.exit(__doc__)
     out, cases = os.path.abspath(args[0]), args[1:] or list(CASES)
     for case in cases:
         if case not in CASES:
             sys.exit(f"unknown case {case!r}; cases: {', '.join(CASES)}")
+        import transformers
+
+        legacy = CASES[case][3]
+        if legacy and not here and transformers.__version__ != legacy:
+            module_truth_hf.run_legacy(out, case, __file__)
+            continue
+        if legacy and transformers.__version__ != legacy:
+            sys.exit(f"{case}: transformers {transformers.__version__}, want {legacy}")
         generate(out, case)
 
 
