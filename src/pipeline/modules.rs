@@ -275,33 +275,40 @@ pub fn report(graph: &Path) -> crate::error::Result<ModuleReport> {
     let tree = FoldTree::new(&paths, union.edges());
     // What each union node computes: its op and shape, names left out.
     let mut key: Vec<Option<u64>> = vec![None; union.names().len()];
-    let mut target: Vec<Option<String>> = vec![None; union.names().len()];
+    let mut look: Vec<Option<(String, String)>> = vec![None; union.names().len()];
     let entries = phase_layout::pass_entries(&file);
     let nodes = file.graphs.iter().flat_map(|g| &g.nodes);
     for ((name, _), node) in entries.iter().zip(nodes) {
         if let Some(id) = union.id(name) {
             let op = crate::model::fx_fmt::short_target(node);
             let meta = crate::model::fx_fmt::meta_text(node).unwrap_or_default();
-            key[id as usize] = Some(fold::structure_key(&op, &meta));
-            target[id as usize] = Some(op);
+            key[id as usize] = fold::structure_key(&op, &meta);
+            look[id as usize] = Some((op, meta));
         }
     }
     let groups = fold::repeat_groups(&tree, union.edges(), |n| key[n as usize]);
-    let target: Vec<Option<&str>> = target.iter().map(Option::as_deref).collect();
+    let look: Vec<Option<fold::Look>> = look
+        .iter()
+        .map(|l| l.as_ref().map(|(o, m)| (o.as_str(), m.as_str())))
+        .collect();
+    let edges = union.edges();
     let mut by_parent: std::collections::HashMap<fold::ModIx, Vec<&fold::RepeatGroup>> =
         Default::default();
     for g in &groups {
         by_parent.entry(g.parent).or_default().push(g);
     }
-    fn build(
-        tree: &FoldTree,
-        m: fold::ModIx,
-        by_parent: &std::collections::HashMap<fold::ModIx, Vec<&fold::RepeatGroup>>,
-        target: &[Option<&str>],
-    ) -> ModuleReport {
+    /// What `build` reads at every level.
+    struct Ctx<'a> {
+        tree: &'a FoldTree,
+        by_parent: std::collections::HashMap<fold::ModIx, Vec<&'a fold::RepeatGroup>>,
+        look: &'a [Option<fold::Look<'a>>],
+        edges: &'a [(u32, u32)],
+    }
+    fn build(cx: &Ctx<'_>, m: fold::ModIx) -> ModuleReport {
+        let tree = cx.tree;
         let md = &tree.modules[m as usize];
-        let present = |x: fold::ModIx| count(tree, x, target);
-        let groups = by_parent.get(&m).map_or_else(Vec::new, |gs| {
+        let present = |x: fold::ModIx| count(tree, x, cx.look);
+        let groups = cx.by_parent.get(&m).map_or_else(Vec::new, |gs| {
             let largest = gs
                 .iter()
                 .max_by_key(|g| (g.members.len(), std::cmp::Reverse(g.members[0])))
@@ -315,43 +322,45 @@ pub fn report(graph: &Path) -> crate::error::Result<ModuleReport> {
                         .map(|&x| tree.modules[x as usize].path.clone())
                         .collect(),
                     nodes: present(g.members[0]),
-                    differs: largest
-                        .filter(|&l| l != g.members[0])
-                        .map(|l| fold::difference(tree, g.members[0], l, |n| target[n as usize])),
+                    differs: largest.filter(|&l| l != g.members[0]).map(|l| {
+                        fold::difference(tree, g.members[0], l, cx.edges, |n| cx.look[n as usize])
+                    }),
                 })
                 .collect()
         });
         ModuleReport {
             module: md.path.clone(),
             nodes: present(m),
-            own: own(md, target),
+            own: own(md, cx.look),
             children: md.children.len(),
             groups,
-            modules: md
-                .children
-                .iter()
-                .map(|&c| build(tree, c, by_parent, target))
-                .collect(),
+            modules: md.children.iter().map(|&c| build(cx, c)).collect(),
         }
     }
-    Ok(build(&tree, fold::ROOT, &by_parent, &target))
+    let cx = Ctx {
+        tree: &tree,
+        by_parent,
+        look: &look,
+        edges,
+    };
+    Ok(build(&cx, fold::ROOT))
 }
 
 /// Nodes of the graph directly in module `md` (union nodes of other passes left out).
-fn own(md: &crate::analysis::fold::FoldModule, target: &[Option<&str>]) -> u32 {
+fn own(md: &crate::analysis::fold::FoldModule, look: &[Option<fold::Look>]) -> u32 {
     md.nodes
         .iter()
-        .filter(|&&n| target[n as usize].is_some())
+        .filter(|&&n| look[n as usize].is_some())
         .count() as u32
 }
 
 /// Nodes of the graph in module `m` and below.
-fn count(tree: &FoldTree, m: crate::analysis::fold::ModIx, target: &[Option<&str>]) -> u32 {
+fn count(tree: &FoldTree, m: crate::analysis::fold::ModIx, look: &[Option<fold::Look>]) -> u32 {
     let md = &tree.modules[m as usize];
-    own(md, target)
+    own(md, look)
         + md.children
             .iter()
-            .map(|&c| count(tree, c, target))
+            .map(|&c| count(tree, c, look))
             .sum::<u32>()
 }
 

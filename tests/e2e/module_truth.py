@@ -631,7 +631,14 @@ class TraceLog:
     def __enter__(self):
         from torch._logging import _internal
 
+        from torch._logging import structured
+
         self.internal = _internal
+        # torch names each source file once per process, in a `str` record, when first seen: a
+        # case before this one (no log) saw them, so start the table again or this log names
+        # files by numbers it never defines.
+        structured.INTERN_TABLE.clear()
+        structured.DUMPED_FILES.clear()
         self.saved = list(_internal.trace_log.handlers)
         for h in self.saved:
             _internal.trace_log.removeHandler(h)

@@ -43,7 +43,7 @@ fn every_fixture_trace_reads_whole_with_ids_metrics_and_spans() {
         .into_iter()
         .filter(|p| !p.starts_with(fixture("torch_versions")))
         .collect();
-    assert_eq!(traces.len(), 16, "15 shared fixture traces + compile_story");
+    assert_eq!(traces.len(), 17, "16 shared fixture traces + compile_story");
     for path in traces {
         let p = path.display();
         let text = std::fs::read_to_string(&path).unwrap();
@@ -63,7 +63,10 @@ fn every_fixture_trace_reads_whole_with_ids_metrics_and_spans() {
                 c.label()
             );
             assert_ne!(c.status(), Status::Unknown, "{p} {}", c.label());
-            if c.status() != Status::Failed {
+            // A frame that broke before its first op (a graph-break hook at a call's start), or
+            // a resumed frame with nothing left to trace, makes no graph for torch to log.
+            let empty = c.metric_f64("graph_op_count").unwrap_or(0.0) == 0.0;
+            if c.status() != Status::Failed && !empty {
                 assert!(
                     c.dynamo_graph().is_some(),
                     "{p} {}: no Dynamo graph",

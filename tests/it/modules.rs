@@ -64,12 +64,14 @@ fn is_index(s: &str) -> bool {
 }
 
 /// One graph compared with torch's truth.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Share {
     pub label: String,
     pub known: usize,
     pub block_ok: usize,
     pub leaf_ok: usize,
+    /// The commonest wrong leaves: (torch's module, fxray's, how many, one node's name and line).
+    pub misses: Vec<(String, String, usize, String)>,
 }
 
 impl Share {
@@ -106,7 +108,9 @@ fn compare(
         known: 0,
         block_ok: 0,
         leaf_ok: 0,
+        misses: Vec::new(),
     };
+    let mut misses: HashMap<(String, String), (usize, String)> = HashMap::new();
     for (name, want) in truth {
         let Some(have) = got.path_of(g, name) else {
             continue;
@@ -114,7 +118,35 @@ fn compare(
         s.known += 1;
         s.block_ok += usize::from(blocks.block(have) == blocks.block(want));
         s.leaf_ok += usize::from(have == want);
+        if have != want {
+            let e = misses
+                .entry((want.clone(), have.to_string()))
+                .or_insert_with(|| (0, String::new()));
+            e.0 += 1;
+            let line = g
+                .by_name
+                .get(name)
+                .and_then(|i| g.nodes[i].source.as_ref())
+                .map_or(String::new(), |l| {
+                    format!(
+                        "{}:{} {}",
+                        l.file.rsplit('/').next().unwrap_or(""),
+                        l.line,
+                        l.code
+                    )
+                });
+            if e.1.is_empty() || *name < e.1 {
+                e.1 = format!("{name} @ {line}");
+            }
+        }
     }
+    let mut v: Vec<_> = misses
+        .into_iter()
+        .map(|((w, h), (n, ex))| (w, h, n, ex))
+        .collect();
+    v.sort_by(|a, b| b.2.cmp(&a.2).then(a.0.cmp(&b.0)));
+    v.truncate(12);
+    s.misses = v;
     s
 }
 
@@ -218,6 +250,13 @@ pub fn check_thresholds(shares: &[Share], leaf_min: f64) {
         if s.leaf() < leaf_min {
             misses.push(format!("{}: leaf share {:.3}", s.label, s.leaf()));
         }
+        if s.block() < 0.95 || s.leaf() < leaf_min {
+            for (want, have, n, example) in &s.misses {
+                misses.push(format!(
+                    "    {n:>4} torch {want:?}, fxray {have:?}  e.g. {example}"
+                ));
+            }
+        }
     }
     assert!(misses.is_empty(), "{}", misses.join("\n"));
 }
@@ -241,19 +280,24 @@ pub fn first_and_last(shares: &[Share]) -> Vec<&Share> {
         .collect()
 }
 
+/// Every model `tests/e2e/module_truth.py` writes.
+pub const ARCHS: [&str; 4] = ["llama", "moe", "tied", "hybrid"];
+
 #[test]
 fn module_truth_fixtures_meet_the_thresholds() {
     let mut all = Vec::new();
-    for arch in ["llama", "moe", "tied"] {
+    for arch in ARCHS {
         let model = model_dir(&fixture(&format!("module_truth/{arch}")));
-        all.extend(shares(arch, &model));
+        let s = shares(arch, &model);
+        super::modules_hf::print_table(arch, &s);
+        all.extend(s);
     }
-    check_thresholds(&all, 0.80);
+    check_thresholds(&all, super::modules_hf::LEAF_GOAL);
 }
 
 #[test]
 fn the_passes_differ_so_carrying_modules_over_is_tested() {
-    for arch in ["llama", "moe", "tied"] {
+    for arch in ARCHS {
         let model = model_dir(&fixture(&format!("module_truth/{arch}")));
         for phase in ["forward", "backward"] {
             let files = phase_files(&model, phase);

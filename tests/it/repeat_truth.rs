@@ -7,7 +7,11 @@ use crate::common::fixture;
 use std::path::Path;
 
 /// Every case `repeat_truth_hf.py` writes.
-pub const CASES: [&str; 2] = ["deepseek_v3", "qwen2_moe_sparse_step"];
+pub const CASES: [&str; 3] = [
+    "deepseek_v3",
+    "qwen2_moe_sparse_step",
+    "qwen2_moe_dense_0_3",
+];
 
 /// `<dir>/groups.json`, parsed.
 pub fn groups_json(dir: &Path) -> serde_json::Value {

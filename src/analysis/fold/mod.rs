@@ -20,7 +20,9 @@ use std::collections::HashMap;
 
 pub use layout::{FoldCache, FoldLayout, Rep, place, shown_items};
 pub use loose::{group_loose, is_group};
-pub use repeat::{RepeatGroup, difference, group_label, ranges, repeat_groups, structure_key};
+pub use repeat::{
+    Look, RepeatGroup, difference, group_label, ranges, repeat_groups, structure_key,
+};
 
 /// Index of a module in [`FoldTree::modules`]; 0 is the root (the whole graph).
 pub type ModIx = u32;

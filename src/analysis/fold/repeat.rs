@@ -8,7 +8,7 @@
 //! structure, and the edges between its items. Only numbered siblings group: `k_proj` and
 //! `v_proj` may compute alike, but they are different parts of the model.
 
-use super::{FoldTree, Item, ModIx};
+use super::{FoldModule, FoldTree, Item, ModIx};
 use std::collections::hash_map::DefaultHasher;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::hash::{Hash, Hasher};
@@ -163,8 +163,12 @@ fn signatures(
 }
 
 /// What a node computes, for [`repeat_groups`]: its op as drawn (`aten.mm`, `input` for a
-/// placeholder: never its name) and its value's type and shape.
-pub fn structure_key(op: &str, meta: &str) -> u64 {
+/// placeholder: never its name) and its value's type and shape; `None` for the graph's
+/// `output`, which is no layer's.
+pub fn structure_key(op: &str, meta: &str) -> Option<u64> {
+    if op == "output" {
+        return None;
+    }
     let mut h = DefaultHasher::new();
     // An attribute read (`self._tensor_constant4`, `self.layers.3.weight`) is named, and
     // numbered per layer: its numbers are left out.
@@ -173,7 +177,7 @@ pub fn structure_key(op: &str, meta: &str) -> u64 {
         None => op.hash(&mut h),
     }
     symbols_out(meta).hash(&mut h);
-    h.finish()
+    Some(h.finish())
 }
 
 /// `f32[u3, 32]` → `f32[?, 32]`: each expert of a looped mixture-of-experts has its own
@@ -257,77 +261,235 @@ pub fn ranges(numbers: &[u64], max: usize) -> String {
     parts.join(", ")
 }
 
+/// What [`difference`] is told of a union node in a pass: its op (`aten.mm`) and its value's
+/// type and shape (`f32[16, 32]`).
+pub type Look<'a> = (&'a str, &'a str);
+
 /// How module `a` differs from `b` (two numbered siblings of different groups), in a few words:
-/// the sub-modules only one has, then the ops whose counts differ. `op(n)` is what union node
-/// `n` computes in the pass (`None` when the pass lacks it).
+/// the sub-modules only one has, then the ops whose counts differ. When those agree, what else
+/// set them apart is named (a group that differs must say how): shapes, then wiring inside, then
+/// order; and whatever the two read from or hand to modules around them differently (their
+/// boundary), which grouping leaves out. `look(n)` is what union node `n` computes in the pass
+/// (`None` when the pass lacks it), `edges` the pass's edges.
 pub fn difference<'a>(
     tree: &FoldTree,
     a: ModIx,
     b: ModIx,
-    op: impl Fn(u32) -> Option<&'a str>,
+    edges: &[(u32, u32)],
+    look: impl Fn(u32) -> Option<Look<'a>>,
 ) -> String {
-    let (sa, oa, na) = contents(tree, a, &op);
-    let (sb, ob, nb) = contents(tree, b, &op);
-    let mut parts = vec![format!("{na} nodes against {nb}")];
+    let shared = shared_values(tree, edges);
+    let look = |n: u32| look(n).filter(|_| !shared.get(n as usize).copied().unwrap_or(false));
+    let ca = Contents::of(tree, a, edges, &look);
+    let cb = Contents::of(tree, b, edges, &look);
+    let mut parts = vec![format!("{} nodes against {}", ca.nodes, cb.nodes)];
     let only = |x: &BTreeSet<String>, y: &BTreeSet<String>| -> Vec<String> {
         x.difference(y).take(4).cloned().collect()
     };
-    let (has, lacks) = (only(&sa, &sb), only(&sb, &sa));
+    let (has, lacks) = (only(&ca.subs, &cb.subs), only(&cb.subs, &ca.subs));
     if !has.is_empty() {
         parts.push(format!("has {}", has.join(", ")));
     }
     if !lacks.is_empty() {
         parts.push(format!("lacks {}", lacks.join(", ")));
     }
-    let mut ops: Vec<(i64, String)> = oa
-        .keys()
-        .chain(ob.keys())
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .filter_map(|k| {
-            let d = *oa.get(k).unwrap_or(&0) as i64 - *ob.get(k).unwrap_or(&0) as i64;
-            (d != 0).then(|| (d, k.clone()))
-        })
-        .collect();
-    ops.sort_by_key(|(d, k)| (std::cmp::Reverse(d.abs()), k.clone()));
-    if !ops.is_empty() {
-        let shown: Vec<String> = ops
+    if let Some(d) = counted_difference(&ca.ops, &cb.ops) {
+        parts.push(format!("ops {d}"));
+    }
+    if parts.len() == 1 {
+        if let Some(d) = counted_difference(&ca.shapes, &cb.shapes) {
+            parts.push(format!("shapes {d}"));
+        } else if let Some(d) = counted_difference(&ca.wiring, &cb.wiring) {
+            parts.push(format!("wiring {d}"));
+        } else if let Some((k, x, y)) = ca
+            .order
             .iter()
-            .take(4)
-            .map(|(d, k)| format!("{}{d} {k}", if *d > 0 { "+" } else { "" }))
-            .collect();
-        parts.push(format!("ops {}", shown.join(", ")));
+            .zip(&cb.order)
+            .enumerate()
+            .find_map(|(k, (x, y))| (x != y).then_some((k, x, y)))
+        {
+            parts.push(format!(
+                "same nodes in another order: item {} is {x}, not {y}",
+                k + 1
+            ));
+        } else {
+            parts.push("same nodes, wiring and order inside".into());
+        }
+    }
+    if let Some(d) = counted_difference(&ca.boundary, &cb.boundary) {
+        parts.push(format!("boundary {d}"));
     }
     parts.join("; ")
 }
 
-/// A module's sub-module paths (relative, numbers left out), op counts and node count in the pass.
-fn contents<'a>(
-    tree: &FoldTree,
-    m: ModIx,
-    op: &impl Fn(u32) -> Option<&'a str>,
-) -> (BTreeSet<String>, BTreeMap<String, u32>, u32) {
-    let base = tree.modules[m as usize].path.len() + 1;
-    let mut subs = BTreeSet::new();
-    let mut ops: BTreeMap<String, u32> = BTreeMap::new();
-    let mut nodes = 0;
-    let mut stack = vec![m];
-    while let Some(x) = stack.pop() {
-        let md = &tree.modules[x as usize];
-        if x != m {
-            let rel = md.path.get(base..).unwrap_or_default();
-            let rel: Vec<&str> = rel.split('.').map(kind_of).collect();
-            subs.insert(rel.join("."));
-        }
-        for &n in &md.nodes {
-            if let Some(o) = op(n) {
-                *ops.entry(short_op(o).to_string()).or_default() += 1;
-                nodes += 1;
+/// What a module holds in a pass, names and numbers left out, counted several ways.
+struct Contents {
+    nodes: u32,
+    /// Sub-module paths, relative (`mlp.experts.#`).
+    subs: BTreeSet<String>,
+    /// Ops (`aten.mm`).
+    ops: BTreeMap<String, u32>,
+    /// Ops with the module they are in and their shape (`mlp.gate aten.view f32[16, 32]`).
+    shapes: BTreeMap<String, u32>,
+    /// Edges inside (`mlp.gate aten.view → mlp.gate aten.mm`).
+    wiring: BTreeMap<String, u32>,
+    /// Edges across its border: what it reads (`reads model.norm aten.mul`) and hands on
+    /// (`feeds the next aten.add`), a numbered sibling named by where it stands.
+    boundary: BTreeMap<String, u32>,
+    /// Its items in the order they run, depth first.
+    order: Vec<String>,
+}
+
+impl Contents {
+    fn of<'a>(
+        tree: &FoldTree,
+        m: ModIx,
+        edges: &[(u32, u32)],
+        look: &impl Fn(u32) -> Option<Look<'a>>,
+    ) -> Contents {
+        let base = tree.modules[m as usize].path.len() + 1;
+        let rel = |x: ModIx| -> String {
+            let p = tree.modules[x as usize]
+                .path
+                .get(base..)
+                .unwrap_or_default();
+            p.split('.').map(kind_of).collect::<Vec<_>>().join(".")
+        };
+        let mut c = Contents {
+            nodes: 0,
+            subs: BTreeSet::new(),
+            ops: BTreeMap::new(),
+            shapes: BTreeMap::new(),
+            wiring: BTreeMap::new(),
+            boundary: BTreeMap::new(),
+            order: Vec::new(),
+        };
+        let mut inside: HashMap<u32, String> = HashMap::new();
+        let mut stack = vec![m];
+        while let Some(x) = stack.pop() {
+            let md = &tree.modules[x as usize];
+            let at = rel(x);
+            if x != m {
+                c.subs.insert(at.clone());
+                c.order.push(format!("module {at}"));
             }
+            for &n in &md.nodes {
+                if let Some((op, meta)) = look(n) {
+                    let op = short_op(op);
+                    *c.ops.entry(op.to_string()).or_default() += 1;
+                    let what = format!("{at} {op}").trim().to_string();
+                    *c.shapes
+                        .entry(format!("{what} {}", symbols_out(meta)))
+                        .or_default() += 1;
+                    c.order.push(what.clone());
+                    inside.insert(n, what);
+                    c.nodes += 1;
+                }
+            }
+            stack.extend(md.children.iter().rev().copied());
         }
-        stack.extend(md.children.iter().copied());
+        let md = &tree.modules[m as usize];
+        // The graph's `output` returns what the backward saves, of any layer: no neighbour.
+        let neighbour = |n: u32| look(n).is_some_and(|(op, _)| op != "output");
+        for &(s, d) in edges {
+            let (ins, ind) = (inside.get(&s), inside.get(&d));
+            let key = match (ins, ind) {
+                (Some(x), Some(y)) => format!("{x} → {y}"),
+                (None, Some(y)) if neighbour(s) => {
+                    format!("reads {} into {y}", around(tree, md, s, look))
+                }
+                (Some(x), None) if neighbour(d) => {
+                    format!("hands {x} to {}", around(tree, md, d, look))
+                }
+                _ => continue,
+            };
+            let map = if ins.is_some() && ind.is_some() {
+                &mut c.wiring
+            } else {
+                &mut c.boundary
+            };
+            *map.entry(key).or_default() += 1;
+        }
+        c
     }
-    (subs, ops, nodes)
+}
+
+/// Union node `n` outside module `md`, as `md`'s neighbours would name it: a numbered sibling
+/// by where it stands (`the one before`), else its module's path, with its op.
+fn around<'a>(
+    tree: &FoldTree,
+    md: &FoldModule,
+    n: u32,
+    look: &impl Fn(u32) -> Option<Look<'a>>,
+) -> String {
+    let op = look(n).map_or("", |l| short_op(l.0));
+    let Some(&at) = tree.module_of.get(n as usize) else {
+        return op.to_string();
+    };
+    let path = &tree.modules[at as usize].path;
+    let prefix = md.path.strip_suffix(md.name.as_str()).unwrap_or_default();
+    let sibling = path
+        .strip_prefix(prefix)
+        .filter(|_| !prefix.is_empty() || md.parent == Some(super::ROOT))
+        .and_then(|rest| {
+            let (num, tail) = rest.split_once('.').unwrap_or((rest, ""));
+            let k: i64 = num.parse().ok()?;
+            let me: i64 = md.name.parse().ok()?;
+            let tail: Vec<&str> = tail
+                .split('.')
+                .filter(|t| !t.is_empty())
+                .map(kind_of)
+                .collect();
+            let tail = if tail.is_empty() {
+                String::new()
+            } else {
+                format!(".{}", tail.join("."))
+            };
+            Some(match k - me {
+                0 => return None,
+                -1 => format!("the one before{tail}"),
+                1 => format!("the one after{tail}"),
+                d if d < 0 => format!("one further before{tail}"),
+                _ => format!("one further after{tail}"),
+            })
+        });
+    let whose = sibling.unwrap_or_else(|| {
+        if path.is_empty() {
+            "the root".to_string()
+        } else {
+            path.clone()
+        }
+    });
+    format!("{whose} {op}")
+}
+
+/// `+2 aten.mm, -1 aten.bmm`: the keys whose counts differ, largest first (at most four).
+fn counted_difference(a: &BTreeMap<String, u32>, b: &BTreeMap<String, u32>) -> Option<String> {
+    let mut d: Vec<(i64, &String)> = a
+        .keys()
+        .chain(b.keys())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .filter_map(|k| {
+            let d = i64::from(*a.get(k).unwrap_or(&0)) - i64::from(*b.get(k).unwrap_or(&0));
+            (d != 0).then_some((d, k))
+        })
+        .collect();
+    if d.is_empty() {
+        return None;
+    }
+    d.sort_by_key(|(x, k)| (std::cmp::Reverse(x.abs()), *k));
+    let shown: Vec<String> = d
+        .iter()
+        .take(4)
+        .map(|(x, k)| format!("{}{x} {k}", if *x > 0 { "+" } else { "" }))
+        .collect();
+    let more = if d.len() > 4 {
+        format!(" (+{} more)", d.len() - 4)
+    } else {
+        String::new()
+    };
+    Some(format!("{}{more}", shown.join(", ")))
 }
 
 /// `aten.topk` of `torch.ops.aten.topk.default`.
@@ -374,13 +536,14 @@ mod tests {
         assert_eq!(sizes, [3, 1]);
         assert_eq!(group_label(&t, &g[0].members), "layers.0–1, 3 ×3");
         let op = |n: u32| {
-            Some(if n == 8 {
+            let op = if n == 8 {
                 "aten.gelu"
             } else {
                 ["aten.mm", "aten.add", "aten.relu"][n as usize % 3]
-            })
+            };
+            Some((op, "f32[4]"))
         };
-        let d = difference(&t, g[1].members[0], g[0].members[0], op);
+        let d = difference(&t, g[1].members[0], g[0].members[0], &[], op);
         assert!(
             d.contains("+1 aten.gelu") && d.contains("-1 aten.relu"),
             "{d}"
@@ -406,32 +569,60 @@ mod tests {
 
     #[test]
     fn a_value_the_trace_computed_once_for_every_layer_is_not_the_first_layers() {
-        // Three layers of mm → add; layer 0 also holds `cos` (node 6), which all three read.
+        // Three layers of mm → add → relu → mul → sub, chained; layer 0 also holds `cos`
+        // (node 15), which every layer's mul reads.
         let mut paths: Vec<String> = (0..3)
-            .flat_map(|l| (0..2).map(move |_| format!("layers.{l}")))
+            .flat_map(|l| (0..5).map(move |_| format!("layers.{l}")))
             .collect();
         paths.push("layers.0".into());
-        let edges = [
-            (0, 1),
-            (2, 3),
-            (4, 5),
-            (6, 1),
-            (6, 3),
-            (6, 5),
-            (1, 2),
-            (3, 4),
-        ];
+        let chain = |readers: &[u32]| {
+            let mut e: Vec<(u32, u32)> = Vec::new();
+            for l in 0..3u32 {
+                let b = 5 * l;
+                e.extend([(b, b + 1), (b + 1, b + 2), (b + 2, b + 3), (b + 3, b + 4)]);
+                if l < 2 {
+                    e.push((b + 4, b + 5));
+                }
+            }
+            e.extend(readers.iter().map(|&l| (15, 5 * l + 3)));
+            e
+        };
+        let edges = chain(&[0, 1, 2]);
         let t = FoldTree::new(&paths, &edges);
-        let key = key_of(&["mm", "add"]);
-        let key = |n: u32| if n == 6 { Some(7) } else { key(n) };
+        let key = key_of(&["mm", "add", "relu", "mul", "sub"]);
+        let key = |n: u32| if n == 15 { Some(7) } else { key(n) };
         let g = repeat_groups(&t, &edges, key);
         assert_eq!(g.len(), 1, "{g:?}");
         assert_eq!(g[0].members.len(), 3);
         // Read by one other layer only (the chain from layer to layer), a value is the layer's.
-        let edges = [(0, 1), (2, 3), (4, 5), (6, 1), (6, 3), (1, 2), (3, 4)];
+        let edges = chain(&[0, 1]);
         let t = FoldTree::new(&paths, &edges);
-        let g = repeat_groups(&t, &edges[..6], key);
+        let g = repeat_groups(&t, &edges, key);
         assert_ne!(g.first().map(|x| x.members.len()), Some(3), "{g:?}");
+    }
+
+    #[test]
+    fn a_difference_the_counts_miss_is_still_named() {
+        // Two layers of mm → add → relu; layer 1's add has another shape.
+        let paths: Vec<String> = (0..2)
+            .flat_map(|l| (0..3).map(move |_| format!("layers.{l}")))
+            .collect();
+        let edges = [(0, 1), (1, 2), (3, 4), (4, 5)];
+        let t = FoldTree::new(&paths, &edges);
+        let ops = ["aten.mm", "aten.add", "aten.relu"];
+        let look = |n: u32| {
+            Some((
+                ops[n as usize % 3],
+                if n == 4 { "f32[8]" } else { "f32[4]" },
+            ))
+        };
+        let d = difference(&t, 3, 2, &edges, look);
+        assert!(d.contains("shapes") && d.contains("f32[8]"), "{d}");
+        // Same ops and shapes, wired otherwise: layer 1's relu reads the mm.
+        let edges2 = [(0, 1), (1, 2), (3, 4), (3, 5)];
+        let look = |n: u32| Some((ops[n as usize % 3], "f32[4]"));
+        let d = difference(&t, 3, 2, &edges2, look);
+        assert!(d.contains("wiring"), "{d}");
     }
 
     #[test]

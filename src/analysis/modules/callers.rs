@@ -4,10 +4,12 @@ use super::evidence::Evidence;
 use super::paths::{ModId, Paths, ROOT};
 use super::runs::{is_helper, is_return};
 use super::statements::Stmt;
+use crate::model::fx::FxGraph;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 /// What the statement before says about the module a statement's call runs in.
 pub struct Calls<'a> {
+    pub graph: &'a FxGraph,
     pub stmts: &'a [Stmt<'a>],
     pub run: &'a [usize],
     pub first_of_run: &'a HashMap<usize, usize>,
@@ -32,7 +34,9 @@ pub struct Calls<'a> {
 ///
 /// A module's `forward` whose only line sits inside one line of its caller
 /// (`self.act_fn(self.gate_proj(x)) * self.up_proj(x)`) is the child that line calls, when it
-/// calls one no weight names.
+/// calls one no weight names. So is code of another function that takes what such a line made
+/// (`self.gelu_impl(self.dense_h_to_4h(x))`: the activation's `forward`, or the helper it runs,
+/// after the projection's nodes).
 pub fn caller_frame(
     c: &Calls<'_>,
     si: usize,
@@ -62,8 +66,15 @@ pub fn caller_frame(
     {
         return Some((y.0, false));
     }
-    let around = stmts.get(si + 1).is_some_and(|n| n.loc == p.loc);
-    if around && !is_helper(me) {
+    let around = stmts.get(si + 1).is_some_and(|n| n.loc == p.loc) && !is_helper(me);
+    let elsewhere = me.function != p.loc.function || me.file != p.loc.file;
+    let takes = || {
+        stmts[si]
+            .nodes
+            .iter()
+            .any(|&i| c.graph.nodes[i].inputs.iter().any(|j| p.nodes.contains(j)))
+    };
+    if around || (p.own && elsewhere && takes()) {
         let unknown: Vec<&str> = super::code::called_names(&p.loc.code)
             .into_iter()
             .filter(|y| !named.iter().any(|(n, _)| n == y))

@@ -152,6 +152,11 @@ impl Known {
         self.index.is_empty()
     }
 
+    /// `m` is one of the line's frames.
+    pub fn contains(&self, m: ModId) -> bool {
+        self.own.contains(&m) || self.caller.contains(&m)
+    }
+
     fn at(&self, key: u64) -> ModId {
         if key >= CALLER {
             self.caller[(key - CALLER) as usize]

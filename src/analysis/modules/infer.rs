@@ -37,6 +37,24 @@ pub fn infer(g: &FxGraph, ev: &Evidence<'_>, paths: &mut Paths) -> Inferred {
     // Statements, their frames from weights, and their runs (one call of one function each).
     let mut stmts = statements(g);
     let attrs = ev.attrs;
+    // A line that reads a child's weight without calling the child (`self.dt_proj.weight @ x`,
+    // `conv1d.weight.squeeze(1)`) runs in the caller: torch records a module only when it is
+    // called.
+    for s in &stmts {
+        for &i in &s.nodes {
+            if let Some(a) = anchor[i]
+                && a != ROOT
+                && reads_attribute_of(&s.loc.code, a, attrs, paths)
+            {
+                let up = paths.parent(a);
+                anchor[i] = Some(if is_index(paths.name(a)) {
+                    paths.parent(up)
+                } else {
+                    up
+                });
+            }
+        }
+    }
     for s in stmts.iter_mut() {
         let mut counts: Vec<(ModId, usize)> = Vec::new();
         for &i in &s.nodes {
@@ -96,6 +114,24 @@ pub fn infer(g: &FxGraph, ev: &Evidence<'_>, paths: &mut Paths) -> Inferred {
         if let Some(f) = s.anchored {
             frames.add(key(s.loc), f, true);
         }
+    }
+
+    // Where each file's lines ran, from the weights: (line, kind of frame), by file.
+    let mut own_lines: HashMap<std::sync::Arc<str>, Vec<(u32, u32)>> = HashMap::default();
+    for s in &stmts {
+        if let Some(f) = s.anchored
+            && !s.loc.backward_of
+            && !is_helper(s.loc)
+        {
+            own_lines
+                .entry(s.loc.file.clone())
+                .or_default()
+                .push((s.loc.line, kind(f, paths)));
+        }
+    }
+    for v in own_lines.values_mut() {
+        v.sort_unstable();
+        v.dedup();
     }
 
     // Modules by name (`self_attn` → every `layers.N.self_attn`), for code that calls them.
@@ -184,6 +220,13 @@ pub fn infer(g: &FxGraph, ev: &Evidence<'_>, paths: &mut Paths) -> Inferred {
                     count(&mut votes, m);
                     if saved {
                         count(&mut votes, m);
+                        // A value the line itself made in the forward (the final norm's
+                        // `rsqrt`, beside the last layer's output it scales) says whose call
+                        // this is.
+                        if known.contains(m) {
+                            count(&mut votes, m);
+                            count(&mut votes, m);
+                        }
                     }
                 }
             }
@@ -204,6 +247,7 @@ pub fn infer(g: &FxGraph, ev: &Evidence<'_>, paths: &mut Paths) -> Inferred {
             .filter_map(|&j| context[j].or(anchor[j]).or(out[j].map(|o| o.0)))
             .collect();
         let calls = Calls {
+            graph: g,
             stmts: &stmts,
             run: &run,
             first_of_run: &first_of_run,
@@ -258,7 +302,7 @@ pub fn infer(g: &FxGraph, ev: &Evidence<'_>, paths: &mut Paths) -> Inferred {
                 &context,
                 paths,
             );
-            (f, frame.1)
+            (nearest_function(loc, f, &own_lines, paths), frame.1)
         };
         if !helper && frame.0 == guessed {
             for &i in &stmts[si].nodes {
@@ -448,6 +492,51 @@ fn returned(
     f
 }
 
+/// A `forward`'s lines are one run of lines in its file, apart from any other class's: a
+/// statement read as going on in `f` whose nearest line with a known frame (from weights) is
+/// the code of one of `f`'s callers, and none of `f`'s own lines (known in that file) that near,
+/// is that caller's (BART's
+/// `hidden_states = residual + hidden_states` at line 293, beside the layer's norm at 294, far
+/// from the attention's `out_proj` line after whose call it comes). Only up, never to another
+/// branch.
+fn nearest_function(
+    loc: &SourceLoc,
+    f: ModId,
+    own_lines: &HashMap<std::sync::Arc<str>, Vec<(u32, u32)>>,
+    paths: &Paths,
+) -> ModId {
+    let Some(lines) = own_lines.get(&loc.file) else {
+        return f;
+    };
+    let at = lines.partition_point(|&(l, _)| l < loc.line);
+    let dist = |k: usize| lines[k].0.abs_diff(loc.line);
+    let best = [at.checked_sub(1), (at < lines.len()).then_some(at)]
+        .into_iter()
+        .flatten()
+        .map(dist)
+        .min();
+    let Some(best) = best else { return f };
+    let nearest: Vec<u32> = lines
+        .iter()
+        .filter(|&&(l, _)| l.abs_diff(loc.line) == best)
+        .map(|&(_, k)| k)
+        .collect();
+    // Where `f`'s own code is must be known (a module whose every line is a child's call
+    // prints none: GPT-2's attention around its Conv1D).
+    let fk = kind(f, paths);
+    if nearest.contains(&fk) || !lines.iter().any(|&(_, k)| k == fk) {
+        return f;
+    }
+    let mut up = f;
+    while up != ROOT {
+        up = paths.parent(up);
+        if nearest.contains(&kind(up, paths)) {
+            return up;
+        }
+    }
+    f
+}
+
 /// AOT's partitioner adds, after the forward's last statement, views of values it saves for the
 /// backward (`transpose_20 = transpose(view_7)`) under the source line of the node they copy.
 /// Nothing in the forward uses them: they are their input's, wherever the line says.
@@ -538,6 +627,34 @@ pub fn fill_by_data_flow(g: &FxGraph, out: &mut [Option<(ModId, Confidence)>], p
             out[i] = Some((c, Confidence::Low));
         }
     }
+}
+
+/// The code reads an attribute of module `m` from outside it (`self.dt_proj.weight`,
+/// `conv1d.bias`): one of `m`'s own tensors (`weight` and `bias` when not known) after `m`'s name
+/// and a dot.
+fn reads_attribute_of(
+    code: &str,
+    m: ModId,
+    attrs: Option<&HashMap<ModId, Vec<String>>>,
+    paths: &Paths,
+) -> bool {
+    let name = paths.name(m);
+    if is_index(name) {
+        return false;
+    }
+    let fallback = ["weight".to_string(), "bias".to_string()];
+    let own = attrs
+        .and_then(|a| a.get(&m))
+        .map_or(&fallback[..], Vec::as_slice);
+    own.iter().any(|attr| {
+        let needle = format!("{name}.{attr}");
+        code.match_indices(&needle).any(|(at, _)| {
+            let before = code[..at].chars().next_back();
+            let after = code[at + needle.len()..].chars().next();
+            !before.is_some_and(|c| c.is_alphanumeric() || c == '_')
+                && !after.is_some_and(|c| c.is_alphanumeric() || c == '_')
+        })
+    })
 }
 
 pub fn key(loc: &SourceLoc) -> LocKey {

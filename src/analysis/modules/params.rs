@@ -67,11 +67,17 @@ impl ParamMap {
         }
         let known: Vec<Vec<String>> = raw.iter().flatten().map(|(s, _)| s.clone()).collect();
         let children = Children::of(&known);
+        let mut code_names: HashSet<&str> = HashSet::default();
+        for n in &g.nodes {
+            if let Some(loc) = &n.source {
+                code_names.extend(self_attributes(&loc.code));
+            }
+        }
         let by_position = raw
             .into_iter()
             .map(|o| {
                 o.map(|(segs, attr)| OwnedTensor {
-                    module: paths.intern_segments(&split_flattened(segs, &children)),
+                    module: paths.intern_segments(&split_flattened(segs, &children, &code_names)),
                     attr,
                 })
             })
@@ -144,13 +150,38 @@ impl<'a> Children<'a> {
     }
 }
 
+/// `y` of every `self.y` in a line of code.
+fn self_attributes(code: &str) -> impl Iterator<Item = &str> {
+    code.match_indices("self.").filter_map(|(at, _)| {
+        let fresh = !code[..at]
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '.');
+        let rest = &code[at + 5..];
+        let len = rest
+            .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len());
+        (fresh && len > 0).then(|| &rest[..len])
+    })
+}
+
 /// Dynamo flattens an attribute reached without `_modules` (a module kept in a plain attribute,
 /// or a buffer of a submodule read through its parent) into one segment: `self_attn_rotary_emb`.
-/// When a known module path plus `_` starts that segment, split it there (the longest such).
-fn split_flattened(mut segs: Vec<String>, known: &Children<'_>) -> Vec<String> {
+/// When a known module path plus `_` starts that segment, split it there (the longest such),
+/// unless the code calls the whole segment by name (`self.self_attn_layer_norm(x)` beside
+/// `self.self_attn`: a module's own name, not a flattened path).
+fn split_flattened(
+    mut segs: Vec<String>,
+    known: &Children<'_>,
+    code_names: &HashSet<&str>,
+) -> Vec<String> {
     let Some(last) = segs.pop() else {
         return segs;
     };
+    if code_names.contains(last.as_str()) {
+        segs.push(last);
+        return segs;
+    }
     let best = known.0.get(segs.as_slice()).and_then(|children| {
         children
             .iter()
@@ -216,9 +247,21 @@ mod tests {
             "0".into(),
             "self_attn_rotary_emb".into(),
         ];
+        let none = HashSet::default();
         assert_eq!(
-            split_flattened(segs, &Children::of(&known)),
+            split_flattened(segs.clone(), &Children::of(&known), &none),
             ["layers", "0", "self_attn", "rotary_emb"]
+        );
+        // BART's `self.self_attn_layer_norm(x)` beside `self.self_attn`: one module's name.
+        let segs = vec![
+            "layers".to_string(),
+            "0".into(),
+            "self_attn_layer_norm".into(),
+        ];
+        let called: HashSet<&str> = ["self_attn_layer_norm"].into_iter().collect();
+        assert_eq!(
+            split_flattened(segs, &Children::of(&known), &called),
+            ["layers", "0", "self_attn_layer_norm"]
         );
     }
 

@@ -57,10 +57,14 @@ impl Scene {
         // The pass's own edges: the union's hold every pass's rewiring.
         let groups = crate::analysis::fold::repeat_groups(tree, &self.pass_edges, |n| {
             let l = look(n)?;
-            Some(crate::analysis::fold::structure_key(&l.target, &l.subtitle))
+            crate::analysis::fold::structure_key(&l.target, &l.subtitle)
         });
         let looks: Vec<Option<Arc<crate::ui::tabs::graph_view::shapes::NodeLook>>> =
             (0..tree.module_of.len() as u32).map(look).collect();
+        let look = |n: u32| {
+            let l = looks[n as usize].as_ref()?;
+            Some((l.target.as_str(), l.subtitle.as_str()))
+        };
         let differs = groups
             .iter()
             .map(|g| {
@@ -73,7 +77,8 @@ impl Scene {
                         tree,
                         g.members[0],
                         largest.members[0],
-                        |n| looks[n as usize].as_ref().map(|l| l.target.as_str()),
+                        &self.pass_edges,
+                        look,
                     );
                     format!(
                         "differs from {}: {what}",
