@@ -267,7 +267,13 @@ pub fn infer(g: &FxGraph, ev: &Evidence<'_>, paths: &mut Paths) -> Inferred {
         } else if let (true, Some(f)) = (helper, resolved.or(caller.map(|c| c.0))) {
             ((f, Confidence::Low), false)
         } else if !known.is_empty() {
-            let f = known.choose(&ctx_or_prev, paths);
+            // A backward whose saved values say first "this line ran in X", X being one of
+            // the line's frames, is X's (the final norm's `rsqrt` beside the last layer's output:
+            // a deeper path shared with that layer must not win).
+            let f = match ctx_or_prev.first() {
+                Some(&m) if loc.backward_of && known.contains(m) => m,
+                _ => known.choose(&ctx_or_prev, paths),
+            };
             ((f, Confidence::Medium), known_own)
         } else if let Some(f) = resolved {
             ((f, Confidence::Low), false)

@@ -13,7 +13,8 @@
 //!    is `self.layers[3].attn.q_proj.weight`, so its owner is `layers.3.attn.q_proj`
 //!    ([`params::decode`]; the compiled module is `L_args_0_` when a decorator passed it on
 //!    through `*args`). A flattened segment (`self_attn_rotary_emb`, a buffer read through a
-//!    plain attribute) is split where a known sibling module's name ends. AOT Autograd lifts the
+//!    plain attribute) is split where a known sibling module's name ends, unless the code calls the
+//!    whole segment by name (`self.self_attn_layer_norm(x)` beside `self.self_attn`). AOT Autograd lifts the
 //!    same inputs in the same order: `primals_k` (training) and `argk_1` (inference) are Dynamo
 //!    placeholder k-1 and k; the mapping is kept only where the annotated shapes agree, so a
 //!    graph from another model maps nothing rather than something wrong. `get_attr` nodes name
@@ -39,7 +40,9 @@
 //!    so the caller's line is printed over their nodes; `self.experts[i](x)`: the list's
 //!    parent), and the anchor itself in a helper handed the weights (`_grouped_mm(x, w)`). A
 //!    weight the code does not name is tied to another module's (`self.lm_head(x)` reading the
-//!    embedding's) and says nothing of the frame.
+//!    embedding's) and says nothing of the frame. A line that reads a child's weight without
+//!    calling the child (`self.dt_proj.weight @ x`, `conv1d.weight.squeeze(1)`) is the caller's
+//!    code, and so are its nodes: torch records a module only when it is called.
 //! 4. **Runs** (`runs.rs`): the statements one call of one function made. A statement continues
 //!    the open call of its file and function when its line comes after, not far on, the call
 //!    did not `return`, they share a value, and the line is not known to run in another kind of
@@ -54,12 +57,17 @@
 //!    layer, or in the forward for the backward), moved to the layer of what the statement reads
 //!    (`layers.0.attn` read from `layers.5.…` is `layers.5.attn`): layers repeat, so one
 //!    anchored layer teaches every other; the caller's module for a module's `forward` without
-//!    weights (an activation module); the common module of what it reads. A frame read from
+//!    weights (an activation module), or the child it calls when the caller's line calls one
+//!    child no weight names and the statement takes what that line made
+//!    (`self.gelu_impl(self.dense_h_to_4h(x))`); the common module of what it reads. A frame read from
 //!    the statement's run, the statement before or the same line elsewhere is refuted when the
 //!    statement reads what that frame was never handed (a value that came into its caller and
 //!    went to another child, or one another module made after the frame's call began): the
 //!    call has returned, and the statement is the caller's (`x + attn(ln1(x)) + mlp(ln2(x))`,
-//!    `residual + hidden_states` after the attention's last line).
+//!    `residual + hidden_states` after the attention's last line). A `forward`'s lines are one run
+//!    of lines in its file: a statement whose nearest line with a frame from weights is a
+//!    caller's code, with none of its frame's own lines that near, is the caller's (BART's
+//!    residual sum beside the layer's norm, far from the attention's projections).
 //! 6. **Children without weights, or tied** (`children.rs`). A line that is one call of a child
 //!    no weight names (`x = self.dropout(x)`) puts its nodes in that child; a line that calls it
 //!    among other things gives it the nodes that do what such modules do (dropout,
@@ -80,7 +88,8 @@
 //!    of forward input `k`: for a parameter, the nodes computing only that gradient are its
 //!    module's. Its statements carry the forward line they differentiate, so the forward's
 //!    frames of that line are the candidates (rule 5), and what the statement reads votes for
-//!    the layer (a saved activation twice). The gradient of a line that called one child is that
+//!    the layer (a saved activation twice, four times when its own module is one of the line's
+//!    frames: the final norm's `rsqrt` beside the last layer's output it scales). The gradient of a line that called one child is that
 //!    child's, and so is that of a line whose forward nodes all landed in one child (a norm's
 //!    call as one argument of a longer call). A forward view the backward recomputes from a
 //!    saved activation is read by the caller's code, not by the child's gradient.
@@ -99,8 +108,8 @@
 //! neighbour or data flow (5, 7–8), `None` nothing (the node is at the root because nothing says
 //! otherwise).
 //!
-//! Measured against torch's own `nn_module_stack` on three models written here and thirteen
-//! `transformers` cases, see `tests/it/modules.rs`, `tests/it/modules_hf.rs`,
+//! Measured against torch's own `nn_module_stack` on four models written here and 22
+//! `transformers` cases (18 architectures), see `tests/it/modules.rs`, `tests/it/modules_hf.rs`,
 //! `tests/e2e/module_truth.py` and `tests/e2e/module_truth_hf.py`.
 
 mod anchors;

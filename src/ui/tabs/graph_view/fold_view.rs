@@ -13,6 +13,10 @@ use std::sync::Arc;
 /// Text smaller than this on screen does not read (issue 24: box titles and node labels at
 /// the opening fit are at least this tall).
 pub const READABLE_PX: f32 = 11.0;
+/// A level opened below the top reads only with this much to spare: a level that reads by a
+/// hair reads or not as one pass's nodes more or fewer move the fit, and the same tree must
+/// open the same boxes whether a pass file or its folder was opened.
+pub const DEEPER_MARGIN: f32 = 1.1;
 /// The most boxes and nodes placed to find the opening depth: a bound on the work, far above
 /// what reads at fit on any screen.
 pub const MAX_OPEN_ITEMS: usize = 2_000;

@@ -457,7 +457,12 @@ fn sync_fold(
                     .boxes
                     .iter()
                     .any(|b| !b.folded && b.module != crate::analysis::fold::ROOT);
-                fit(b) * fold_paint::title_px(!any_open) >= fold_view::READABLE_PX
+                let need = if any_open {
+                    fold_view::READABLE_PX * fold_view::DEEPER_MARGIN
+                } else {
+                    fold_view::READABLE_PX
+                };
+                fit(b) * fold_paint::title_px(!any_open) >= need
             };
             // Each repeat group is one box: 415 layers read as one.
             let groups = scene.repeat_groups(&t);
