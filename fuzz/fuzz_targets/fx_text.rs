@@ -8,4 +8,6 @@ fuzz_target!(|data: &[u8]| {
     // What the app does next with a parsed pass.
     let _ = fxray::analysis::summary::GraphFacts::of(&file);
     let _ = fxray::analysis::phase_layout::pass_entries(&file);
+    // What pairing a backward with its forward reads first.
+    let _ = fxray::sources::fx_text::interface(&text.text);
 });

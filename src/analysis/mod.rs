@@ -2,6 +2,7 @@
 
 pub mod accuracy;
 pub mod autotune;
+pub mod backward_owner;
 pub mod compile_rows;
 pub mod compiles;
 pub mod diff;

@@ -54,6 +54,10 @@ pub struct ModelSummary {
     pub path: PathBuf,
     pub orphan: bool,
     pub graph_name: Option<String>,
+    /// `its backward is in model__1`: its backward was written into another model's folder
+    /// (`Run::model_note`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
     pub dynamo_graph: Option<GraphSummary>,
     pub phases: Vec<PhaseSummary>,
     pub captures: Vec<CaptureFile>,
@@ -66,6 +70,12 @@ pub struct PhaseSummary {
     pub output_code: Option<PathBuf>,
     pub passes: Vec<GraphSummary>,
     pub artifacts: Vec<PathBuf>,
+    /// Whose backward its files are when not its model's (docs/formats.md §1.2).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub backward_of: Option<BackwardOf>,
+    /// `backward of model__0 (written into model__1)` (`Run::phase_note`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -149,6 +159,7 @@ impl Summary {
                             path: m.path.clone(),
                             orphan: m.is_orphan(),
                             graph_name: m.graph_name.clone(),
+                            note: r.model_note(m),
                             dynamo_graph: m.dynamo_graph.as_ref().map(|p| {
                                 graph(&PassFile {
                                     index: 0,
@@ -166,6 +177,8 @@ impl Summary {
                                     output_code: ph.output_code.clone(),
                                     passes: ph.passes.iter().map(graph).collect(),
                                     artifacts: ph.artifacts.clone(),
+                                    backward_of: ph.backward_of.clone(),
+                                    note: r.phase_note(m, ph),
                                 })
                                 .collect(),
                             captures: m.captures.clone(),

@@ -171,7 +171,9 @@ impl App {
                 }
             }
         }
-        ws.index = u.index;
+        let mut index = u.index;
+        index.keep_backward_of(&ws.index);
+        ws.index = index;
         self.parse_facts(reparse);
         // Removed files and new runs show at once; landing passes join when judged whole.
         self.sync_phase(&[]);

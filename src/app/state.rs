@@ -134,7 +134,7 @@ impl App {
             let (result, set) = match scanned {
                 Ok(set) => {
                     let mut index = set.index();
-                    crate::pipeline::tree::join_captures(&mut index);
+                    crate::pipeline::tree::read_contents(&mut index);
                     (Ok(index), Some(Box::new(set)))
                 }
                 Err(e) => (Err(e), None),

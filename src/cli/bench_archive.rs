@@ -38,7 +38,7 @@ pub fn run(mb: u64) -> Result<()> {
         let set = discover::scan(&file)?;
         let scan_s = t.elapsed().as_secs_f64();
         let mut index = set.index();
-        crate::pipeline::tree::join_captures(&mut index);
+        crate::pipeline::tree::read_contents(&mut index);
         let index_s = t.elapsed().as_secs_f64();
         let Some(Ok((a, _))) = archive::locate(&file) else {
             return Err(Error::Internal("the archive is not mounted".into()));

@@ -5,7 +5,7 @@
 use crate::analysis::modules::{self, PhaseInput};
 use crate::error::{Error, Result};
 use crate::model::fx::FxFile;
-use crate::pipeline::modules::{ModuleReport, parse};
+use crate::pipeline::modules::{ModuleContext, ModuleReport, parse};
 use rayon::prelude::*;
 use std::io::Write;
 use std::path::Path;
@@ -49,8 +49,12 @@ pub fn bench(path: &Path, rounds: usize) -> Result<()> {
         forward_first: Option<FxFile>,
     }
     let mut jobs = Vec::new();
-    for model in index.runs.iter().flat_map(|r| &r.models) {
-        for phase in &model.phases {
+    for run in &index.runs {
+        for (model, phase) in run
+            .models
+            .iter()
+            .flat_map(|m| m.phases.iter().map(move |p| (m, p)))
+        {
             let passes: Vec<FxFile> = phase
                 .passes
                 .par_iter()
@@ -59,13 +63,11 @@ pub fn bench(path: &Path, rounds: usize) -> Result<()> {
             if passes.is_empty() {
                 continue;
             }
+            let ctx = ModuleContext::of(&run.models, model, phase);
             jobs.push(Job {
-                dynamo: model.dynamo_graph.as_deref().and_then(parse),
+                dynamo: ctx.dynamo.as_deref().and_then(parse),
                 passes,
-                forward_first: model
-                    .forward_of(phase)
-                    .and_then(|f| f.passes.first())
-                    .and_then(|p| parse(&p.path)),
+                forward_first: ctx.forward_first.as_deref().and_then(parse),
             });
         }
     }

@@ -75,6 +75,9 @@ fn render(s: &Summary) -> String {
             if m.orphan {
                 o.push_str("  [orphan: only the Dynamo graph]");
             }
+            if let Some(n) = &m.note {
+                let _ = write!(o, "  [{n}]");
+            }
             o.push('\n');
             if let Some(g) = &m.dynamo_graph {
                 let _ = writeln!(o, "    dynamo_out_graph.txt  {}", facts(g));
@@ -86,6 +89,9 @@ fn render(s: &Summary) -> String {
                 }
                 if !ph.artifacts.is_empty() {
                     let _ = write!(o, ", {} other file(s)", ph.artifacts.len());
+                }
+                if let Some(n) = &ph.note {
+                    let _ = write!(o, "  [{n}]");
                 }
                 o.push('\n');
                 for p in &ph.passes {

@@ -289,3 +289,23 @@ mod tests {
         assert!(std::mem::size_of::<super::FxNode>() <= 152);
     }
 }
+
+/// The outside of a graph file's outer `forward`, read without parsing its body
+/// (`sources::fx_text::interface`): its parameters and what its `return` returns, each with
+/// the annotation written on its line. An AOT forward returns its user outputs, then the values
+/// it saves for the backward; the backward takes those saved values, by the same names, then
+/// one tangent per output: enough to tell a backward's forward (`analysis::backward_owner`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GraphInterface {
+    pub inputs: Vec<Value>,
+    /// `None` for a returned item that is no node's name (`None`, a constant).
+    pub outputs: Vec<Option<Value>>,
+}
+
+/// A named value of a [`GraphInterface`]: a parameter, or a node its `return` returns.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Value {
+    pub name: String,
+    /// The annotation as written (`f32[2, 8, 1]`, `Sym(s0)`); `None` where there is none.
+    pub ann: Option<String>,
+}

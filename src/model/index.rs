@@ -117,6 +117,30 @@ pub struct Phase {
     pub artifacts: Vec<PathBuf>,
     /// Inductor only: `<a>.<b>` of `model__N_<kind>_<a>.<b>`.
     pub inductor_id: Option<String>,
+    /// A backward whose files are not its own model's (docs/formats.md §1.2): read from the
+    /// files after the index is built (`pipeline::backward_owner`), `None` until then and for
+    /// a backward that is its own model's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub backward_of: Option<BackwardOf>,
+}
+
+/// Whose backward the files of a backward phase are, when not its own model's.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "is")]
+pub enum BackwardOf {
+    /// Another model's: its forward returns the values this backward reads. Compiled lazily
+    /// during `.backward()`, it was written into the latest model folder.
+    Model {
+        /// The model folder whose backward it is, and its name.
+        path: PathBuf,
+        name: String,
+        /// Models whose forward is the same graph (it may be theirs as well).
+        alike: Vec<String>,
+    },
+    /// No forward of the run returns enough of the values it reads: whose it is cannot be
+    /// told. `nearest`: the model that comes nearest and the share of them it returns (`None`
+    /// when none returns any).
+    CannotTell { nearest: Option<(String, f64)> },
 }
 
 impl Phase {
@@ -264,6 +288,69 @@ impl PhaseKind {
 impl Phase {
     pub fn kind(&self) -> PhaseKind {
         PhaseKind::of_name(&self.name)
+    }
+}
+
+impl DebugIndex {
+    /// Keeps what `from` (an earlier index of the same tree) said of whose backward each
+    /// phase is, for the phases both have: a watched tree's index is rebuilt from names alone.
+    pub fn keep_backward_of(&mut self, from: &DebugIndex) {
+        let known: std::collections::HashMap<&Path, &BackwardOf> = from
+            .phases()
+            .filter_map(|p| Some((p.path.as_path(), p.backward_of.as_ref()?)))
+            .collect();
+        for p in self
+            .runs
+            .iter_mut()
+            .flat_map(|r| &mut r.models)
+            .flat_map(|m| &mut m.phases)
+        {
+            if let Some(b) = known.get(p.path.as_path()) {
+                p.backward_of = Some((*b).clone());
+            }
+        }
+    }
+}
+
+impl Run {
+    /// What the run tree and `fxray summary` say beside `phase` of `model` when its files are
+    /// another model's backward: `backward of model__0 (written into model__1)`.
+    pub fn phase_note(&self, model: &Model, phase: &Phase) -> Option<String> {
+        match phase.backward_of.as_ref()? {
+            BackwardOf::Model { name, alike, .. } if alike.is_empty() => {
+                Some(format!("backward of {name} (written into {})", model.name))
+            }
+            BackwardOf::Model { name, alike, .. } => Some(format!(
+                "backward of {name} (written into {}; the forward of {} is the same graph)",
+                model.name,
+                alike.join(", ")
+            )),
+            BackwardOf::CannotTell { nearest } => Some(match nearest {
+                Some((m, share)) => format!(
+                    "whose backward cannot be told: no forward returns the values it reads \
+                     (nearest: {m}, {:.0} %)",
+                    100.0 * share
+                ),
+                None => "whose backward cannot be told: no forward returns the values it reads"
+                    .to_string(),
+            }),
+        }
+    }
+
+    /// What they say beside a model whose backward was written into other models' folders:
+    /// `its backward is in model__1`.
+    pub fn model_note(&self, model: &Model) -> Option<String> {
+        let into: Vec<&str> = self
+            .models
+            .iter()
+            .filter(|m| {
+                m.phases.iter().any(|p| {
+                    matches!(&p.backward_of, Some(BackwardOf::Model { path, .. }) if *path == model.path)
+                })
+            })
+            .map(|m| m.name.as_str())
+            .collect();
+        (!into.is_empty()).then(|| format!("its backward is in {}", into.join(", ")))
     }
 }
 

@@ -8,6 +8,7 @@
 //! tree's files runs on its server through [`remote`] (one trait, one runner, one table).
 
 pub mod autotune;
+pub mod backward_owner;
 pub mod bisect;
 pub mod compare;
 pub mod compiles;

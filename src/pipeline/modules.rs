@@ -8,7 +8,8 @@ use crate::analysis::layout::UnionGraph;
 use crate::analysis::modules::{self, GraphModules, PhaseInput, PhaseModules};
 use crate::analysis::phase_layout::PhaseLayout;
 use crate::model::fx::FxFile;
-use crate::model::index::{Model, Phase};
+use crate::model::index::{BackwardOf, Model, Phase, PhaseKind, Run};
+use crate::pipeline::backward_owner;
 use crate::pipeline::failure::Failure;
 use crate::sources::{discover, load, names};
 use rayon::prelude::*;
@@ -24,11 +25,21 @@ pub struct ModuleContext {
 }
 
 impl ModuleContext {
-    /// The context of `phase` of `model`.
-    pub fn of(model: &Model, phase: &Phase) -> Self {
+    /// The context of `phase` of `model`, one of its run's `models`. A backward's is its own
+    /// forward's model's (`Phase::backward_of`, docs/formats.md §1.2): another model's when it
+    /// was written into this folder lazily, none when whose it is cannot be told.
+    pub fn of(models: &[Model], model: &Model, phase: &Phase) -> Self {
+        let owner = match &phase.backward_of {
+            None => Some(model),
+            Some(BackwardOf::Model { path, .. }) => models.iter().find(|m| m.path == *path),
+            Some(BackwardOf::CannotTell { .. }) => None,
+        };
+        let Some(owner) = owner else {
+            return ModuleContext::default();
+        };
         ModuleContext {
-            dynamo: model.dynamo_graph.clone(),
-            forward_first: model
+            dynamo: owner.dynamo_graph.clone(),
+            forward_first: owner
                 .forward_of(phase)
                 .and_then(|f| f.passes.first())
                 .map(|p| p.path.clone()),
@@ -39,10 +50,7 @@ impl ModuleContext {
     /// opened (the run, the model, the phase, the pass alone), the model's files are the same.
     pub fn around(pass: &Path) -> Self {
         Around::of(pass)
-            .and_then(|a| {
-                a.phase()
-                    .map(|(phase, _)| ModuleContext::of(&a.model, phase))
-            })
+            .and_then(|a| a.phase().map(|(phase, _)| a.context(phase)))
             .unwrap_or_default()
     }
 
@@ -67,9 +75,13 @@ impl ModuleContext {
 
 /// The model a graph file belongs to, indexed from the folder around its phase (npugraph_ex's
 /// `model__N`, Inductor's backend folder), names only and read-only: a phase folder or a pass
-/// opened on its own does not list its model's Dynamo graph nor its forward.
+/// opened on its own does not list its model's Dynamo graph nor its forward. For a backward of
+/// npugraph_ex, the models beside it too, and the backward paired with its forward: it may be
+/// another model's (docs/formats.md §1.2).
 struct Around {
-    model: Model,
+    /// The models found; the graph's is `models[model]`.
+    models: Vec<Model>,
+    model: usize,
     /// Where the graph is in the model: `None` for its Dynamo graph, else the phase and the
     /// pass's position in it.
     at: Option<(usize, usize)>,
@@ -83,30 +95,64 @@ impl Around {
         let is_phase =
             names::phase_dir(parent_name) || names::inductor_model_dir(parent_name).is_some();
         let folder = if is_phase { parent.parent()? } else { parent };
+        let around = Around::find(folder, &me)?;
+        let Some((model, phase)) = around.at.map(|(k, _)| (&around.models[around.model], k)) else {
+            return Some(around);
+        };
+        let backend = folder.parent().filter(|b| {
+            b.file_name()
+                .and_then(|n| n.to_str())
+                .and_then(names::backend_dir)
+                .is_some()
+        });
+        match backend {
+            Some(b) if model.phases[phase].kind() == PhaseKind::Backward => {
+                let mut wide = Around::find(b, &me).unwrap_or(around);
+                if let Some((k, _)) = wide.at {
+                    backward_owner::pair_one(&mut wide.models, wide.model, k);
+                }
+                Some(wide)
+            }
+            _ => Some(around),
+        }
+    }
+
+    /// The models under `folder` and where `me` (canonical) is among them.
+    fn find(folder: &Path, me: &Path) -> Option<Self> {
         let index = discover::discover(folder).ok()?;
         index
             .runs
             .into_iter()
-            .flat_map(|r| r.models)
-            .find_map(|model| {
-                if model.dynamo_graph.as_deref().map(canonical).as_ref() == Some(&me) {
-                    return Some(Around { model, at: None });
-                }
-                let at = model.phases.iter().enumerate().find_map(|(k, p)| {
-                    let i = p.passes.iter().position(|f| canonical(&f.path) == me)?;
-                    Some((k, i))
-                })?;
-                Some(Around {
-                    model,
-                    at: Some(at),
-                })
-            })
+            .find_map(|run| Around::in_run(run, me))
+    }
+
+    fn in_run(run: Run, me: &Path) -> Option<Self> {
+        let (model, at) = run.models.iter().enumerate().find_map(|(mi, model)| {
+            if model.dynamo_graph.as_deref().map(canonical).as_deref() == Some(me) {
+                return Some((mi, None));
+            }
+            let at = model.phases.iter().enumerate().find_map(|(k, p)| {
+                let i = p.passes.iter().position(|f| canonical(&f.path) == me)?;
+                Some((k, i))
+            })?;
+            Some((mi, Some(at)))
+        })?;
+        Some(Around {
+            models: run.models,
+            model,
+            at,
+        })
     }
 
     /// The phase holding the graph and the graph's position among its passes.
     fn phase(&self) -> Option<(&Phase, usize)> {
         let (k, i) = self.at?;
-        Some((&self.model.phases[k], i))
+        Some((&self.models[self.model].phases[k], i))
+    }
+
+    /// The module context of `phase`, one of the graph's model's.
+    fn context(&self, phase: &Phase) -> ModuleContext {
+        ModuleContext::of(&self.models, &self.models[self.model], phase)
     }
 }
 
@@ -176,9 +222,7 @@ fn in_context(graph: &Path, file: &FxFile) -> Option<GraphModules> {
         .collect();
     let mut passes: Vec<&FxFile> = parsed.iter().flatten().collect();
     passes.push(file);
-    infer(&passes, &ModuleContext::of(&around.model, phase).parse())
-        .passes
-        .pop()
+    infer(&passes, &around.context(phase).parse()).passes.pop()
 }
 
 /// A graph file parsed, or `None` when it cannot be read or holds no graph.

@@ -1,20 +1,26 @@
-//! A tree's index as every view needs it: its files found, and the capture JSON joined to its
-//! models by the `fx_graph_name` each `output_code.py` names.
+//! A tree's index as every view needs it: its files found, the capture JSON joined to its
+//! models by the `fx_graph_name` each `output_code.py` names, and every backward paired with
+//! its own forward (`pipeline::backward_owner`).
 
-use super::remote::{self, Op};
+use super::remote::{self, EachFile, PerFile};
 use crate::error::Result;
 use crate::model::index::DebugIndex;
 use crate::sources::{discover, load};
-use rayon::prelude::*;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
 
-/// Walks `root` and builds its index, with capture JSON joined to models by `graph_K`.
+/// Walks `root` and builds its index, with capture JSON joined to models by `graph_K` and
+/// every backward paired with its forward.
 pub fn index(root: &Path) -> Result<DebugIndex> {
     let mut index = discover::discover(root)?;
-    join_captures(&mut index);
+    read_contents(&mut index);
     Ok(index)
+}
+
+/// What the index says once a few files are read: captures joined, backwards paired.
+pub fn read_contents(index: &mut DebugIndex) {
+    join_captures(index);
+    super::backward_owner::pair_index(index);
 }
 
 /// Joins captures to models by the `fx_graph_name` each `output_code.py` names. The files of a
@@ -31,7 +37,7 @@ pub fn join_captures(index: &mut DebugIndex) {
     // A server that cannot answer leaves its files to be read one by one.
     let far: HashMap<PathBuf, Option<String>> = codes
         .iter()
-        .zip(remote::each_there::<GraphNames, _>(&codes))
+        .zip(remote::each_there::<EachFile<GraphNames>, _>(&codes))
         .filter_map(|(p, a)| Some((p.clone(), a?.ok()?)))
         .collect();
     discover::join_captures(index, |p| match far.get(p) {
@@ -44,17 +50,11 @@ pub fn join_captures(index: &mut DebugIndex) {
 /// be read.
 pub struct GraphNames;
 
-impl Op for GraphNames {
+impl PerFile for GraphNames {
     const NAME: &'static str = "graph_names";
-    type Args = Vec<PathBuf>;
-    type Item = Option<String>;
+    type Out = Option<String>;
 
-    fn paths(files: &mut Vec<PathBuf>) -> Vec<&mut PathBuf> {
-        files.iter_mut().collect()
-    }
-
-    fn run(files: Vec<PathBuf>, _stop: &AtomicBool, send: &(dyn Fn(Option<String>) + Sync)) {
-        let names: Vec<Option<String>> = files.par_iter().map(|p| load::graph_name(p)).collect();
-        names.into_iter().for_each(send);
+    fn read(path: &Path) -> Option<String> {
+        load::graph_name(path)
     }
 }

@@ -362,6 +362,7 @@ impl Builder {
             output_code: None,
             artifacts: Vec::new(),
             inductor_id: Some(id.to_string()),
+            backward_of: None,
         });
         if let Some(index) = names::inductor_graph_file(name) {
             phase.passes.push(PassFile {
@@ -436,6 +437,7 @@ impl Builder {
                 output_code: None,
                 artifacts: Vec::new(),
                 inductor_id: None,
+                backward_of: None,
             })
     }
 

@@ -29,6 +29,14 @@ pub fn graph_of_text(text: read::TextFile) -> FxFile {
     file
 }
 
+/// A graph file's interface (its outer `forward`'s parameters and returned values) without
+/// parsing its body; `None` when it cannot be read.
+pub fn interface(path: &Path) -> Option<crate::model::fx::GraphInterface> {
+    read::read_text(path)
+        .ok()
+        .map(|t| fx_text::interface(&t.text))
+}
+
 /// The `fx_graph_name` an `output_code.py` names; `None` when it names none or cannot be read.
 pub fn graph_name(path: &Path) -> Option<String> {
     read::read_text(path)

@@ -154,6 +154,9 @@ fn run_entry(ui: &mut egui::Ui, run: &Run, open: bool, ctx: &RunCtx, click: &mut
                 if model.is_orphan() {
                     head.push_str(" · orphan (Dynamo graph only)");
                 }
+                if let Some(n) = run.model_note(model) {
+                    head.push_str(&format!(" · {n}"));
+                }
                 egui::CollapsingHeader::new(head)
                     .id_salt(&model.path)
                     .default_open(true)
@@ -169,20 +172,21 @@ fn run_entry(ui: &mut egui::Ui, run: &Run, open: bool, ctx: &RunCtx, click: &mut
                             *click = Some(Click::Graph(d.clone()));
                         }
                         for phase in &model.phases {
-                            egui::CollapsingHeader::new(format!(
-                                "{}  ({} graphs)",
-                                phase.name,
-                                phase.passes.len()
-                            ))
-                            .id_salt(&phase.path)
-                            .default_open(true)
-                            .show(ui, |ui| {
-                                for p in &phase.passes {
-                                    if pass_entry(ui, p, facts.get(&p.path), current) {
-                                        *click = Some(Click::Graph(p.path.clone()));
+                            let mut title =
+                                format!("{}  ({} graphs)", phase.name, phase.passes.len());
+                            if let Some(n) = run.phase_note(model, phase) {
+                                title.push_str(&format!(" · {n}"));
+                            }
+                            egui::CollapsingHeader::new(title)
+                                .id_salt(&phase.path)
+                                .default_open(true)
+                                .show(ui, |ui| {
+                                    for p in &phase.passes {
+                                        if pass_entry(ui, p, facts.get(&p.path), current) {
+                                            *click = Some(Click::Graph(p.path.clone()));
+                                        }
                                     }
-                                }
-                            });
+                                });
                         }
                         for c in &model.captures {
                             if capture_entry(ui, c, timeline) {

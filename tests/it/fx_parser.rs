@@ -1,8 +1,10 @@
 //! The FX text parser (`sources::fx_text`) against the real fixtures in `tests/fixtures`,
 //! the docs/formats.md examples, truncation at every line, and hostile input.
 
-use fxray::model::fx::{Arg, FxFile, FxGraph, FxNode, OpKind, Short, SourceLoc, ValueMeta};
-use fxray::sources::fx_text::parse_fx;
+use fxray::model::fx::{
+    Arg, FxFile, FxGraph, FxNode, GraphInterface, OpKind, Short, SourceLoc, Value, ValueMeta,
+};
+use fxray::sources::fx_text::{interface, parse_fx};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -1572,4 +1574,96 @@ pub fn check_inplace_forms(dir: &Path) {
 #[test]
 fn every_inplace_form_torch_prints_is_the_call_it_is() {
     check_inplace_forms(&crate::common::fixture("fx_inplace"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The interface alone (`fx_text::interface`), read without building nodes
+// ---------------------------------------------------------------------------------------------
+
+/// What the full parse says of a file's outer `forward`: its parameters and its returned
+/// values, each with its annotation (`None` for a returned item that is no node).
+fn interface_by_parse(f: &FxFile) -> GraphInterface {
+    let g = &f.graphs[0];
+    let value = |n: &FxNode| Value {
+        name: n.name.to_string(),
+        ann: n.annotation.as_deref().map(str::to_string),
+    };
+    let inputs = g
+        .nodes
+        .iter()
+        .filter(|n| n.op == OpKind::Placeholder)
+        .map(value)
+        .collect();
+    let out = g
+        .nodes
+        .iter()
+        .find(|n| n.op == OpKind::Output)
+        .expect("output");
+    let items = match out.args.first() {
+        Some(Arg::Tuple(v) | Arg::List(v)) => v.iter().collect(),
+        Some(a) => vec![a],
+        None => vec![],
+    };
+    let outputs = items
+        .into_iter()
+        .map(|a| match a {
+            Arg::Node(n) => Some(value(&g.nodes[g.by_name.get(n).expect("a node")])),
+            _ => None,
+        })
+        .collect();
+    GraphInterface { inputs, outputs }
+}
+
+/// On every pass dump of the fixtures the interface says what the parse says; on every cut of
+/// a backward it returns (no outputs once the `return` is cut off); hostile text does not
+/// overflow or panic.
+#[test]
+fn the_interface_of_every_fixture_pass_is_what_the_parse_says() {
+    let files: Vec<PathBuf> = walk(Path::new(FIXTURES))
+        .into_iter()
+        .filter(|p| is_graph_file(p))
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().contains("_aot_"))
+        })
+        .collect();
+    assert!(files.len() >= 200, "only {} pass dumps", files.len());
+    for p in &files {
+        let text = read(p);
+        let want = interface_by_parse(&parse_fx(&text));
+        assert!(!want.inputs.is_empty(), "{}", p.display());
+        assert_eq!(interface(&text), want, "{}", p.display());
+    }
+    let text = read(&fixture(
+        "npugraph_ex/transformer_train",
+        "backward/000_aot_backward_graph.txt",
+    ));
+    let whole = interface(&text);
+    assert!(whole.inputs.iter().any(|v| v.name.starts_with("tangents_")));
+    let ret = text.rfind("return ").expect("a return");
+    let def = text.find("def forward").expect("a forward");
+    let signed = def + text[def..].find("):\n").expect("the signature's end");
+    for (cut, _) in text.match_indices('\n') {
+        let part = interface(&text[..cut]);
+        if cut < ret {
+            assert!(part.outputs.is_empty(), "cut at {cut}");
+        }
+        if cut > signed {
+            assert_eq!(part.inputs, whole.inputs, "cut at {cut}");
+        }
+    }
+    let deep = format!(
+        "class G(torch.nn.Module):\n    def forward(self, x):\n        return ({}x",
+        "(".repeat(1 << 20)
+    );
+    assert_eq!(interface(&deep).outputs, vec![None]);
+    let wide = format!(
+        "class G(torch.nn.Module):\n    def forward(self, x):\n        return ({})\n",
+        "x, ".repeat(1 << 18)
+    );
+    assert_eq!(interface(&wide).outputs.len(), 1 << 18);
+    assert_eq!(
+        interface("\u{0}\u{1b}[1mdef forward(\n"),
+        GraphInterface::default()
+    );
 }

@@ -29,6 +29,7 @@ mod e2e_torch_repeat_groups;
 mod export_svg;
 mod fonts;
 mod fx_parser;
+mod graph_break;
 mod hostile;
 mod layering;
 mod layout;

@@ -95,7 +95,7 @@ pub fn truth_of(pass: &Path) -> HashMap<String, String> {
     serde_json::from_str(&text).expect("truth JSON")
 }
 
-fn compare(
+pub fn compare(
     label: String,
     file: &FxFile,
     got: &GraphModules,
@@ -230,6 +230,11 @@ pub fn model_dir(root: &Path) -> PathBuf {
 /// Prints every pass's shares; asserts the thresholds (block share ≥ 95 %, leaf share ≥
 /// `leaf_min`) on the first and last pass of each phase, and lists every miss at once.
 pub fn check_thresholds(shares: &[Share], leaf_min: f64) {
+    check_thresholds_of(shares, leaf_min, 100);
+}
+
+/// [`check_thresholds`] on graphs of which torch knows more than `known_min` nodes.
+pub fn check_thresholds_of(shares: &[Share], leaf_min: f64, known_min: usize) {
     for s in shares {
         println!(
             "{:<70} known {:>4}  block {:>6.2}%  leaf {:>6.2}%",
@@ -241,7 +246,7 @@ pub fn check_thresholds(shares: &[Share], leaf_min: f64) {
     }
     let mut misses = Vec::new();
     for s in first_and_last(shares) {
-        if s.known <= 100 {
+        if s.known <= known_min {
             misses.push(format!("{}: torch knows only {} nodes", s.label, s.known));
         }
         if s.block() < 0.95 {

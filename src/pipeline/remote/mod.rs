@@ -51,6 +51,52 @@ pub trait Op: 'static {
     fn run(args: Self::Args, stop: &AtomicBool, send: &(dyn Fn(Self::Item) + Sync));
 }
 
+/// Work that reads each file of a list on its own (the graph an `output_code.py` names, a
+/// graph's interface): [`EachFile`] runs it on a server for a whole list in one request, and
+/// [`read_each`] reads a list wherever its files are.
+pub trait PerFile: 'static {
+    /// The name of its [`EachFile`] op.
+    const NAME: &'static str;
+    type Out: Serialize + DeserializeOwned + Send;
+
+    /// What the file at `path` (a path of this machine) says.
+    fn read(path: &Path) -> Self::Out;
+}
+
+/// The op of a [`PerFile`] reading: one item per file, in order.
+pub struct EachFile<F>(std::marker::PhantomData<F>);
+
+impl<F: PerFile> Op for EachFile<F> {
+    const NAME: &'static str = F::NAME;
+    type Args = Vec<PathBuf>;
+    type Item = F::Out;
+
+    fn paths(files: &mut Vec<PathBuf>) -> Vec<&mut PathBuf> {
+        files.iter_mut().collect()
+    }
+
+    fn run(files: Vec<PathBuf>, _stop: &AtomicBool, send: &(dyn Fn(F::Out) + Sync)) {
+        use rayon::prelude::*;
+        let all: Vec<F::Out> = files.par_iter().map(|p| F::read(p)).collect();
+        all.into_iter().for_each(send);
+    }
+}
+
+/// `F::read` of each of `paths`, in order: the files of a tree on a server read there (one
+/// request per server), the others (and those of a server that could not answer) here.
+pub fn read_each<F: PerFile>(paths: &[PathBuf]) -> Vec<F::Out> {
+    use rayon::prelude::*;
+    let far = each_there::<EachFile<F>, _>(paths);
+    paths
+        .par_iter()
+        .zip(far)
+        .map(|(p, far)| match far {
+            Some(Ok(answer)) => answer,
+            _ => F::read(p),
+        })
+        .collect()
+}
+
 /// An op the server could not finish: the link or the agent failed.
 #[derive(Debug, thiserror::Error)]
 #[error("ssh://{host}: {error}")]

@@ -2,7 +2,9 @@
 
 use super::Op;
 use crate::pipeline::failure::Failure;
-use crate::pipeline::{bisect, compare, compiles, facts, modules, phase, run, tensors, tree};
+use crate::pipeline::{
+    backward_owner, bisect, compare, compiles, facts, modules, phase, run, tensors, tree,
+};
 use crate::sources::remote::wire;
 use std::sync::atomic::AtomicBool;
 
@@ -53,7 +55,8 @@ table![
     tensors::Compare,
     facts::Facts,
     facts::PhaseFacts,
-    tree::GraphNames,
+    super::EachFile<tree::GraphNames>,
+    super::EachFile<backward_owner::Interfaces>,
     compare::remote::Pairs,
     compare::delta::DeltaOp,
     phase::remote::OpenPhase,

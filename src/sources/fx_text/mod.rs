@@ -29,12 +29,14 @@ use std::collections::HashMap;
 
 mod build;
 mod expr;
+mod interface;
 mod lines;
 mod scan;
 mod signature;
 mod statements;
 
 use expr::*;
+pub use interface::interface;
 use lines::*;
 use scan::*;
 pub use signature::parse_meta;
