@@ -70,18 +70,15 @@ pub fn bench(run: &Path, rounds: usize, python: Option<&Path>) -> Result<()> {
     let t = std::time::Instant::now();
     let plan = bisect::plan(&spec)?;
     let plan_s = t.elapsed().as_secs_f64();
-    let before = measure::proc_kib("VmRSS");
-    let _ = std::fs::write("/proc/self/clear_refs", "5");
-    let mut times = Vec::with_capacity(rounds);
-    let mut last = None;
-    for _ in 0..rounds {
-        let t = std::time::Instant::now();
-        last = Some(bisect::bisect(&spec, &Default::default(), |_| {})?);
-        times.push(t.elapsed());
-    }
-    let peak = measure::proc_kib("VmHWM");
+    let measure::Rounds {
+        last: b,
+        mut times,
+        before_kib: before,
+        peak_kib: peak,
+    } = measure::rounds(rounds, || {
+        bisect::bisect(&spec, &Default::default(), |_| {})
+    })?;
     let child = crate::platform::children_usage();
-    let b = last.expect("rounds >= 1");
     let nodes: usize = b
         .passes
         .iter()

@@ -263,22 +263,14 @@ fn text(c: &Comparison, d: &Described) -> String {
 /// mindstudio-probe), `msprobe compare` on the same two msprobe dumps beside it.
 pub fn bench(target: &Path, golden: &Path, rounds: usize, msprobe: Option<&Path>) -> Result<()> {
     let bytes: u64 = [target, golden].iter().map(|p| tensor_bytes(p)).sum();
-    let before = super::measure::proc_kib("VmRSS");
-    // Linux: "5" clears the peak RSS, so it measures the compare alone.
-    let _ = std::fs::write("/proc/self/clear_refs", "5");
-    let mut times = Vec::with_capacity(rounds);
-    let mut last = None;
-    for _ in 0..rounds {
-        let t = std::time::Instant::now();
-        last = Some(pipeline::compare(
-            target,
-            golden,
-            &pipeline::Options::default(),
-        )?);
-        times.push(t.elapsed());
-    }
-    let peak = super::measure::proc_kib("VmHWM");
-    let (c, _) = last.expect("rounds >= 1");
+    let super::measure::Rounds {
+        last: (c, _),
+        mut times,
+        before_kib: before,
+        peak_kib: peak,
+    } = super::measure::rounds(rounds, || {
+        pipeline::compare(target, golden, &pipeline::Options::default())
+    })?;
     let best = super::measure::min(&times).as_secs_f64();
     println!(
         "pairs={} unpaired={} tensor_bytes_gb={:.3} threads={}",

@@ -186,18 +186,12 @@ pub fn bench(run: &Path, rounds: usize) -> Result<()> {
     let t = std::time::Instant::now();
     let spec = stages::find(run)?;
     let find_s = t.elapsed().as_secs_f64();
-    let before = measure::proc_kib("VmRSS");
-    // Linux: "5" clears the peak RSS, so it measures the compare alone.
-    let _ = std::fs::write("/proc/self/clear_refs", "5");
-    let mut times = Vec::with_capacity(rounds);
-    let mut last = None;
-    for _ in 0..rounds {
-        let t = std::time::Instant::now();
-        last = Some(stages::compare(&spec, &Default::default())?);
-        times.push(t.elapsed());
-    }
-    let peak = measure::proc_kib("VmHWM");
-    let c = last.expect("rounds >= 1");
+    let measure::Rounds {
+        last: c,
+        mut times,
+        before_kib: before,
+        peak_kib: peak,
+    } = measure::rounds(rounds, || stages::compare(&spec, &Default::default()))?;
     let (agree, depart, unjudged) = c.counts();
     let files = |d: &Path| crate::sources::data_dump::scan(d).map_or(0, |cat| cat.files().count());
     println!(

@@ -384,18 +384,12 @@ pub fn bench(mib: usize, rounds: usize) -> Result<()> {
     let result = (|| {
         write_bench_npy(&path, mib)?;
         let bytes = std::fs::metadata(&path).map_err(|e| io(&path, e))?.len();
-        let baseline = super::measure::proc_kib("VmRSS");
-        // Reset the high-water mark (Linux: "5" → clear the peak RSS) so it measures the summary.
-        let _ = std::fs::write("/proc/self/clear_refs", "5");
-        let mut times = Vec::with_capacity(rounds);
-        let mut last = None;
-        for _ in 0..rounds {
-            let t = std::time::Instant::now();
-            last = Some(crate::pipeline::tensors::summarize_file(&path)?);
-            times.push(t.elapsed());
-        }
-        let peak = super::measure::proc_kib("VmHWM");
-        let s = last.expect("rounds >= 1");
+        let super::measure::Rounds {
+            last: s,
+            mut times,
+            before_kib: baseline,
+            peak_kib: peak,
+        } = super::measure::rounds(rounds, || crate::pipeline::tensors::summarize_file(&path))?;
         let best = super::measure::min(&times).as_secs_f64();
         println!(
             "file_mib={mib} elements={n} rounds={rounds} threads={}",

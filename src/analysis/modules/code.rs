@@ -3,32 +3,47 @@
 
 /// `code` reads `self.<attr>` (followed by something that cannot continue a name).
 pub fn mentions(code: &str, attr: &str) -> bool {
-    let needle = format!("self.{attr}");
-    code.match_indices(&needle).any(|(at, _)| {
+    occurs(code, &format!("self.{attr}"), false)
+}
+
+/// `code` reads `<owner>.<attr>` from outside `owner` (`self.dt_proj.weight`, `conv1d.bias`).
+pub fn reads_attribute(code: &str, owner: &str, attr: &str) -> bool {
+    occurs(code, &format!("{owner}.{attr}"), true)
+}
+
+/// `needle` stands in `code` as a whole name: nothing that continues a name after it, and
+/// before it no letter, digit or `_` (nor a `.` unless `after_dot`: `other.self.x` is no read
+/// of `self.x`).
+fn occurs(code: &str, needle: &str, after_dot: bool) -> bool {
+    code.match_indices(needle).any(|(at, _)| {
         let after = code[at + needle.len()..].chars().next();
         let before = code[..at].chars().next_back();
         !after.is_some_and(|c| c.is_alphanumeric() || c == '_')
-            && !before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '.')
+            && !before.is_some_and(|c| c.is_alphanumeric() || c == '_' || (c == '.' && !after_dot))
+    })
+}
+
+/// `y` of every `self.y` in `code`, with what follows it.
+pub fn self_attributes(code: &str) -> impl Iterator<Item = (&str, &str)> {
+    code.match_indices("self.").filter_map(|(at, _)| {
+        let fresh = !code[..at]
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '.');
+        let rest = &code[at + 5..];
+        let len = rest
+            .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len());
+        (fresh && len > 0).then(|| (&rest[..len], &rest[len..]))
     })
 }
 
 /// `y` of every `self.y(` in `code`.
 pub fn called_names(code: &str) -> Vec<&str> {
     let mut out = Vec::new();
-    for (at, _) in code.match_indices("self.") {
-        if code[..at]
-            .chars()
-            .next_back()
-            .is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '.')
-        {
-            continue;
-        }
-        let rest = &code[at + 5..];
-        let len = rest
-            .find(|c: char| !(c.is_alphanumeric() || c == '_'))
-            .unwrap_or(rest.len());
-        if len > 0 && rest[len..].starts_with('(') && !out.contains(&&rest[..len]) {
-            out.push(&rest[..len]);
+    for (y, after) in self_attributes(code) {
+        if after.starts_with('(') && !out.contains(&y) {
+            out.push(y);
         }
     }
     out

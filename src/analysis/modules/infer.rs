@@ -6,7 +6,7 @@ use super::anchors::{Seeds, seed};
 use super::backward::{backward_children, weight_gradients};
 use super::callers::{Calls, caller_frame, inner_modules};
 use super::children::{called_child, place_call, tied_children, weightless_children};
-use super::code::{mentions, whole_call};
+use super::code::{mentions, reads_attribute, whole_call};
 use super::evidence::{Evidence, push_unique};
 use super::frames::{Indexed, KnownFrames, LineFrames, LocKey, frame_of_anchor, is_index};
 use super::ops::{compute_users, is_compute, op_name};
@@ -648,19 +648,12 @@ fn reads_attribute_of(
     if is_index(name) {
         return false;
     }
-    let fallback = ["weight".to_string(), "bias".to_string()];
-    let own = attrs
-        .and_then(|a| a.get(&m))
-        .map_or(&fallback[..], Vec::as_slice);
-    own.iter().any(|attr| {
-        let needle = format!("{name}.{attr}");
-        code.match_indices(&needle).any(|(at, _)| {
-            let before = code[..at].chars().next_back();
-            let after = code[at + needle.len()..].chars().next();
-            !before.is_some_and(|c| c.is_alphanumeric() || c == '_')
-                && !after.is_some_and(|c| c.is_alphanumeric() || c == '_')
-        })
-    })
+    match attrs.and_then(|a| a.get(&m)) {
+        Some(own) => own.iter().any(|attr| reads_attribute(code, name, attr)),
+        None => ["weight", "bias"]
+            .iter()
+            .any(|attr| reads_attribute(code, name, attr)),
+    }
 }
 
 pub fn key(loc: &SourceLoc) -> LocKey {

@@ -70,7 +70,7 @@ impl ParamMap {
         let mut code_names: HashSet<&str> = HashSet::default();
         for n in &g.nodes {
             if let Some(loc) = &n.source {
-                code_names.extend(self_attributes(&loc.code));
+                code_names.extend(super::code::self_attributes(&loc.code).map(|(y, _)| y));
             }
         }
         let by_position = raw
@@ -148,21 +148,6 @@ impl<'a> Children<'a> {
         }
         Children(map)
     }
-}
-
-/// `y` of every `self.y` in a line of code.
-fn self_attributes(code: &str) -> impl Iterator<Item = &str> {
-    code.match_indices("self.").filter_map(|(at, _)| {
-        let fresh = !code[..at]
-            .chars()
-            .next_back()
-            .is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '.');
-        let rest = &code[at + 5..];
-        let len = rest
-            .find(|c: char| !(c.is_alphanumeric() || c == '_'))
-            .unwrap_or(rest.len());
-        (fresh && len > 0).then(|| &rest[..len])
-    })
 }
 
 /// Dynamo flattens an attribute reached without `_modules` (a module kept in a plain attribute,
