@@ -11,6 +11,11 @@
 use crate::model::fx::{GraphInterface, Value};
 use std::collections::HashMap;
 
+/// A backward's incoming gradient (`tangents_3`), as AOT Autograd names it.
+pub fn is_tangent(name: &str) -> bool {
+    name.starts_with("tangents_")
+}
+
 /// The share of a backward's saved values a forward must return (by name and annotation) to
 /// be called its own.
 pub const ENOUGH: f64 = 0.9;
@@ -33,10 +38,7 @@ pub enum Pairing {
 
 /// The saved values a backward reads: its parameters but its tangents.
 pub fn saved_inputs(backward: &GraphInterface) -> impl Iterator<Item = &Value> {
-    backward
-        .inputs
-        .iter()
-        .filter(|v| !v.name.starts_with("tangents_"))
+    backward.inputs.iter().filter(|v| !is_tangent(&v.name))
 }
 
 /// How candidate `forward` matches the saved values: (how many it returns by name and

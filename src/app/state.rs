@@ -308,8 +308,12 @@ impl App {
     pub fn wait_idle(&mut self, timeout: std::time::Duration) -> bool {
         let start = std::time::Instant::now();
         loop {
+            // Idle seen before the poll: every job had ended, so all it sent is in the channel
+            // and this poll applies it (a job that ends between a poll and the check would
+            // leave its last result unread).
+            let idle = !self.busy();
             self.poll();
-            if !self.busy() {
+            if idle && !self.busy() {
                 return true;
             }
             if start.elapsed() > timeout {

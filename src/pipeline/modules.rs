@@ -281,10 +281,14 @@ impl ModuleReport {
 impl GroupReport {
     /// `layers.0–23 ×24  136 nodes each`, and how it differs when it does.
     pub fn line(&self) -> String {
-        match &self.differs {
-            Some(d) => format!("{}  {} nodes each  ({d})", self.label, self.nodes),
-            None => format!("{}  {} nodes each", self.label, self.nodes),
+        let mut line = format!("{}  {} nodes each", self.label, self.nodes);
+        if let Some(d) = &self.differs {
+            line += &format!("  ({d})");
         }
+        if let Some(b) = &self.border {
+            line += &format!("  [{b}]");
+        }
+        line
     }
 }
 
@@ -298,6 +302,10 @@ pub struct GroupReport {
     pub nodes: u32,
     /// How it differs from the parent's largest group (`null` for that group).
     pub differs: Option<String>,
+    /// How its members differ at their boundary, when they do (`null` when they are alike
+    /// there too): the member named and how it differs from the first.
+    #[serde(default)]
+    pub border: Option<String>,
 }
 
 /// The module tree of the graph file `graph` with its repeat groups, modules inferred as the
@@ -330,7 +338,13 @@ pub fn report(graph: &Path) -> crate::error::Result<ModuleReport> {
             look[id as usize] = Some((op, meta));
         }
     }
-    let groups = fold::repeat_groups(&tree, union.edges(), |n| key[n as usize]);
+    let names = union.names();
+    let groups = fold::repeat_groups(
+        &tree,
+        union.edges(),
+        |n| key[n as usize],
+        |n| crate::analysis::backward_owner::is_tangent(&names[n as usize]),
+    );
     let look: Vec<Option<fold::Look>> = look
         .iter()
         .map(|l| l.as_ref().map(|(o, m)| (o.as_str(), m.as_str())))
@@ -368,6 +382,11 @@ pub fn report(graph: &Path) -> crate::error::Result<ModuleReport> {
                     nodes: present(g.members[0]),
                     differs: largest.filter(|&l| l != g.members[0]).map(|l| {
                         fold::difference(tree, g.members[0], l, cx.edges, |n| cx.look[n as usize])
+                    }),
+                    border: g.border.map(|(odd, common)| {
+                        fold::border_difference(tree, odd, common, cx.edges, |n| {
+                            cx.look[n as usize]
+                        })
                     }),
                 })
                 .collect()

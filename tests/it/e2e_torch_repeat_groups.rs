@@ -21,8 +21,14 @@ fn e2e_torch_repeat_groups() {
                 .is_file(),
             "{case}: no backward"
         );
-        // fxray's groups on the fresh graphs are the fresh config's.
-        let forward = super::modules::model_dir(&fresh).join("forward/000_aot_forward_graph.txt");
-        super::repeat_groups::check_layer_groups(case, &fresh, &forward);
+        // fxray's groups on the fresh graphs are the fresh config's, in both phases.
+        for pass in [
+            "forward/000_aot_forward_graph.txt",
+            "backward/000_aot_backward_graph.txt",
+            "backward/003_aot_backward_graph_after_eliminate_dead_code.txt",
+        ] {
+            let pass = super::modules::model_dir(&fresh).join(pass);
+            super::repeat_groups::check_layer_groups(case, &fresh, &pass);
+        }
     }
 }

@@ -94,40 +94,72 @@ fn the_experts_of_each_moe_layer_are_one_group_in_both_phases() {
     }
 }
 
-/// DeepSeek-V3 with `first_k_dense_replace=1` (layer 0 dense, 1–3 mixture-of-experts) and
-/// Qwen2-MoE with `decoder_sparse_step=2` (dense and sparse layers alternate): the groups of
-/// `model.layers` in the forward are the config's (`groups.json`, written from the config by
-/// `tests/e2e/repeat_truth_hf.py`), and the odd group says what it lacks.
+/// DeepSeek-V3 with `first_k_dense_replace=1` (layer 0 dense, 1–3 mixture-of-experts),
+/// Qwen2-MoE with `decoder_sparse_step=2` (dense and sparse layers alternate) and with
+/// `mlp_only_layers=[0, 3]`: the groups of `model.layers` are the config's (`groups.json`, written
+/// from the config by `tests/e2e/repeat_truth_hf.py`) on the first and last pass of the forward
+/// and of the backward, where a layer's edge depends on its neighbours (the last sums no
+/// gradient from a next layer, the first recomputes its residual sum from the embedding, a layer
+/// after a dense one reads its input another way): layers are grouped by what lies inside.
 #[test]
 fn layer_groups_of_heterogeneous_models_are_the_configs() {
     for case in CASES {
         let dir = fixture("repeat_truth_hf").join(case);
-        let pass = pass_files(&format!("repeat_truth_hf/{case}"), "forward")[0].clone();
-        check_layer_groups(case, &dir, &pass);
+        for phase in ["forward", "backward"] {
+            let passes = pass_files(&format!("repeat_truth_hf/{case}"), phase);
+            for pass in [&passes[0], &passes[passes.len() - 1]] {
+                check_layer_groups(case, &dir, pass);
+            }
+        }
     }
 }
 
-/// `fxray modules` on the forward pass `pass` of the case folder `dir` groups `model.layers` as
-/// its `groups.json` says (also run on freshly made cases by `e2e_torch_repeat_groups`).
+/// `fxray modules` on the pass `pass` of the case folder `dir` groups `model.layers` as its
+/// `groups.json` says (also run on freshly made cases by `e2e_torch_repeat_groups`); every group
+/// but the largest says how it differs (the experts, for mixture-of-experts against dense), and a
+/// group whose members differ at their boundary names the member and how.
 pub fn check_layer_groups(case: &str, dir: &std::path::Path, pass: &std::path::Path) {
-    {
-        let want = truth_groups(dir);
-        let report = stdout_json(&fxray(&["modules", &pass.display().to_string(), "--json"]));
-        let groups = module(&report, "model.layers")["groups"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default();
-        let got: Vec<Vec<String>> = groups.iter().map(members).collect();
-        assert_eq!(got, want, "{case}");
-        // Every group but the largest says how it differs; MoE against dense names the experts.
-        let differs: Vec<&str> = groups
-            .iter()
-            .filter_map(|g| g["differs"].as_str())
-            .collect();
-        assert_eq!(differs.len(), want.len() - 1, "{case}: {differs:?}");
-        assert!(
-            differs.iter().all(|d| d.contains("mlp.experts")),
-            "{case}: {differs:?}"
-        );
+    let what = format!("{case} {}", pass.display());
+    let want = truth_groups(dir);
+    let report = stdout_json(&fxray(&["modules", &pass.display().to_string(), "--json"]));
+    let groups = module(&report, "model.layers")["groups"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    // A backward runs the layers last to first: groups in any order, members by number.
+    let number = |m: &String| -> u32 {
+        m.rsplit('.')
+            .next()
+            .and_then(|k| k.parse().ok())
+            .unwrap_or(u32::MAX)
+    };
+    let mut got: Vec<Vec<String>> = groups
+        .iter()
+        .map(|g| {
+            let mut m = members(g);
+            m.sort_by_key(number);
+            m
+        })
+        .collect();
+    got.sort_by_key(|g| number(&g[0]));
+    assert_eq!(got, want, "{what}");
+    let differs: Vec<&str> = groups
+        .iter()
+        .filter_map(|g| g["differs"].as_str())
+        .collect();
+    assert_eq!(differs.len(), want.len() - 1, "{what}: {differs:?}");
+    assert!(
+        differs.iter().all(|d| d.contains("mlp.experts")),
+        "{what}: {differs:?}"
+    );
+    for g in &groups {
+        if let Some(b) = g["border"].as_str() {
+            let named = b.split(' ').next().unwrap_or_default().to_string();
+            assert!(members(g).contains(&named), "{what}: {b}");
+            assert!(
+                b.contains("at its boundary: ") && b.len() > named.len() + 40,
+                "{what}: {b}"
+            );
+        }
     }
 }

@@ -21,7 +21,8 @@ use std::collections::HashMap;
 pub use layout::{FoldCache, FoldLayout, Rep, place, shown_items};
 pub use loose::{group_loose, is_group};
 pub use repeat::{
-    Look, RepeatGroup, difference, group_label, ranges, repeat_groups, structure_key,
+    Look, RepeatGroup, border_difference, difference, group_label, ranges, repeat_groups,
+    structure_key,
 };
 
 /// Index of a module in [`FoldTree::modules`]; 0 is the root (the whole graph).
@@ -45,7 +46,7 @@ pub struct FoldModule {
 }
 
 /// An item of a module's own layout: a sub-module (drawn as a box) or one of its nodes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Item {
     Module(ModIx),
     Node(u32),

@@ -4,9 +4,14 @@
 //! differs from the largest group.
 //!
 //! Structure is what a pass computes, names and numbers ignored: the ops and shapes of each
-//! module's own nodes in order, its sub-modules (by name, layer numbers left out) with their own
+//! module's own nodes, its sub-modules (by name, layer numbers left out) with their own
 //! structure, and the edges between its items. Only numbered siblings group: `k_proj` and
 //! `v_proj` may compute alike, but they are different parts of the model.
+//!
+//! Siblings alike in everything group first; then groups whose members hold the same inside
+//! merge, the odd member named: a layer's edge depends on its neighbours (in a backward the last
+//! layer sums no gradient from a next one, the first recomputes its residual sum from the
+//! embedding), and a user asking "which layers are of one kind" means what lies inside.
 
 use super::{FoldModule, FoldTree, Item, ModIx};
 use std::collections::hash_map::DefaultHasher;
@@ -19,6 +24,10 @@ pub struct RepeatGroup {
     pub parent: ModIx,
     /// In the order their first node runs.
     pub members: Vec<ModIx>,
+    /// A member that differs at its boundary (what it reads from or hands to its neighbours)
+    /// from a member of the group's commonest form, and that member, when one does: the group
+    /// is by what lies inside.
+    pub border: Option<(ModIx, ModIx)>,
 }
 
 /// The repeat groups of `tree` for a pass: `key(n)` is what union node `n` computes in it (its
@@ -33,46 +42,291 @@ pub fn repeat_groups(
     tree: &FoldTree,
     edges: &[(u32, u32)],
     key: impl Fn(u32) -> Option<u64>,
+    tangent: impl Fn(u32) -> bool,
 ) -> Vec<RepeatGroup> {
     let shared = shared_values(tree, edges);
+    let mut unplaced = unplaced_values(tree, edges, &shared, &key);
+    for (u, r) in unplaced.iter_mut().zip(recomputed(tree, edges, tangent)) {
+        *u |= r;
+    }
+    let border = border_nodes(tree, edges, &unplaced);
     let key = |n: u32| key(n).filter(|_| !shared.get(n as usize).copied().unwrap_or(false));
-    let sig = signatures(tree, &internal_edges(tree, edges), &key);
+    let whole = signatures(tree, &internal_edges(tree, edges), &key);
     let mut out = Vec::new();
     for (p, md) in tree.modules.iter().enumerate() {
         let numbered: Vec<ModIx> = md
             .children
             .iter()
             .copied()
-            .filter(|&c| is_number(&tree.modules[c as usize].name) && sig[c as usize].is_some())
+            .filter(|&c| is_number(&tree.modules[c as usize].name) && whole[c as usize].is_some())
             .collect();
         if numbered.len() < 2 {
             continue;
         }
-        let mut groups: Vec<(u64, Vec<ModIx>)> = Vec::new();
+        // Alike in everything first; then groups whose members hold the same inside.
+        let mut exact: Vec<Vec<ModIx>> = Vec::new();
         let mut at: HashMap<u64, usize> = HashMap::new();
         for c in numbered {
-            let s = sig[c as usize].unwrap_or_default();
+            let s = whole[c as usize].unwrap_or_default();
             match at.get(&s) {
-                Some(&i) => groups[i].1.push(c),
+                Some(&i) => exact[i].push(c),
                 None => {
-                    at.insert(s, groups.len());
-                    groups.push((s, vec![c]));
+                    at.insert(s, exact.len());
+                    exact.push(vec![c]);
                 }
+            }
+        }
+        let inside: Vec<Inside> = exact
+            .iter()
+            .map(|g| Inside::of(tree, g[0], edges, &key, &unplaced, &border))
+            .collect();
+        // (the exact group leading, members, a member differing at its boundary and one of the
+        // lead's)
+        type Merged = (usize, Vec<ModIx>, Option<(ModIx, ModIx)>);
+        let mut groups: Vec<Merged> = Vec::new();
+        // The largest exact group leads, so a merged group is named by its commonest form.
+        let mut order: Vec<usize> = (0..exact.len()).collect();
+        order.sort_by_key(|&i| (std::cmp::Reverse(exact[i].len()), exact[i][0]));
+        for i in order {
+            match groups
+                .iter_mut()
+                .find(|(lead, ..)| inside[*lead].same_kind(&inside[i]))
+            {
+                Some((lead, members, odd)) => {
+                    members.extend(&exact[i]);
+                    odd.get_or_insert((exact[i][0], exact[*lead][0]));
+                }
+                None => groups.push((i, exact[i].clone(), None)),
             }
         }
         if groups.iter().all(|g| g.1.len() < 2) {
             continue;
         }
-        out.extend(groups.into_iter().map(|(_, members)| RepeatGroup {
-            parent: p as ModIx,
-            members,
-        }));
+        // Members and groups in the order their first node runs, as the parent's children are.
+        let first_run = |m: &ModIx| md.children.iter().position(|c| c == m);
+        let mut groups: Vec<RepeatGroup> = groups
+            .into_iter()
+            .map(|(_, mut members, border)| {
+                members.sort_by_key(first_run);
+                RepeatGroup {
+                    parent: p as ModIx,
+                    members,
+                    border,
+                }
+            })
+            .collect();
+        groups.sort_by_key(|g| first_run(&g.members[0]));
+        out.extend(groups);
+    }
+    out
+}
+
+/// Per union node: no layer's evidence. A value several siblings read ([`shared_values`]); a
+/// value read from nothing (an input, a constant), which stands where its first reader is, so
+/// where fxray drew it says nothing of the layer; what the pass lacks; the graph's output (a
+/// forward returns the values its backward saves, chosen per layer by the partitioner).
+fn unplaced_values(
+    tree: &FoldTree,
+    edges: &[(u32, u32)],
+    shared: &[bool],
+    key: &impl Fn(u32) -> Option<u64>,
+) -> Vec<bool> {
+    let mut read_from = vec![false; tree.module_of.len()];
+    for &(_, b) in edges {
+        if let Some(r) = read_from.get_mut(b as usize) {
+            *r = true;
+        }
+    }
+    (0..tree.module_of.len())
+        .map(|n| {
+            shared.get(n).copied().unwrap_or(false) || !read_from[n] || key(n as u32).is_none()
+        })
+        .collect()
+}
+
+/// Per union node of a backward (a graph with tangents): a forward value it computes again, no
+/// tangent upstream of it. Whether a layer saves or recomputes a value is the partitioner's
+/// choice by what is cheap around it (the first layer recomputes its residual sum from the
+/// embedding), not the layer's kind. All false in a graph without tangents.
+fn recomputed(tree: &FoldTree, edges: &[(u32, u32)], tangent: impl Fn(u32) -> bool) -> Vec<bool> {
+    let n = tree.module_of.len();
+    let mut reached: Vec<bool> = (0..n as u32).map(&tangent).collect();
+    if !reached.contains(&true) {
+        return vec![false; n];
+    }
+    let mut out: Vec<Vec<u32>> = vec![Vec::new(); n];
+    for &(a, b) in edges {
+        if (a as usize) < n && (b as usize) < n {
+            out[a as usize].push(b);
+        }
+    }
+    let mut stack: Vec<u32> = (0..n as u32).filter(|&i| reached[i as usize]).collect();
+    while let Some(a) = stack.pop() {
+        for &b in &out[a as usize] {
+            if !reached[b as usize] {
+                reached[b as usize] = true;
+                stack.push(b);
+            }
+        }
+    }
+    // Inputs (saved values, weights) are no one's either way: `unplaced_values` has them.
+    let mut read_from = vec![false; n];
+    for &(_, b) in edges {
+        if (b as usize) < n {
+            read_from[b as usize] = true;
+        }
+    }
+    (0..n).map(|i| !reached[i] && read_from[i]).collect()
+}
+
+/// What a numbered module holds, for telling layers of one kind: its sub-modules (relative,
+/// numbers left out), and the nodes of each, all of them and those away from its boundary.
+struct Inside {
+    subs: BTreeSet<String>,
+    all: HashMap<Entry, u32>,
+    inner: HashMap<Entry, u32>,
+    /// Edges between its nodes, and those with an end away from the boundary.
+    all_edges: HashMap<(Entry, Entry), u32>,
+    inner_edges: HashMap<(Entry, Entry), u32>,
+    nodes: u32,
+}
+
+/// A node as [`Inside`] counts it: its sub-module (relative, numbers left out) and structure key.
+type Entry = (String, u64);
+
+impl Inside {
+    fn of(
+        tree: &FoldTree,
+        m: ModIx,
+        edges: &[(u32, u32)],
+        key: &impl Fn(u32) -> Option<u64>,
+        unplaced: &[bool],
+        border: &[bool],
+    ) -> Inside {
+        let base = tree.modules[m as usize].path.len() + 1;
+        let mut out = Inside {
+            subs: BTreeSet::new(),
+            all: HashMap::new(),
+            inner: HashMap::new(),
+            all_edges: HashMap::new(),
+            inner_edges: HashMap::new(),
+            nodes: 0,
+        };
+        let mut entry: HashMap<u32, Entry> = HashMap::new();
+        let mut stack = vec![m];
+        while let Some(x) = stack.pop() {
+            let md = &tree.modules[x as usize];
+            let rel: String = md
+                .path
+                .get(base..)
+                .unwrap_or_default()
+                .split('.')
+                .map(kind_of)
+                .collect::<Vec<_>>()
+                .join(".");
+            let mut any = false;
+            for &n in &md.nodes {
+                let Some(k) = key(n).filter(|_| !unplaced[n as usize]) else {
+                    continue;
+                };
+                any = true;
+                out.nodes += 1;
+                entry.insert(n, (rel.clone(), k));
+                *out.all.entry((rel.clone(), k)).or_default() += 1;
+                if !border[n as usize] {
+                    *out.inner.entry((rel.clone(), k)).or_default() += 1;
+                }
+            }
+            if any {
+                out.subs.insert(rel);
+            }
+            stack.extend(&md.children);
+        }
+        for &(a, b) in edges {
+            let (Some(ea), Some(eb)) = (entry.get(&a), entry.get(&b)) else {
+                continue;
+            };
+            let e = (ea.clone(), eb.clone());
+            if !border[a as usize] || !border[b as usize] {
+                *out.inner_edges.entry(e.clone()).or_default() += 1;
+            }
+            *out.all_edges.entry(e).or_default() += 1;
+        }
+        out
+    }
+
+    /// One kind: the same sub-modules, what lies away from either's boundary (nodes, and edges
+    /// with an end there) the other has too, and a twentieth of the nodes apart at most (a layer next to a dense one, or to the final norm, sums or reshapes its gradient at
+    /// its edge where the others do it in their neighbour).
+    fn same_kind(&self, other: &Inside) -> bool {
+        fn within<K: Hash + Eq>(a: &HashMap<K, u32>, b: &HashMap<K, u32>) -> bool {
+            a.iter().all(|(k, &n)| b.get(k).copied().unwrap_or(0) >= n)
+        }
+        // And little differs at all: a twentieth of the nodes at most.
+        let apart: u32 = self
+            .all
+            .keys()
+            .chain(other.all.keys())
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .map(|k| {
+                let (a, b) = (self.all.get(k), other.all.get(k));
+                a.copied().unwrap_or(0).abs_diff(b.copied().unwrap_or(0))
+            })
+            .sum();
+        self.subs == other.subs
+            && apart * 20 <= self.nodes.min(other.nodes)
+            && within(&self.inner, &other.all)
+            && within(&other.inner, &self.all)
+            && within(&self.inner_edges, &other.all_edges)
+            && within(&other.inner_edges, &self.all_edges)
+    }
+}
+
+/// Per union node: at the boundary of a numbered module it is in (an edge joins it to a node
+/// outside), or one step inside from such a node. What a layer reads from and hands to its
+/// neighbours depends on who they are: in a backward the first layer also sums the gradient of
+/// the embedding's output, a layer after a dense one reads its input another way. Layers of one
+/// kind are told by what lies inside. A shared or unplaced value is no layer's, and neither are its edges.
+fn border_nodes(tree: &FoldTree, edges: &[(u32, u32)], unplaced: &[bool]) -> Vec<bool> {
+    let shared = |n: u32| unplaced.get(n as usize).copied().unwrap_or(false);
+    let numbered_below = |n: u32, top: ModIx| -> bool {
+        let mut at = tree.module_of.get(n as usize).copied();
+        while let Some(m) = at.filter(|&m| m != top) {
+            if is_number(&tree.modules[m as usize].name) {
+                return true;
+            }
+            at = tree.modules[m as usize].parent;
+        }
+        false
+    };
+    let mut edge_of: Vec<bool> = vec![false; tree.module_of.len()];
+    for &(a, b) in edges {
+        if shared(a) || shared(b) {
+            continue;
+        }
+        let Some((top, _, _)) = tree.lifted_edge(a, b) else {
+            continue;
+        };
+        for n in [a, b] {
+            if numbered_below(n, top) {
+                edge_of[n as usize] = true;
+            }
+        }
+    }
+    let mut out = edge_of.clone();
+    for &(a, b) in edges {
+        let (ai, bi) = (a as usize, b as usize);
+        if ai < out.len() && bi < out.len() && !shared(a) && !shared(b) {
+            out[bi] |= edge_of[ai];
+            out[ai] |= edge_of[bi];
+        }
     }
     out
 }
 
 /// Per union node: read by a numbered sibling of the one it is in (at any level) other than the
-/// next one (a layer hands its output to the next; a value the trace computed once for all is
+/// next or the one before (a layer hands its output to the next, its gradient to the one before; a value the trace computed once for all is
 /// read further on), or by two of them.
 fn shared_values(tree: &FoldTree, edges: &[(u32, u32)]) -> Vec<bool> {
     let mut rank: Vec<usize> = vec![0; tree.modules.len()];
@@ -92,7 +346,9 @@ fn shared_values(tree: &FoldTree, edges: &[(u32, u32)]) -> Vec<bool> {
             continue;
         }
         let r = &mut readers[a as usize];
-        if rank[sb as usize] != rank[sa as usize] + 1 {
+        let (ra, rb) = (rank[sa as usize], rank[sb as usize]);
+        // A backward hands a layer's gradient to the one before.
+        if rb != ra + 1 && rb + 1 != ra {
             // Further on than the next: shared, whoever else reads it.
             *r = [Some(sb), Some(sb)];
         } else if r[0].is_none() {
@@ -123,15 +379,14 @@ fn signatures(
     key: &impl Fn(u32) -> Option<u64>,
 ) -> Vec<Option<u64>> {
     let mut sig: Vec<Option<u64>> = vec![None; tree.modules.len()];
-    // Children have higher indices than their parents: fill from the leaves up.
+    // Children have higher indices than their parents: fill from the leaves up. What a module
+    // holds is a multiset, and so is how its items are wired: the order its sub-modules first
+    // run in is the scheduler's (a backward's first layer starts with what it recomputes).
     for m in (0..tree.modules.len()).rev() {
         let md = &tree.modules[m];
-        let items = tree.items(m as ModIx);
-        let mut pos: HashMap<Item, u32> = HashMap::with_capacity(items.len());
-        let mut h = DefaultHasher::new();
-        let mut any = false;
-        for item in &items {
-            let s = match *item {
+        let mut of: HashMap<Item, u64> = HashMap::new();
+        for item in tree.items(m as ModIx) {
+            let s = match item {
                 Item::Module(c) => sig[c as usize].map(|s| {
                     let mut ch = DefaultHasher::new();
                     kind_of(&tree.modules[c as usize].name).hash(&mut ch);
@@ -141,20 +396,25 @@ fn signatures(
                 Item::Node(n) => key(n),
             };
             if let Some(s) = s {
-                pos.insert(*item, pos.len() as u32);
-                s.hash(&mut h);
-                any = true;
+                of.insert(item, s);
             }
         }
-        if !any {
+        if of.is_empty() {
             continue;
         }
-        let mut edges: Vec<(u32, u32)> = internal[m]
+        let mut items: Vec<u64> = of.values().copied().collect();
+        items.sort_unstable();
+        let mut pairs: Vec<(&Item, &Item)> = internal[m]
             .iter()
-            .filter_map(|(a, b)| Some((*pos.get(a)?, *pos.get(b)?)))
+            .filter(|(a, b)| of.contains_key(a) && of.contains_key(b))
+            .map(|(a, b)| (a, b))
             .collect();
-        edges.dedup();
+        pairs.sort_unstable();
+        pairs.dedup();
+        let mut edges: Vec<(u64, u64)> = pairs.iter().map(|(a, b)| (of[*a], of[*b])).collect();
         edges.sort_unstable();
+        let mut h = DefaultHasher::new();
+        items.hash(&mut h);
         edges.hash(&mut h);
         md.children.len().hash(&mut h);
         sig[m] = Some(h.finish());
@@ -320,6 +580,22 @@ pub fn difference<'a>(
         parts.push(format!("boundary {d}"));
     }
     parts.join("; ")
+}
+
+/// How `member` of a group differs at its boundary from `first`, a member of the group's
+/// commonest form, the member named (`layers.0 at its boundary: 183 nodes against 180; …`).
+pub fn border_difference<'a>(
+    tree: &FoldTree,
+    member: ModIx,
+    first: ModIx,
+    edges: &[(u32, u32)],
+    look: impl Fn(u32) -> Option<Look<'a>>,
+) -> String {
+    format!(
+        "{} at its boundary: {}",
+        tree.modules[member as usize].path,
+        difference(tree, member, first, edges, look)
+    )
 }
 
 /// What a module holds in a pass, names and numbers left out, counted several ways.
@@ -521,17 +797,22 @@ mod tests {
             .collect();
         let edges: Vec<(u32, u32)> = (0..11).map(|i| (i, i + 1)).collect();
         let t = FoldTree::new(&paths, &edges);
-        let g = repeat_groups(&t, &edges, key_of(&["mm", "add", "relu"]));
+        let g = repeat_groups(&t, &edges, key_of(&["mm", "add", "relu"]), |_| false);
         assert_eq!(g.len(), 1);
         assert_eq!(g[0].members.len(), 4);
         assert_eq!(group_label(&t, &g[0].members), "layers.0–3 ×4");
         // Layer 2's relu replaced: 0, 1 and 3 still repeat, 2 stands alone.
         let ops = ["mm", "add", "relu"];
-        let g = repeat_groups(&t, &[], |n| {
-            let mut h = DefaultHasher::new();
-            if n == 8 { "gelu" } else { ops[n as usize % 3] }.hash(&mut h);
-            Some(h.finish())
-        });
+        let g = repeat_groups(
+            &t,
+            &edges,
+            |n| {
+                let mut h = DefaultHasher::new();
+                if n == 8 { "gelu" } else { ops[n as usize % 3] }.hash(&mut h);
+                Some(h.finish())
+            },
+            |_| false,
+        );
         let sizes: Vec<usize> = g.iter().map(|x| x.members.len()).collect();
         assert_eq!(sizes, [3, 1]);
         assert_eq!(group_label(&t, &g[0].members), "layers.0–1, 3 ×3");
@@ -558,13 +839,15 @@ mod tests {
             .collect();
         let edges = [(0, 1), (3, 4), (3, 5)];
         let t = FoldTree::new(&paths, &edges);
-        let g = repeat_groups(&t, &edges, key_of(&["mm", "add", "relu"]));
+        let g = repeat_groups(&t, &edges, key_of(&["mm", "add", "relu"]), |_| false);
         assert!(g.is_empty(), "{g:?}");
         // Same ops, but layer 1 puts one of them in a sub-module.
         let mut paths = paths;
         paths[5] = "layers.1.mlp".into();
-        let t = FoldTree::new(&paths, &[]);
-        assert!(repeat_groups(&t, &[], key_of(&["mm", "add", "relu"])).is_empty());
+        let edges = [(0, 1), (1, 2), (3, 4), (4, 5)];
+        let t = FoldTree::new(&paths, &edges);
+        let key = key_of(&["mm", "add", "relu"]);
+        assert!(repeat_groups(&t, &edges, key, |_| false).is_empty());
     }
 
     #[test]
@@ -587,14 +870,100 @@ mod tests {
         let t = FoldTree::new(&paths, &edges);
         let key = key_of(&["mm", "add"]);
         let key = |n: u32| if n == 6 { Some(7) } else { key(n) };
-        let g = repeat_groups(&t, &edges, key);
+        let g = repeat_groups(&t, &edges, key, |_| false);
         assert_eq!(g.len(), 1, "{g:?}");
         assert_eq!(g[0].members.len(), 3);
         // Read by one other layer only (the chain from layer to layer), a value is the layer's.
         let edges = [(0, 1), (2, 3), (4, 5), (6, 1), (6, 3), (1, 2), (3, 4)];
         let t = FoldTree::new(&paths, &edges);
-        let g = repeat_groups(&t, &edges[..6], key);
+        let g = repeat_groups(&t, &edges[..6], key, |_| false);
         assert_ne!(g.first().map(|x| x.members.len()), Some(3), "{g:?}");
+    }
+
+    /// Three layers, each a chain of 60 nodes handing on to the next; layer `odd` has one node
+    /// more at `at` in its chain (0: where it reads the layer before).
+    fn layers_with_one_more(odd: usize, at: usize) -> (FoldTree, Vec<(u32, u32)>, Vec<bool>) {
+        let mut paths = Vec::new();
+        let mut extra = Vec::new();
+        let mut edges = Vec::new();
+        for l in 0..3 {
+            let n = if l == odd { 61 } else { 60 };
+            for k in 0..n {
+                let id = paths.len() as u32;
+                paths.push(format!("layers.{l}"));
+                extra.push(l == odd && k == at);
+                if id > 0 {
+                    edges.push((id - 1, id));
+                }
+            }
+        }
+        (FoldTree::new(&paths, &edges), edges, extra)
+    }
+
+    #[test]
+    fn layers_of_one_kind_that_differ_at_their_boundary_group_and_say_so() {
+        let key = |extra: &[bool], n: u32| {
+            let mut h = DefaultHasher::new();
+            (if extra[n as usize] { "view" } else { "mm" }).hash(&mut h);
+            Some(h.finish())
+        };
+        // Layer 1 reshapes what it reads from layer 0 first: one group, layer 1 named.
+        let (t, edges, extra) = layers_with_one_more(1, 0);
+        let g = repeat_groups(&t, &edges, |n| key(&extra, n), |_| false);
+        assert_eq!(g.len(), 1, "{g:?}");
+        assert_eq!(g[0].members.len(), 3);
+        let [layer0, layer1, layer2] =
+            ["layers.0", "layers.1", "layers.2"].map(|l| t.find(l).unwrap());
+        let (odd, common) = g[0].border.unwrap();
+        assert_eq!(odd, layer1);
+        let look = |n: u32| {
+            Some((
+                if extra[n as usize] {
+                    "aten.view"
+                } else {
+                    "aten.mm"
+                },
+                "f32[4]",
+            ))
+        };
+        let d = border_difference(&t, layer1, common, &edges, look);
+        assert!(
+            d.starts_with("layers.1 at its boundary: ") && d.contains("+1 aten.view"),
+            "{d}"
+        );
+        // The same node in the middle of the layer: another kind.
+        let (t, edges, extra) = layers_with_one_more(1, 30);
+        let g = repeat_groups(&t, &edges, |n| key(&extra, n), |_| false);
+        let members: Vec<&[ModIx]> = g.iter().map(|x| x.members.as_slice()).collect();
+        assert_eq!(members, [&[layer0, layer2][..], &[layer1]], "{g:?}");
+    }
+
+    #[test]
+    fn a_value_a_backward_computes_again_is_no_layers() {
+        // Layer 1 computes a forward value again in its middle, from an input (node 0) no
+        // tangent (node 1) is upstream of: layers of one kind, not two.
+        let (t, edges, extra) = layers_with_one_more(1, 30);
+        let odd = extra.iter().position(|&e| e).unwrap() as u32;
+        let mut edges: Vec<(u32, u32)> = edges
+            .into_iter()
+            .filter(|&(a, b)| a != odd && b != odd && (a, b) != (0, 1))
+            .collect();
+        edges.extend([(odd - 1, odd + 1), (0, odd), (odd, odd + 1)]);
+        let key = |n: u32| {
+            let mut h = DefaultHasher::new();
+            (if n == odd { "add" } else { "mm" }).hash(&mut h);
+            Some(h.finish())
+        };
+        let layer1 = t.find("layers.1").unwrap();
+        let of_layer1 = |g: Vec<RepeatGroup>| g.into_iter().find(|x| x.members.contains(&layer1));
+        let g = of_layer1(repeat_groups(&t, &edges, key, |n| n == 1)).unwrap();
+        assert!(
+            g.members.len() > 1 && g.border.is_some_and(|b| b.0 == layer1),
+            "{g:?}"
+        );
+        // Without tangents (a forward) the node is the layer's own.
+        let g = of_layer1(repeat_groups(&t, &edges, key, |_| false));
+        assert!(g.as_ref().is_none_or(|g| g.members == [layer1]), "{g:?}");
     }
 
     #[test]
@@ -628,7 +997,7 @@ mod tests {
             .map(|s| s.to_string())
             .collect();
         let t = FoldTree::new(&paths, &[]);
-        assert!(repeat_groups(&t, &[], key_of(&["mm", "view"])).is_empty());
+        assert!(repeat_groups(&t, &[], key_of(&["mm", "view"]), |_| false).is_empty());
     }
 
     #[test]

@@ -448,26 +448,34 @@ fn sync_fold(
     let want = mode.unwrap_or(auto) && tree.is_some();
     match (want, scene.fold.is_some(), tree) {
         (true, false, Some(t)) => {
+            // Each repeat group is one box: 415 layers read as one.
+            let groups = scene.repeat_groups(&t);
+            let shown: Vec<_> = groups.0.iter().map(|g| g.members[0]).collect();
+            let stand_in = fold_view::stand_in_of(&t, &groups.0, &shown);
+            // The top level: with the wrappers it opens (`model` holding nearly all the graph,
+            // `layers` showing one group box), whose titles need only read.
+            let top = t.expanded_to_in(1, &stand_in);
             let reads = |l: &crate::analysis::fold::FoldLayout| {
                 let [x0, y0, x1, y1] = l.bounds;
                 let b = Rect::from_min_max(Pos2::new(x0, y0), Pos2::new(x1, y1));
                 // The smallest title drawn: an open box's when there is one (the root's box
                 // has no title to read).
-                let any_open = l
+                let open = |b: &&crate::analysis::fold::layout::PlacedBox| {
+                    !b.folded && b.module != crate::analysis::fold::ROOT
+                };
+                let any_open = l.boxes.iter().any(|b| open(&b));
+                let deeper = l
                     .boxes
                     .iter()
-                    .any(|b| !b.folded && b.module != crate::analysis::fold::ROOT);
-                let need = if any_open {
+                    .filter(open)
+                    .any(|b| !top.get(b.module as usize).copied().unwrap_or(false));
+                let need = if deeper {
                     fold_view::READABLE_PX * fold_view::DEEPER_MARGIN
                 } else {
                     fold_view::READABLE_PX
                 };
                 fit(b) * fold_paint::title_px(!any_open) >= need
             };
-            // Each repeat group is one box: 415 layers read as one.
-            let groups = scene.repeat_groups(&t);
-            let shown: Vec<_> = groups.0.iter().map(|g| g.members[0]).collect();
-            let stand_in = fold_view::stand_in_of(&t, &groups.0, &shown);
             let e = t
                 .readable_expansion(
                     scene.layout.union.edges(),

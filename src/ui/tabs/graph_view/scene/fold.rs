@@ -55,10 +55,15 @@ impl Scene {
             return (Vec::new(), Vec::new());
         }
         // The pass's own edges: the union's hold every pass's rewiring.
-        let groups = crate::analysis::fold::repeat_groups(tree, &self.pass_edges, |n| {
-            let l = look(n)?;
-            crate::analysis::fold::structure_key(&l.target, &l.subtitle)
-        });
+        let groups = crate::analysis::fold::repeat_groups(
+            tree,
+            &self.pass_edges,
+            |n| {
+                let l = look(n)?;
+                crate::analysis::fold::structure_key(&l.target, &l.subtitle)
+            },
+            |n| look(n).is_some_and(|l| crate::analysis::backward_owner::is_tangent(&l.name)),
+        );
         let looks: Vec<Option<Arc<crate::ui::tabs::graph_view::shapes::NodeLook>>> =
             (0..tree.module_of.len() as u32).map(look).collect();
         let look = |n: u32| {
@@ -72,7 +77,7 @@ impl Scene {
                     .iter()
                     .filter(|o| o.parent == g.parent)
                     .max_by_key(|o| (o.members.len(), std::cmp::Reverse(o.members[0])))?;
-                (largest.members[0] != g.members[0]).then(|| {
+                let from = (largest.members[0] != g.members[0]).then(|| {
                     let what = crate::analysis::fold::difference(
                         tree,
                         g.members[0],
@@ -84,7 +89,20 @@ impl Scene {
                         "differs from {}: {what}",
                         crate::analysis::fold::group_label(tree, &largest.members)
                     )
-                })
+                });
+                let border = g.border.map(|(odd, common)| {
+                    crate::analysis::fold::border_difference(
+                        tree,
+                        odd,
+                        common,
+                        &self.pass_edges,
+                        look,
+                    )
+                });
+                match (from, border) {
+                    (Some(f), Some(b)) => Some(format!("{f}\n{b}")),
+                    (f, b) => f.or(b),
+                }
             })
             .collect();
         (groups, differs)
