@@ -116,6 +116,7 @@ mod anchors;
 mod backward;
 mod callers;
 mod children;
+mod classes;
 mod code;
 mod evidence;
 mod frames;
@@ -130,7 +131,9 @@ mod tree;
 
 pub use tree::{ModuleEntry, ModuleTree};
 
+use crate::model::compile::GuardedModule;
 use crate::model::fx::{FxFile, FxGraph, OpKind};
+use classes::Classes;
 use evidence::{Evidence, Saved};
 use frames::LineFrames;
 use params::ParamMap;
@@ -222,6 +225,9 @@ pub struct PhaseInput<'a> {
     /// For a backward phase: the forward phase's passes (its first pass made the activations
     /// the backward reads).
     pub forward: Option<&'a [&'a FxFile]>,
+    /// The modules the guards of the model's compile name, with their classes (torch's trace
+    /// log, `pipeline::module_guards`): rule 12.
+    pub guards: Option<&'a [GuardedModule]>,
 }
 
 /// Modules of every pass of a phase.
@@ -242,10 +248,12 @@ pub fn infer_phase(input: &PhaseInput<'_>) -> PhaseModules {
         .map(|g| ParamMap::from_dynamo(g, &mut paths))
         .unwrap_or_default();
     let attrs = params.attrs();
+    let classes = input.guards.map(Classes::new);
+    let classes = classes.as_ref();
     let dynamo = input
         .dynamo
         .and_then(|d| d.graphs.first())
-        .map(|g| infer_dynamo(g, &params, &attrs, &mut paths));
+        .map(|g| infer_dynamo(g, &params, &attrs, classes, &mut paths));
 
     // A backward reads the forward's first graph: its nodes by name, and its frames by line.
     let mut by_name: HashMap<String, Saved> = HashMap::default();
@@ -258,6 +266,7 @@ pub fn infer_phase(input: &PhaseInput<'_>) -> PhaseModules {
         let ev = Evidence {
             params: params.for_aot(fw),
             attrs: Some(&attrs),
+            classes,
             ..Evidence::default()
         };
         let r = infer::infer(fw, &ev, &mut paths);
@@ -318,6 +327,7 @@ pub fn infer_phase(input: &PhaseInput<'_>) -> PhaseModules {
             frames: have_forward.then_some(&frames),
             attrs: Some(&attrs),
             grad_of: &grad_of,
+            classes,
         };
         // A pass that changed nothing shares the previous pass's parse: every node carries its
         // module over, so its own inference would be thrown away.
@@ -352,7 +362,7 @@ pub fn infer_file(file: &FxFile) -> GraphModules {
     let params = ParamMap::from_dynamo(g, &mut paths);
     if params.by_position.iter().any(Option::is_some) {
         let attrs = params.attrs();
-        return infer_dynamo(g, &params, &attrs, &mut paths);
+        return infer_dynamo(g, &params, &attrs, None, &mut paths);
     }
     let mut own = infer::infer(g, &Evidence::default(), &mut paths).modules;
     unnamed_layers(g, &mut own, &mut paths);
@@ -394,11 +404,13 @@ fn infer_dynamo(
     g: &FxGraph,
     params: &ParamMap,
     attrs: &HashMap<ModId, Vec<String>>,
+    classes: Option<&Classes>,
     paths: &mut Paths,
 ) -> GraphModules {
     let ev = Evidence {
         params: dynamo_params(g, params),
         attrs: Some(attrs),
+        classes,
         ..Evidence::default()
     };
     let r = infer::infer(g, &ev, paths);

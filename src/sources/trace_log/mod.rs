@@ -10,6 +10,7 @@
 
 mod envelope;
 mod find;
+mod guarded;
 pub mod models;
 mod payloads;
 mod resume;
@@ -22,7 +23,7 @@ use std::collections::HashMap;
 use std::io::BufRead;
 use std::path::Path;
 
-pub use find::find_beside;
+pub use find::{find_around, find_beside};
 
 /// Damaged lines reported one by one; the rest are counted.
 const MAX_PROBLEMS: usize = 200;
@@ -337,7 +338,10 @@ fn apply_to_compile(
     }
     match env.kind.as_str() {
         "dynamo_start" => c.user_stack = payloads::dynamo_stack(&env.meta, strings),
-        "dynamo_cpp_guards_str" => c.guards = payloads::cpp_guards(&payload),
+        "dynamo_cpp_guards_str" => {
+            c.guards = payloads::cpp_guards(&payload);
+            c.modules = guarded::guarded_modules(&payload);
+        }
         "guard_added_fast" => {
             if let Some(expr) = env.meta.get("expr").and_then(|v| v.as_str()) {
                 c.guards.push(Guard {
