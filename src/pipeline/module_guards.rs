@@ -26,7 +26,7 @@ pub fn of_model(dynamo: &Path) -> Option<Vec<GuardedModule>> {
         aot: false,
     };
     logs.iter().find_map(|log| {
-        let trace = trace_log::load(log).ok()?;
+        let trace = trace_log::load_for_modules(log).ok()?;
         let link = join_models(&trace, std::slice::from_ref(&graph))
             .into_iter()
             .next()?;

@@ -306,3 +306,41 @@ fn without_a_trace_log_the_activation_stays_in_its_caller() {
     let (counted, ok) = class_share(tmp.path(), "openai_gpt", is_act, in_mlp);
     assert_eq!((counted, ok), (84, 84));
 }
+
+/// Module inference reads of a trace log only its Dynamo graphs and guard trees
+/// (`trace_log::load_for_modules`): the modules it finds are the whole read's, and the model
+/// folder's compile names the activation no pass file names.
+#[test]
+fn the_guards_read_alone_are_the_whole_reads() {
+    use fxray::sources::trace_log;
+    for case in ["openai_gpt", "gpt2_graph_break", "gpt2_graph_break_head"] {
+        // Found from a model folder, as module inference finds it.
+        let logs = trace_log::find_around(&model_dir(&fixture(&format!("module_truth_hf/{case}"))));
+        assert_eq!(logs.len(), 1, "{case}: {logs:?}");
+        let named = |t: &fxray::model::compile::CompileTrace| {
+            t.compiles
+                .iter()
+                .filter(|c| !c.modules.is_empty())
+                .map(|c| {
+                    (
+                        c.id(),
+                        c.modules.clone(),
+                        c.dynamo_graph().map(|g| g.text.clone()),
+                    )
+                })
+                .collect::<Vec<_>>()
+        };
+        let whole = named(&trace_log::load(&logs[0]).expect("whole"));
+        let alone = named(&trace_log::load_for_modules(&logs[0]).expect("alone"));
+        assert!(!whole.is_empty(), "{case}");
+        assert_eq!(alone, whole, "{case}");
+    }
+    let model = model_dir(&fixture("module_truth_hf/openai_gpt"));
+    let guards = fxray::pipeline::module_guards::of_model(&model.join("dynamo_out_graph.txt"))
+        .expect("the compile's guards");
+    let act = guards
+        .iter()
+        .find(|m| m.path == "transformer.h.1.mlp.act")
+        .expect("mlp.act");
+    assert_eq!(act.class, "transformers.activations.NewGELUActivation");
+}

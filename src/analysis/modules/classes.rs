@@ -15,7 +15,7 @@ use rustc_hash::FxHashMap as HashMap;
 /// The guarded modules by path and by parent.
 #[derive(Debug, Default)]
 pub struct Classes {
-    /// Each module's class, as the files it could be defined in (see [`files_of`]).
+    /// Each module's class: its index in `files`.
     class_of: HashMap<String, usize>,
     /// Each module's children: (name, class).
     children: HashMap<String, Vec<(String, usize)>>,

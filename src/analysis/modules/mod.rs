@@ -102,9 +102,22 @@
 //!     the next block starts. Their nodes are `layers.0` … `layers.K-1` (a backward runs them
 //!     last to first) with `Low` confidence: the attribute name is a guess, the grouping is not.
 //!     An input (weight, saved activation) whose users all lie in one block joins it.
+//! 12. **Guards** (`classes.rs`), when the model's trace log is at hand (`PhaseInput::guards`,
+//!     read by `pipeline::module_guards`, docs/formats.md §8). A weightless child called on a
+//!     line that prints no node (`h = self.act(self.c_fc(x))`: the Conv1D's and the
+//!     activation's own lines print the nodes) leaves its name in no pass file, and rule 5 puts
+//!     its `forward` in the caller. Dynamo guarded every module it read, by path from the
+//!     compiled module (torch's `nn_module_stack` names) and class, and a class's Python
+//!     module is the file its `forward` is in: a statement without weights in a `forward` of
+//!     file F, placed in P by the rules above, goes to P's child C when C is the one child of P
+//!     whose class is defined in F and P's own class is not (else the line may be P's own:
+//!     BLOOM's MLP and its `gelu_impl` share a file). Two such children, no guards, or a module
+//!     the guards do not name: nothing moves. Its backward follows through the frames of the
+//!     same line (rule 9).
 //!
 //! [`Confidence`] says which rule placed a node: `High` weights (rules 1–2, 9's gradients),
-//! `Medium` a frame from weights, calls or the same line elsewhere (3–6, 9), `Low` a caller, a
+//! `Medium` a frame from weights, calls or the same line elsewhere (3–6, 9; 12 keeps the
+//! confidence of the frame it moves down), `Low` a caller, a
 //! neighbour or data flow (5, 7–8), `None` nothing (the node is at the root because nothing says
 //! otherwise).
 //!
