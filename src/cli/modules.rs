@@ -4,7 +4,9 @@
 
 use crate::analysis::modules::{self, PhaseInput};
 use crate::error::{Error, Result};
+use crate::model::compile::GuardedModule;
 use crate::model::fx::FxFile;
+use crate::pipeline::module_guards;
 use crate::pipeline::modules::{ModuleContext, ModuleReport, parse};
 use rayon::prelude::*;
 use std::io::Write;
@@ -47,6 +49,7 @@ pub fn bench(path: &Path, rounds: usize) -> Result<()> {
         dynamo: Option<FxFile>,
         passes: Vec<FxFile>,
         forward_first: Option<FxFile>,
+        guards: Option<Vec<GuardedModule>>,
     }
     let mut jobs = Vec::new();
     for run in &index.runs {
@@ -68,6 +71,7 @@ pub fn bench(path: &Path, rounds: usize) -> Result<()> {
                 dynamo: ctx.dynamo.as_deref().and_then(parse),
                 passes,
                 forward_first: ctx.forward_first.as_deref().and_then(parse),
+                guards: ctx.dynamo.as_deref().and_then(module_guards::of_model),
             });
         }
     }
@@ -97,6 +101,7 @@ pub fn bench(path: &Path, rounds: usize) -> Result<()> {
                 dynamo: j.dynamo.as_ref(),
                 passes: &refs,
                 forward: fw.as_deref(),
+                guards: j.guards.as_deref(),
             });
             placed += out
                 .passes

@@ -86,6 +86,17 @@ pub struct Guard {
     pub depth: u16,
 }
 
+/// A module Dynamo read while tracing, as its guard tree names it
+/// (`source=L['self']._modules['h']._modules['0']._modules['mlp'], … type=<class '…GPT2MLP'>`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct GuardedModule {
+    /// Dotted path from the compiled module (`h.0.mlp`; `""` for the module itself), as torch's
+    /// `nn_module_stack` names it.
+    pub path: String,
+    /// Its class, qualified by its Python module (`transformers.activations.NewGELUActivation`).
+    pub class: String,
+}
+
 /// The kinds of graph a compile writes into the trace.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
@@ -192,6 +203,8 @@ pub struct Compile {
     /// The guard failure that made this compile (`recompile_reasons`).
     pub recompile_reason: Option<String>,
     pub guards: Vec<Guard>,
+    /// The modules the guard tree names, each once.
+    pub modules: Vec<GuardedModule>,
     /// `compilation_metrics`, as written.
     #[serde(with = "metrics_text")]
     pub metrics: Option<BTreeMap<String, Value>>,

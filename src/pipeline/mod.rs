@@ -14,6 +14,7 @@ pub mod compare;
 pub mod compiles;
 pub mod facts;
 pub mod failure;
+pub mod module_guards;
 pub mod modules;
 pub mod phase;
 pub mod remote;

@@ -7,10 +7,12 @@ use crate::analysis::fold::{self, FoldTree};
 use crate::analysis::layout::UnionGraph;
 use crate::analysis::modules::{self, GraphModules, PhaseInput, PhaseModules};
 use crate::analysis::phase_layout::PhaseLayout;
+use crate::model::compile::GuardedModule;
 use crate::model::fx::FxFile;
 use crate::model::index::{BackwardOf, Model, Phase, PhaseKind, Run};
 use crate::pipeline::backward_owner;
 use crate::pipeline::failure::Failure;
+use crate::pipeline::module_guards;
 use crate::sources::{discover, load, names};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
@@ -58,17 +60,23 @@ impl ModuleContext {
         self.dynamo.is_none() && self.forward_first.is_none()
     }
 
-    /// Its files parsed side by side: once for a phase whose first view and union both need
-    /// them.
+    /// Its files parsed side by side, with the modules the guards of the Dynamo graph's
+    /// compile name: once for a phase whose first view and union both need them.
     pub fn parse(&self) -> ParsedContext {
         // Context that cannot be read only lowers the inference's evidence; the passes still speak.
-        let (dynamo, forward_first) = rayon::join(
-            || self.dynamo.as_deref().and_then(parse),
+        let ((dynamo, guards), forward_first) = rayon::join(
+            || {
+                rayon::join(
+                    || self.dynamo.as_deref().and_then(parse),
+                    || self.dynamo.as_deref().and_then(module_guards::of_model),
+                )
+            },
             || self.forward_first.as_deref().and_then(parse),
         );
         ParsedContext {
             dynamo,
             forward_first,
+            guards,
         }
     }
 }
@@ -174,6 +182,8 @@ pub fn module_paths(union: &UnionGraph, passes: &[&FxFile], ctx: &ModuleContext)
 pub struct ParsedContext {
     pub dynamo: Option<FxFile>,
     pub forward_first: Option<FxFile>,
+    /// The modules the guards of the Dynamo graph's compile name (`module_guards`).
+    pub guards: Option<Vec<GuardedModule>>,
 }
 
 /// [`module_paths`] with its context already parsed.
@@ -190,6 +200,7 @@ fn infer(passes: &[&FxFile], ctx: &ParsedContext) -> PhaseModules {
         dynamo: ctx.dynamo.as_ref(),
         passes,
         forward: fw.as_deref(),
+        guards: ctx.guards.as_deref(),
     })
 }
 
@@ -210,8 +221,10 @@ pub fn for_graph_file(graph: &Path, file: &FxFile) -> GraphModules {
 fn in_context(graph: &Path, file: &FxFile) -> Option<GraphModules> {
     let around = Around::of(graph)?;
     let Some((phase, upto)) = around.phase() else {
+        let guards = module_guards::of_model(graph);
         let input = PhaseInput {
             dynamo: Some(file),
+            guards: guards.as_deref(),
             ..PhaseInput::default()
         };
         return modules::infer_phase(&input).dynamo;

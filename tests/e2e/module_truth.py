@@ -695,21 +695,23 @@ def train_step(out, case, model, loss_of, decompositions=None, fullgraph=True, t
 
     With `fullgraph=False` the model may break into several graphs, each written into a
     `model__N` of its own with its backward where npugraph_ex puts it (GraphsRun), which is
-    returned; with `trace` too, torch's trace log goes to `torch_compile_debug/tlparse/`."""
+    returned. With `trace`, torch's trace log goes to `torch_compile_debug/tlparse/`."""
+    import contextlib
+
     torch._dynamo.reset()
     model_dir = model_dir_for(out, case)
+    tlparse = os.path.join(out, case, "torch_compile_debug", "tlparse")
+    traced = TraceLog(tlparse) if trace else contextlib.nullcontext()
     if fullgraph:
         backend = backend_for(model_dir, decompositions=decompositions)
-        compiled = torch.compile(model, backend=backend, fullgraph=True)
-        loss = loss_of(compiled)
-        loss.backward()
+        with traced:
+            compiled = torch.compile(model, backend=backend, fullgraph=True)
+            loss = loss_of(compiled)
+            loss.backward()
         print(f"{case}: {model_dir} loss {float(loss):.4f}")
         return None
     run = GraphsRun(os.path.dirname(model_dir), model, decompositions)
-    import contextlib
-
-    tlparse = os.path.join(out, case, "torch_compile_debug", "tlparse")
-    with TraceLog(tlparse) if trace else contextlib.nullcontext():
+    with traced:
         compiled = torch.compile(model, backend=run.backend, fullgraph=False)
         loss = loss_of(compiled)
         loss.backward()

@@ -52,8 +52,10 @@ Cases (CASES below):
   (module_truth.GraphsRun). `<case>/where.json` says which graph each `model__N` holds (compile
   id, frame, the module its `self` is), whose backward each backward compile was and where it
   was written. The truth's module paths are torch's, relative to the frame's `self`
-  (`attn.c_attn` in a block's `forward`). gpt2_graph_break_head keeps torch's trace log in
-  `torch_compile_debug/tlparse/` (paths rewritten, md5s made again).
+  (`attn.c_attn` in a block's `forward`).
+
+The cases in TRACED (openai_gpt and both graph-break cases) keep torch's trace log in
+`torch_compile_debug/tlparse/` (paths rewritten, md5s made again).
 
 Usage: python module_truth_hf.py OUT_DIR [CASE ...]   (default: all)
 Paths inside the files are rewritten: this folder to /home/dev/models/gen/, the Python
@@ -364,15 +366,18 @@ CASES = {
     "gpt2_graph_break_head": (gpt2, None, False),
 }
 
-# case → (the module whose forward hook calls `torch._dynamo.graph_break()`, whether torch's trace
-# log is kept). These compile with `fullgraph=False`, each Dynamo graph into a `model__N` of its
-# own, the backwards where npugraph_ex writes them (module_truth.GraphsRun), and write
-# `<case>/where.json`. gpt2_graph_break's trace log would be 2.4 MB (18 frames), so only
-# gpt2_graph_break_head keeps one (1.5 MB).
+# case → the module whose forward hook calls `torch._dynamo.graph_break()`. These compile with
+# `fullgraph=False`, each Dynamo graph into a `model__N` of its own, the backwards where
+# npugraph_ex writes them (module_truth.GraphsRun), and write `<case>/where.json`.
 GRAPH_BREAKS = {
-    "gpt2_graph_break": ("transformer.h.1", False),
-    "gpt2_graph_break_head": ("transformer", True),
+    "gpt2_graph_break": "transformer.h.1",
+    "gpt2_graph_break_head": "transformer",
 }
+
+# Cases that keep torch's trace log in `torch_compile_debug/tlparse/`: its guards name every
+# module Dynamo touched with its class, what fxray reads for a weightless child called on a line
+# that prints no node (GPT's `self.act(self.c_fc(x))`). Each is 1–2.5 MB, so only these.
+TRACED = {"openai_gpt", "gpt2_graph_break", "gpt2_graph_break_head"}
 
 
 def break_graph(module, args, output):
@@ -408,7 +413,7 @@ def generate(out, case):
         from torch._inductor.decomposition import select_decomp_table
 
         decompositions = select_decomp_table()
-    hook_at, trace = GRAPH_BREAKS.get(case, (None, False))
+    hook_at, trace = GRAPH_BREAKS.get(case), case in TRACED
     if hook_at is not None:
         model.get_submodule(hook_at).register_forward_hook(break_graph)
 

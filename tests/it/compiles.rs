@@ -43,7 +43,7 @@ fn every_fixture_trace_reads_whole_with_ids_metrics_and_spans() {
         .into_iter()
         .filter(|p| !p.starts_with(fixture("torch_versions")))
         .collect();
-    assert_eq!(traces.len(), 17, "16 shared fixture traces + compile_story");
+    assert_eq!(traces.len(), 19, "18 shared fixture traces + compile_story");
     for path in traces {
         let p = path.display();
         let text = std::fs::read_to_string(&path).unwrap();

@@ -306,11 +306,10 @@ fn a_backward_of_its_own_model_stays_its_own() {
 }
 
 /// GPT-2's MLP calls `self.act(hidden_states)` on a line that prints no node, and its
-/// activation's own lines name no module: `act` is in no file (`modules_hf::BELOW_GOAL` says the
-/// same of `openai_gpt`). The activation's 13 backward nodes a layer land in the MLP, as they do
-/// in the whole-graph `gpt2` case, and every other node torch knows is in torch's module:
-/// 147 of 173 (85.0 %) and 70 of 83 (84.3 %) on the first pass.
-const LEAF_FLOOR: f64 = 0.84;
+/// activation's own lines name no module: `act` is in no pass file, and the activation's 13
+/// backward nodes a layer landed in the MLP (84.97 % and 84.34 % on the first pass). Both cases
+/// keep their trace log, whose guards name `mlp.act` and its class (rule 12): the goal holds.
+const LEAF_FLOOR: f64 = super::modules_hf::LEAF_GOAL;
 
 /// The backward's modules against torch's, inferred as the window infers them: with its own
 /// forward and that model's Dynamo graph (before pairing: block share 0 % and 4.8 %).
@@ -324,10 +323,11 @@ fn a_lazy_backward_gets_its_own_forwards_modules() {
     }
     // The 3-graph case's backward is one GPT-2 block's: torch knows 83 of its nodes.
     check_thresholds_of(&all, LEAF_FLOOR, 80);
+    // The activation's nodes are in `mlp.act`, as the guards of each case's trace log name it.
     for s in &all {
         for (want, have, n, example) in &s.misses {
             assert!(
-                want.ends_with("mlp.act") && *have == want[..want.len() - 4],
+                !want.ends_with("mlp.act"),
                 "{}: {n} torch {want:?}, fxray {have:?}  e.g. {example}",
                 s.label
             );

@@ -163,6 +163,8 @@ fn phase_files(model: &Path, phase: &str) -> Vec<PathBuf> {
 /// Modules of the forward and backward of `model` (an npugraph_ex `model__N` folder).
 pub fn infer_model(model: &Path) -> [(Vec<PathBuf>, Vec<FxFile>, PhaseModules); 2] {
     let dynamo = parse(&model.join("dynamo_out_graph.txt"));
+    // What the window reads beside the files: the guards of a trace log, when the case kept one.
+    let guards = fxray::pipeline::module_guards::of_model(&model.join("dynamo_out_graph.txt"));
     let fw_paths = phase_files(model, "forward");
     let bw_paths = phase_files(model, "backward");
     let fw: Vec<FxFile> = fw_paths.iter().map(|p| parse(p)).collect();
@@ -173,11 +175,13 @@ pub fn infer_model(model: &Path) -> [(Vec<PathBuf>, Vec<FxFile>, PhaseModules); 
         dynamo: Some(&dynamo),
         passes: &fw_refs,
         forward: None,
+        guards: guards.as_deref(),
     });
     let bw_mod = modules::infer_phase(&PhaseInput {
         dynamo: Some(&dynamo),
         passes: &bw_refs,
         forward: Some(&fw_refs),
+        guards: guards.as_deref(),
     });
     [(fw_paths, fw, fw_mod), (bw_paths, bw, bw_mod)]
 }
@@ -358,6 +362,7 @@ fn showcase_buffers_read_through_a_plain_attribute_land_in_their_module() {
         dynamo: Some(&dynamo),
         passes: &refs,
         forward: None,
+        guards: None,
     });
     let tree = &got.passes[0].tree;
     assert!(
@@ -416,6 +421,7 @@ fn stress_20k_without_a_dynamo_graph_still_finds_its_83_layers() {
             dynamo: None,
             passes: &refs,
             forward: None,
+            guards: None,
         });
         for (k, pass) in got.passes.iter().enumerate() {
             let tree = &pass.tree;

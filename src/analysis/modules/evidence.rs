@@ -1,6 +1,7 @@
 //! What one graph's inference starts from, shared by the rules that read it (anchors, callers,
 //! the inference itself) without their importing each other.
 
+use super::classes::Classes;
 use super::frames::LineFrames;
 use super::paths::ModId;
 use rustc_hash::FxHashMap as HashMap;
@@ -19,6 +20,8 @@ pub struct Evidence<'a> {
     /// For a backward graph: the module owning forward input `k` when it is a parameter (its
     /// gradient is the backward's output `k`).
     pub grad_of: &'a [Option<ModId>],
+    /// The modules torch's guards name, with their classes (rule 12).
+    pub classes: Option<&'a Classes>,
 }
 
 /// What the forward says of a value a backward reads by name.

@@ -315,6 +315,13 @@ pub fn infer(g: &FxGraph, ev: &Evidence<'_>, paths: &mut Paths) -> Inferred {
                 firm[i] = true;
             }
         }
+        // Rule 12: the `forward` of a weightless child whose call printed no line.
+        let frame = match ev.classes {
+            Some(c) if stmts[si].nodes.iter().all(|&i| anchor[i].is_none()) => c
+                .callee(frame.0, loc, paths)
+                .map_or(frame, |m| (m, frame.1)),
+            _ => frame,
+        };
         stmts[si].frame = Some(frame);
         stmts[si].own = own;
         stmt_ctx[si] = ctx_or_prev;

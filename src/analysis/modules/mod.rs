@@ -102,9 +102,22 @@
 //!     the next block starts. Their nodes are `layers.0` … `layers.K-1` (a backward runs them
 //!     last to first) with `Low` confidence: the attribute name is a guess, the grouping is not.
 //!     An input (weight, saved activation) whose users all lie in one block joins it.
+//! 12. **Guards** (`classes.rs`), when the model's trace log is at hand (`PhaseInput::guards`,
+//!     read by `pipeline::module_guards`, docs/formats.md §8). A weightless child called on a
+//!     line that prints no node (`h = self.act(self.c_fc(x))`: the Conv1D's and the
+//!     activation's own lines print the nodes) leaves its name in no pass file, and rule 5 puts
+//!     its `forward` in the caller. Dynamo guarded every module it read, by path from the
+//!     compiled module (torch's `nn_module_stack` names) and class, and a class's Python
+//!     module is the file its `forward` is in: a statement without weights in a `forward` of
+//!     file F, placed in P by the rules above, goes to P's child C when C is the one child of P
+//!     whose class is defined in F and P's own class is not (else the line may be P's own:
+//!     BLOOM's MLP and its `gelu_impl` share a file). Two such children, no guards, or a module
+//!     the guards do not name: nothing moves. Its backward follows through the frames of the
+//!     same line (rule 9).
 //!
 //! [`Confidence`] says which rule placed a node: `High` weights (rules 1–2, 9's gradients),
-//! `Medium` a frame from weights, calls or the same line elsewhere (3–6, 9), `Low` a caller, a
+//! `Medium` a frame from weights, calls or the same line elsewhere (3–6, 9; 12 keeps the
+//! confidence of the frame it moves down), `Low` a caller, a
 //! neighbour or data flow (5, 7–8), `None` nothing (the node is at the root because nothing says
 //! otherwise).
 //!
@@ -116,6 +129,7 @@ mod anchors;
 mod backward;
 mod callers;
 mod children;
+mod classes;
 mod code;
 mod evidence;
 mod frames;
@@ -130,7 +144,9 @@ mod tree;
 
 pub use tree::{ModuleEntry, ModuleTree};
 
+use crate::model::compile::GuardedModule;
 use crate::model::fx::{FxFile, FxGraph, OpKind};
+use classes::Classes;
 use evidence::{Evidence, Saved};
 use frames::LineFrames;
 use params::ParamMap;
@@ -222,6 +238,9 @@ pub struct PhaseInput<'a> {
     /// For a backward phase: the forward phase's passes (its first pass made the activations
     /// the backward reads).
     pub forward: Option<&'a [&'a FxFile]>,
+    /// The modules the guards of the model's compile name, with their classes (torch's trace
+    /// log, `pipeline::module_guards`): rule 12.
+    pub guards: Option<&'a [GuardedModule]>,
 }
 
 /// Modules of every pass of a phase.
@@ -242,10 +261,12 @@ pub fn infer_phase(input: &PhaseInput<'_>) -> PhaseModules {
         .map(|g| ParamMap::from_dynamo(g, &mut paths))
         .unwrap_or_default();
     let attrs = params.attrs();
+    let classes = input.guards.map(Classes::new);
+    let classes = classes.as_ref();
     let dynamo = input
         .dynamo
         .and_then(|d| d.graphs.first())
-        .map(|g| infer_dynamo(g, &params, &attrs, &mut paths));
+        .map(|g| infer_dynamo(g, &params, &attrs, classes, &mut paths));
 
     // A backward reads the forward's first graph: its nodes by name, and its frames by line.
     let mut by_name: HashMap<String, Saved> = HashMap::default();
@@ -258,6 +279,7 @@ pub fn infer_phase(input: &PhaseInput<'_>) -> PhaseModules {
         let ev = Evidence {
             params: params.for_aot(fw),
             attrs: Some(&attrs),
+            classes,
             ..Evidence::default()
         };
         let r = infer::infer(fw, &ev, &mut paths);
@@ -318,6 +340,7 @@ pub fn infer_phase(input: &PhaseInput<'_>) -> PhaseModules {
             frames: have_forward.then_some(&frames),
             attrs: Some(&attrs),
             grad_of: &grad_of,
+            classes,
         };
         // A pass that changed nothing shares the previous pass's parse: every node carries its
         // module over, so its own inference would be thrown away.
@@ -352,7 +375,7 @@ pub fn infer_file(file: &FxFile) -> GraphModules {
     let params = ParamMap::from_dynamo(g, &mut paths);
     if params.by_position.iter().any(Option::is_some) {
         let attrs = params.attrs();
-        return infer_dynamo(g, &params, &attrs, &mut paths);
+        return infer_dynamo(g, &params, &attrs, None, &mut paths);
     }
     let mut own = infer::infer(g, &Evidence::default(), &mut paths).modules;
     unnamed_layers(g, &mut own, &mut paths);
@@ -394,11 +417,13 @@ fn infer_dynamo(
     g: &FxGraph,
     params: &ParamMap,
     attrs: &HashMap<ModId, Vec<String>>,
+    classes: Option<&Classes>,
     paths: &mut Paths,
 ) -> GraphModules {
     let ev = Evidence {
         params: dynamo_params(g, params),
         attrs: Some(attrs),
+        classes,
         ..Evidence::default()
     };
     let r = infer::infer(g, &ev, paths);

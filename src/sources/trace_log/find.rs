@@ -19,7 +19,16 @@ const SNIFF_BYTES: usize = 64 * 1024;
 /// The index's trace logs and the trace logs of other names (by content) in `root` and its
 /// `tlparse/`; when there are none, those in the nearest `tlparse/` folder above `root`.
 pub fn find_beside(root: &Path, index: &DebugIndex) -> Vec<PathBuf> {
-    let mut found = index.traces.clone();
+    around(root, index.traces.clone())
+}
+
+/// [`find_beside`] for a folder read without an index (a model folder, for the modules its
+/// compile's guards name).
+pub fn find_around(root: &Path) -> Vec<PathBuf> {
+    around(root, Vec::new())
+}
+
+fn around(root: &Path, mut found: Vec<PathBuf>) -> Vec<PathBuf> {
     for dir in [root.to_path_buf(), root.join("tlparse")] {
         found.extend(sniffed_in(&dir));
     }

@@ -10,6 +10,7 @@
 
 mod envelope;
 mod find;
+mod guarded;
 pub mod models;
 mod payloads;
 mod resume;
@@ -22,13 +23,28 @@ use std::collections::HashMap;
 use std::io::BufRead;
 use std::path::Path;
 
-pub use find::find_beside;
+pub use find::{find_around, find_beside};
 
 /// Damaged lines reported one by one; the rest are counted.
 const MAX_PROBLEMS: usize = 200;
 
+/// The events module inference reads (`pipeline::module_guards`): the Dynamo graph a model
+/// folder is joined by, and the guard tree naming the modules.
+const FOR_MODULES: &[&str] = &["dynamo_output_graph", "dynamo_cpp_guards_str"];
+
 /// Reads a trace log file.
 pub fn load(path: &Path) -> Result<CompileTrace> {
+    load_kinds(path, None)
+}
+
+/// Reads of a trace log only what module inference needs (`FOR_MODULES`): every other
+/// payload is skipped unread, so a log of hundreds of MB costs a pass over its lines, not its
+/// events kept in memory.
+pub fn load_for_modules(path: &Path) -> Result<CompileTrace> {
+    load_kinds(path, Some(FOR_MODULES))
+}
+
+fn load_kinds(path: &Path, keep: Option<&'static [&'static str]>) -> Result<CompileTrace> {
     let file = crate::sources::vfs::open(path).map_err(|e| match e.kind() {
         std::io::ErrorKind::IsADirectory => Error::user(format!(
             "{}: is a folder, expected a trace log",
@@ -37,7 +53,7 @@ pub fn load(path: &Path) -> Result<CompileTrace> {
         _ => Error::io(path, &e),
     })?;
     let reader = std::io::BufReader::with_capacity(1 << 18, file);
-    let mut trace = parse(reader).map_err(|e| Error::io(path, &e))?;
+    let mut trace = parse_kinds(reader, keep).map_err(|e| Error::io(path, &e))?;
     trace.rank_in_name = path
         .file_name()
         .and_then(|n| rank_in_name(&n.to_string_lossy()));
@@ -56,8 +72,20 @@ pub fn rank_in_name(name: &str) -> Option<u32> {
 
 /// Reads a trace log from any reader. Only an I/O error fails; bad content is reported in the
 /// result.
-pub fn parse(mut reader: impl BufRead) -> std::io::Result<CompileTrace> {
-    let mut st = State::default();
+pub fn parse(reader: impl BufRead) -> std::io::Result<CompileTrace> {
+    parse_kinds(reader, None)
+}
+
+/// [`parse`], keeping only the events of the kinds `keep` lists when it is given (the others
+/// are counted).
+fn parse_kinds(
+    mut reader: impl BufRead,
+    keep: Option<&'static [&'static str]>,
+) -> std::io::Result<CompileTrace> {
+    let mut st = State {
+        keep,
+        ..State::default()
+    };
     let mut buf = Vec::with_capacity(1 << 12);
     let mut lineno = 0usize;
     let mut last_complete = true;
@@ -169,6 +197,8 @@ struct State {
     pending: Option<Pending>,
     by_id: HashMap<CompileKey, usize>,
     spans: spans::SpanBuilder,
+    /// The kinds kept, when not all are: the others' payload lines are dropped unread.
+    keep: Option<&'static [&'static str]>,
 }
 
 impl State {
@@ -182,6 +212,9 @@ impl State {
 
     fn start(&mut self, env: Envelope, line: usize) {
         *self.trace.kinds.entry(env.kind.clone()).or_default() += 1;
+        if self.keep.is_some_and(|k| !k.contains(&env.kind.as_str())) {
+            return;
+        }
         if self.trace.pid.is_none() {
             self.trace.pid = env.pid;
         }
@@ -337,7 +370,10 @@ fn apply_to_compile(
     }
     match env.kind.as_str() {
         "dynamo_start" => c.user_stack = payloads::dynamo_stack(&env.meta, strings),
-        "dynamo_cpp_guards_str" => c.guards = payloads::cpp_guards(&payload),
+        "dynamo_cpp_guards_str" => {
+            c.guards = payloads::cpp_guards(&payload);
+            c.modules = guarded::guarded_modules(&payload);
+        }
         "guard_added_fast" => {
             if let Some(expr) = env.meta.get("expr").and_then(|v| v.as_str()) {
                 c.guards.push(Guard {
