@@ -147,3 +147,28 @@ fn first_view_of_415_layers() {
     h.get_by_label("layers.0–414 ×415");
     crate::common::ui::shoot(&mut h, "scale_415_first_view");
 }
+
+/// A mixture-of-experts model whose layers 0 and 3 are dense (`repeat_truth_hf/
+/// qwen2_moe_dense_0_3`), its backward opened in the window: the layer boxes are the config's
+/// two kinds, and each says how it differs: the dense group from the other by its experts, and
+/// within each group the member whose boundary differs, by what.
+#[test]
+fn the_backwards_layers_are_the_configs_kinds_and_say_how_they_differ() {
+    let case = fixture("repeat_truth_hf/qwen2_moe_dense_0_3");
+    let backward = crate::modules::model_dir(&case).join("backward");
+    let mut h = harness_sized(opened(&backward), SCREEN);
+    settle(&mut h);
+    let graph = h.state().view.graph();
+    let tip = |p: &str| graph.box_summary(p).unwrap_or_else(|| panic!("no box {p}"));
+    let moe = tip("model.layers.1");
+    assert!(moe.contains("model.layers.1–2, 4–5 ×4"), "{moe}");
+    assert!(moe.contains("at its boundary: "), "{moe}");
+    let dense = tip("model.layers.0");
+    assert!(dense.contains("model.layers.0, 3 ×2"), "{dense}");
+    assert!(
+        dense.contains("differs from model.layers.1–2, 4–5 ×4")
+            && dense.contains("lacks mlp.experts"),
+        "{dense}"
+    );
+    assert!(dense.contains("at its boundary: "), "{dense}");
+}

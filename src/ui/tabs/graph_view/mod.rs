@@ -112,6 +112,14 @@ impl GraphViewState {
         })
     }
 
+    /// What the box of module `path` says on hover (its repeat group, how the group differs),
+    /// when the view is folded and the module is in the tree.
+    pub fn box_summary(&self, path: &str) -> Option<String> {
+        let s = self.scene.as_ref()?;
+        let m = s.fold.as_ref()?.tree.find(path)?;
+        Some(s.box_summary(m))
+    }
+
     /// Module boxes on screen: (path, nodes of the pass inside, folded), outer boxes first.
     pub fn module_boxes(&self) -> Vec<(String, u32, bool)> {
         let Some(f) = self.scene.as_ref().and_then(|s| s.fold.as_ref()) else {
