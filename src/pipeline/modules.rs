@@ -316,7 +316,7 @@ pub struct GroupReport {
     /// How it differs from the parent's largest group (`null` for that group).
     pub differs: Option<String>,
     /// How its members differ at their boundary, when they do (`null` when they are alike
-    /// there too): the member named and how it differs from the first.
+    /// there too): the member named and how it differs from one of the group's commonest form.
     #[serde(default)]
     pub border: Option<String>,
 }
@@ -363,44 +363,38 @@ pub fn report(graph: &Path) -> crate::error::Result<ModuleReport> {
         .map(|l| l.as_ref().map(|(o, m)| (o.as_str(), m.as_str())))
         .collect();
     let edges = union.edges();
-    let mut by_parent: std::collections::HashMap<fold::ModIx, Vec<&fold::RepeatGroup>> =
-        Default::default();
-    for g in &groups {
-        by_parent.entry(g.parent).or_default().push(g);
+    let notes = fold::group_notes(&tree, &groups, edges, |n| look[n as usize]);
+    let mut by_parent: std::collections::HashMap<fold::ModIx, Vec<usize>> = Default::default();
+    for (i, g) in groups.iter().enumerate() {
+        by_parent.entry(g.parent).or_default().push(i);
     }
     /// What `build` reads at every level.
     struct Ctx<'a> {
         tree: &'a FoldTree,
-        by_parent: std::collections::HashMap<fold::ModIx, Vec<&'a fold::RepeatGroup>>,
+        groups: &'a [fold::RepeatGroup],
+        notes: &'a [fold::GroupNote],
+        by_parent: std::collections::HashMap<fold::ModIx, Vec<usize>>,
         look: &'a [Option<fold::Look<'a>>],
-        edges: &'a [(u32, u32)],
     }
     fn build(cx: &Ctx<'_>, m: fold::ModIx) -> ModuleReport {
         let tree = cx.tree;
         let md = &tree.modules[m as usize];
         let present = |x: fold::ModIx| count(tree, x, cx.look);
         let groups = cx.by_parent.get(&m).map_or_else(Vec::new, |gs| {
-            let largest = gs
-                .iter()
-                .max_by_key(|g| (g.members.len(), std::cmp::Reverse(g.members[0])))
-                .map(|g| g.members[0]);
             gs.iter()
-                .map(|g| GroupReport {
-                    label: fold::group_label(tree, &g.members),
-                    members: g
-                        .members
-                        .iter()
-                        .map(|&x| tree.modules[x as usize].path.clone())
-                        .collect(),
-                    nodes: present(g.members[0]),
-                    differs: largest.filter(|&l| l != g.members[0]).map(|l| {
-                        fold::difference(tree, g.members[0], l, cx.edges, |n| cx.look[n as usize])
-                    }),
-                    border: g.border.map(|(odd, common)| {
-                        fold::border_difference(tree, odd, common, cx.edges, |n| {
-                            cx.look[n as usize]
-                        })
-                    }),
+                .map(|&i| {
+                    let g = &cx.groups[i];
+                    GroupReport {
+                        label: fold::group_label(tree, &g.members),
+                        members: g
+                            .members
+                            .iter()
+                            .map(|&x| tree.modules[x as usize].path.clone())
+                            .collect(),
+                        nodes: present(g.members[0]),
+                        differs: cx.notes[i].differs.clone(),
+                        border: cx.notes[i].border.clone(),
+                    }
                 })
                 .collect()
         });
@@ -415,9 +409,10 @@ pub fn report(graph: &Path) -> crate::error::Result<ModuleReport> {
     }
     let cx = Ctx {
         tree: &tree,
+        groups: &groups,
+        notes: &notes,
         by_parent,
         look: &look,
-        edges,
     };
     Ok(build(&cx, fold::ROOT))
 }

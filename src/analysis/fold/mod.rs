@@ -21,8 +21,8 @@ use std::collections::HashMap;
 pub use layout::{FoldCache, FoldLayout, Rep, place, shown_items};
 pub use loose::{group_loose, is_group};
 pub use repeat::{
-    Look, RepeatGroup, border_difference, difference, group_label, ranges, repeat_groups,
-    structure_key,
+    GroupNote, Look, RepeatGroup, border_difference, difference, group_label, group_notes, ranges,
+    repeat_groups, structure_key,
 };
 
 /// Index of a module in [`FoldTree::modules`]; 0 is the root (the whole graph).

@@ -169,14 +169,8 @@ fn recomputed(tree: &FoldTree, edges: &[(u32, u32)], tangent: impl Fn(u32) -> bo
             }
         }
     }
-    // Inputs (saved values, weights) are no one's either way: `unplaced_values` has them.
-    let mut read_from = vec![false; n];
-    for &(_, b) in edges {
-        if (b as usize) < n {
-            read_from[b as usize] = true;
-        }
-    }
-    (0..n).map(|i| !reached[i] && read_from[i]).collect()
+    // Inputs (saved values, weights) are unreached too; `unplaced_values` has them anyway.
+    reached.into_iter().map(|r| !r).collect()
 }
 
 /// What a numbered module holds, for telling layers of one kind: its sub-modules (relative,
@@ -203,7 +197,6 @@ impl Inside {
         unplaced: &[bool],
         border: &[bool],
     ) -> Inside {
-        let base = tree.modules[m as usize].path.len() + 1;
         let mut out = Inside {
             subs: BTreeSet::new(),
             all: HashMap::new(),
@@ -216,14 +209,7 @@ impl Inside {
         let mut stack = vec![m];
         while let Some(x) = stack.pop() {
             let md = &tree.modules[x as usize];
-            let rel: String = md
-                .path
-                .get(base..)
-                .unwrap_or_default()
-                .split('.')
-                .map(kind_of)
-                .collect::<Vec<_>>()
-                .join(".");
+            let rel = relative_kind(tree, m, x);
             let mut any = false;
             for &n in &md.nodes {
                 let Some(k) = key(n).filter(|_| !unplaced[n as usize]) else {
@@ -256,8 +242,9 @@ impl Inside {
     }
 
     /// One kind: the same sub-modules, what lies away from either's boundary (nodes, and edges
-    /// with an end there) the other has too, and a twentieth of the nodes apart at most (a layer next to a dense one, or to the final norm, sums or reshapes its gradient at
-    /// its edge where the others do it in their neighbour).
+    /// with an end there) the other has too, and a twentieth of the nodes apart at most (a layer
+    /// next to a dense one, or to the final norm, sums or reshapes its gradient at its edge where
+    /// the others do it in their neighbour).
     fn same_kind(&self, other: &Inside) -> bool {
         fn within<K: Hash + Eq>(a: &HashMap<K, u32>, b: &HashMap<K, u32>) -> bool {
             a.iter().all(|(k, &n)| b.get(k).copied().unwrap_or(0) >= n)
@@ -287,9 +274,10 @@ impl Inside {
 /// outside), or one step inside from such a node. What a layer reads from and hands to its
 /// neighbours depends on who they are: in a backward the first layer also sums the gradient of
 /// the embedding's output, a layer after a dense one reads its input another way. Layers of one
-/// kind are told by what lies inside. A shared or unplaced value is no layer's, and neither are its edges.
+/// kind are told by what lies inside. An unplaced value is no layer's, and neither are its
+/// edges.
 fn border_nodes(tree: &FoldTree, edges: &[(u32, u32)], unplaced: &[bool]) -> Vec<bool> {
-    let shared = |n: u32| unplaced.get(n as usize).copied().unwrap_or(false);
+    let unplaced = |n: u32| unplaced.get(n as usize).copied().unwrap_or(false);
     let numbered_below = |n: u32, top: ModIx| -> bool {
         let mut at = tree.module_of.get(n as usize).copied();
         while let Some(m) = at.filter(|&m| m != top) {
@@ -302,7 +290,7 @@ fn border_nodes(tree: &FoldTree, edges: &[(u32, u32)], unplaced: &[bool]) -> Vec
     };
     let mut edge_of: Vec<bool> = vec![false; tree.module_of.len()];
     for &(a, b) in edges {
-        if shared(a) || shared(b) {
+        if unplaced(a) || unplaced(b) {
             continue;
         }
         let Some((top, _, _)) = tree.lifted_edge(a, b) else {
@@ -317,7 +305,7 @@ fn border_nodes(tree: &FoldTree, edges: &[(u32, u32)], unplaced: &[bool]) -> Vec
     let mut out = edge_of.clone();
     for &(a, b) in edges {
         let (ai, bi) = (a as usize, b as usize);
-        if ai < out.len() && bi < out.len() && !shared(a) && !shared(b) {
+        if ai < out.len() && bi < out.len() && !unplaced(a) && !unplaced(b) {
             out[bi] |= edge_of[ai];
             out[ai] |= edge_of[bi];
         }
@@ -326,8 +314,8 @@ fn border_nodes(tree: &FoldTree, edges: &[(u32, u32)], unplaced: &[bool]) -> Vec
 }
 
 /// Per union node: read by a numbered sibling of the one it is in (at any level) other than the
-/// next or the one before (a layer hands its output to the next, its gradient to the one before; a value the trace computed once for all is
-/// read further on), or by two of them.
+/// next or the one before (a layer hands its output to the next, its gradient to the one before;
+/// a value the trace computed once for all is read further on), or by two of them.
 fn shared_values(tree: &FoldTree, edges: &[(u32, u32)]) -> Vec<bool> {
     let mut rank: Vec<usize> = vec![0; tree.modules.len()];
     for md in &tree.modules {
@@ -404,14 +392,13 @@ fn signatures(
         }
         let mut items: Vec<u64> = of.values().copied().collect();
         items.sort_unstable();
-        let mut pairs: Vec<(&Item, &Item)> = internal[m]
+        let mut pairs: Vec<&(Item, Item)> = internal[m]
             .iter()
             .filter(|(a, b)| of.contains_key(a) && of.contains_key(b))
-            .map(|(a, b)| (a, b))
             .collect();
         pairs.sort_unstable();
         pairs.dedup();
-        let mut edges: Vec<(u64, u64)> = pairs.iter().map(|(a, b)| (of[*a], of[*b])).collect();
+        let mut edges: Vec<(u64, u64)> = pairs.iter().map(|(a, b)| (of[a], of[b])).collect();
         edges.sort_unstable();
         let mut h = DefaultHasher::new();
         items.hash(&mut h);
@@ -477,6 +464,17 @@ fn is_number(name: &str) -> bool {
 /// A module name with its number left out (`7` → `#`).
 fn kind_of(name: &str) -> &str {
     if is_number(name) { "#" } else { name }
+}
+
+/// Module `x`'s path below module `m`, numbers left out (`mlp.experts.#`): what a sub-module of
+/// one layer is in any other.
+fn relative_kind(tree: &FoldTree, m: ModIx, x: ModIx) -> String {
+    let base = tree.modules[m as usize].path.len() + 1;
+    let p = tree.modules[x as usize]
+        .path
+        .get(base..)
+        .unwrap_or_default();
+    p.split('.').map(kind_of).collect::<Vec<_>>().join(".")
 }
 
 /// `layers.0–414 ×415`, `layers.0–2, 5 ×4`: the members' numbers as ranges after the parent's
@@ -598,6 +596,48 @@ pub fn border_difference<'a>(
     )
 }
 
+/// What a group says of itself beside its parent's others (the CLI's report and the window's
+/// box tooltip say the same).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupNote {
+    /// The parent's largest group (by members, then the first to run), when it is another.
+    pub largest: Option<usize>,
+    /// How it differs from that group ([`difference`]).
+    pub differs: Option<String>,
+    /// How its odd member differs at its boundary ([`border_difference`]).
+    pub border: Option<String>,
+}
+
+/// A [`GroupNote`] per group of `groups`, in order.
+pub fn group_notes<'a>(
+    tree: &FoldTree,
+    groups: &[RepeatGroup],
+    edges: &[(u32, u32)],
+    look: impl Fn(u32) -> Option<Look<'a>>,
+) -> Vec<GroupNote> {
+    groups
+        .iter()
+        .enumerate()
+        .map(|(i, g)| {
+            let largest = (0..groups.len())
+                .filter(|&o| groups[o].parent == g.parent)
+                .max_by_key(|&o| {
+                    let m = &groups[o].members;
+                    (m.len(), std::cmp::Reverse(m[0]))
+                })
+                .filter(|&l| l != i);
+            GroupNote {
+                largest,
+                differs: largest
+                    .map(|l| difference(tree, g.members[0], groups[l].members[0], edges, &look)),
+                border: g
+                    .border
+                    .map(|(odd, common)| border_difference(tree, odd, common, edges, &look)),
+            }
+        })
+        .collect()
+}
+
 /// What a module holds in a pass, names and numbers left out, counted several ways.
 struct Contents {
     nodes: u32,
@@ -623,14 +663,7 @@ impl Contents {
         edges: &[(u32, u32)],
         look: &impl Fn(u32) -> Option<Look<'a>>,
     ) -> Contents {
-        let base = tree.modules[m as usize].path.len() + 1;
-        let rel = |x: ModIx| -> String {
-            let p = tree.modules[x as usize]
-                .path
-                .get(base..)
-                .unwrap_or_default();
-            p.split('.').map(kind_of).collect::<Vec<_>>().join(".")
-        };
+        let rel = |x: ModIx| relative_kind(tree, m, x);
         let mut c = Contents {
             nodes: 0,
             subs: BTreeSet::new(),

@@ -70,36 +70,17 @@ impl Scene {
             let l = looks[n as usize].as_ref()?;
             Some((l.target.as_str(), l.subtitle.as_str()))
         };
-        let differs = groups
-            .iter()
-            .map(|g| {
-                let largest = groups
-                    .iter()
-                    .filter(|o| o.parent == g.parent)
-                    .max_by_key(|o| (o.members.len(), std::cmp::Reverse(o.members[0])))?;
-                let from = (largest.members[0] != g.members[0]).then(|| {
-                    let what = crate::analysis::fold::difference(
-                        tree,
-                        g.members[0],
-                        largest.members[0],
-                        &self.pass_edges,
-                        look,
-                    );
+        let notes = crate::analysis::fold::group_notes(tree, &groups, &self.pass_edges, look);
+        let differs = notes
+            .into_iter()
+            .map(|n| {
+                let from = n.largest.zip(n.differs).map(|(l, what)| {
                     format!(
                         "differs from {}: {what}",
-                        crate::analysis::fold::group_label(tree, &largest.members)
+                        crate::analysis::fold::group_label(tree, &groups[l].members)
                     )
                 });
-                let border = g.border.map(|(odd, common)| {
-                    crate::analysis::fold::border_difference(
-                        tree,
-                        odd,
-                        common,
-                        &self.pass_edges,
-                        look,
-                    )
-                });
-                match (from, border) {
+                match (from, n.border) {
                     (Some(f), Some(b)) => Some(format!("{f}\n{b}")),
                     (f, b) => f.or(b),
                 }
